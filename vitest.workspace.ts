@@ -1,0 +1,6 @@
+/**
+ * The single list of test projects. vitest 4 silently ignores a `vitest.workspace.ts`
+ * file, so `vitest.config.ts` imports this list into `test.projects`; add a package here
+ * and nowhere else.
+ */
+export const projects: string[] = ['packages/protocol', 'packages/shared-policy'];
