@@ -1,1 +1,14 @@
-export const PROTOCOL_VERSION = 1;
+/**
+ * @agentmail/protocol: the wire contract of AgentMail, once, as zod schemas and inferred types
+ * (see SPEC §3). The Gateway validates requests with these schemas; bridges validate answers
+ * and events with the same ones.
+ */
+export * from './agent.js';
+export * from './common.js';
+export * from './decode.js';
+export * from './directory.js';
+export * from './events.js';
+export * from './human.js';
+export * from './mail.js';
+export * from './permission.js';
+export * from './routes.js';

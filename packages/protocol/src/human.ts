@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { Id, PermissionMode, Timestamp } from './common.js';
+
+/** `POST /me/mail/send` body: a person sends a task or a reply. */
+export const PersonSendRequest = z.strictObject({
+  to: z.string().min(1),
+  subject: z.string().max(500),
+  body: z.string().max(1_000_000),
+  cc: z.array(z.string().min(1)).max(20).optional(),
+  reply_to: Id.optional(),
+  attachment_ids: z.array(Id).max(20).optional(),
+  /** Mode for a new session (P-1); ignored for an existing one. @default 'workspace' */
+  permission_mode: PermissionMode.optional(),
+  max_rounds: z.number().int().min(1).max(1000).optional(),
+});
+export type PersonSendRequest = z.infer<typeof PersonSendRequest>;
+
+/** `POST /admin/users` body. */
+export const CreateUserRequest = z.strictObject({
+  name: z.string().min(1).max(64),
+  admin: z.boolean().optional(),
+});
+export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
+
+export const CreateUserResponse = z.strictObject({
+  name: z.string(),
+  admin: z.boolean(),
+  /** Shown once; stored hashed. */
+  token: z.string(),
+});
+export type CreateUserResponse = z.infer<typeof CreateUserResponse>;
+
+export const UserView = z.strictObject({ name: z.string(), admin: z.boolean(), created_at: Timestamp });
+export const UsersResponse = z.strictObject({ users: z.array(UserView) });
+export type UsersResponse = z.infer<typeof UsersResponse>;
+
+/** `POST /admin/agent-keys` body: issue a key bound to one agent name (G-12). */
+export const IssueAgentKeyRequest = z.strictObject({ agent_name: z.string().min(1).max(64) });
+export type IssueAgentKeyRequest = z.infer<typeof IssueAgentKeyRequest>;
+
+export const IssueAgentKeyResponse = z.strictObject({
+  key_id: Id,
+  agent_name: z.string(),
+  /** Shown once; stored hashed. */
+  key: z.string(),
+});
+export type IssueAgentKeyResponse = z.infer<typeof IssueAgentKeyResponse>;
+
+/** `PUT /admin/platforms/{platform}/models` body: ordered selection, ≤10 (G-26). */
+export const AllowedModelsRequest = z.strictObject({
+  models: z.array(z.string().regex(/^[^/]+\/.+$/, '"provider/model"')).max(10),
+});
+export type AllowedModelsRequest = z.infer<typeof AllowedModelsRequest>;
+
+export const AllowedModelsResponse = z.strictObject({
+  platform: z.string(),
+  models: z.array(
+    z.strictObject({
+      key: z.string(),
+      /** true when no agent of the platform has the model in its catalogue any more (G-26). */
+      stale: z.boolean(),
+    }),
+  ),
+});
+export type AllowedModelsResponse = z.infer<typeof AllowedModelsResponse>;
