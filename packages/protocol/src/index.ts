@@ -7,6 +7,8 @@ export * from './agent.js';
 export * from './common.js';
 export * from './decode.js';
 export * from './directory.js';
+export { renderEndpointReference } from './doc.js';
+export * from './endpoints.js';
 export * from './events.js';
 export * from './human.js';
 export * from './mail.js';
