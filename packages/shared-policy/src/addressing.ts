@@ -1,0 +1,276 @@
+/**
+ * Addresses `name@path.session` (see SPEC G-1..G-6): parsing, formatting, session aliases and
+ * the reply/self addresses carried by `new_mail` events.
+ *
+ * Character rules, chosen so that `parseAddress(formatAddress(a))` is `a` for every valid `a`:
+ * - name: non-empty, no `@`, no whitespace, no control characters (`.` and `/` are allowed,
+ *   since the name ends at the first `@`).
+ * - path: `''` (the agent's default workspace) or absolute (starts with `/`), no control
+ *   characters. Kept verbatim: no normalisation of `..`, `//` or a trailing `/` (the Gateway
+ *   resolves directories).
+ * - session: `''` (default session), `'new'`, or an alias ({@link isValidAlias}). An alias can
+ *   not contain `.` or `/`, because the session is what follows the last `.` after the last `/`.
+ */
+import { AgentMailError, ERROR_CODES } from './errors.js';
+
+/** A parsed address (see SPEC G-1). */
+export interface Address {
+  /** Agent or user name; never empty. */
+  name: string;
+  /** Absolute working directory, or `''` for the agent's default workspace. */
+  path: string;
+  /** `''` = default session, `'new'` = always a new session, else an existing alias (G-2). */
+  session: string;
+}
+
+/** The session word that asks for a new session (see SPEC G-2). Never in reply/self addresses. */
+export const NEW_SESSION = 'new';
+
+/** Longest alias accepted by {@link isValidAlias}, in code points. @default 64 */
+export const ALIAS_MAX_LENGTH = 64;
+
+/**
+ * Longest alias base built by {@link aliasCandidates} from agent name and subject, in code
+ * points, before any `-N` suffix. Leaves room for the suffix under {@link ALIAS_MAX_LENGTH}.
+ * @default 48
+ */
+export const ALIAS_BASE_MAX_LENGTH = 48;
+
+/** Highest collision suffix tried by {@link aliasCandidates} (`-2` … `-99`). @default 99 */
+export const ALIAS_MAX_SUFFIX = 99;
+
+/**
+ * Code points of the session id used in the fallback alias `session-<id>` (G-5), taken after
+ * folding (a UUID keeps its first 8 hex digits). @default 8
+ */
+export const ALIAS_FALLBACK_ID_LENGTH = 8;
+
+const CONTROL = /\p{Cc}/u;
+const WHITESPACE_OR_CONTROL = /[\s\p{Cc}]/u;
+const ADDRESS_FORMAT_HINT = 'write name, name@/absolute/path. or name@/absolute/path.session';
+
+function invalid(input: string, problem: string, fix: string): AgentMailError {
+  return new AgentMailError(
+    ERROR_CODES.ADDRESS_INVALID,
+    `address ${JSON.stringify(input)}: ${problem}; ${fix} (see SPEC G-3)`,
+  );
+}
+
+/**
+ * True when `alias` can be a session alias: 1..{@link ALIAS_MAX_LENGTH} code points, no `.`,
+ * `/` , whitespace or control characters, and not the word `new` in any letter case (it would
+ * read as "new session").
+ * @example isValidAlias('pi-fix-import-paths') // true
+ */
+export function isValidAlias(alias: string): boolean {
+  if (alias.length === 0 || Array.from(alias).length > ALIAS_MAX_LENGTH) return false;
+  if (alias.includes('.') || alias.includes('/') || WHITESPACE_OR_CONTROL.test(alias)) return false;
+  return alias.toLowerCase() !== NEW_SESSION;
+}
+
+/** Problem with a name, or undefined when valid. */
+function nameProblem(name: string): [string, string] | undefined {
+  if (name.length === 0)
+    return ['the name is missing', `put the agent or user name first: ${ADDRESS_FORMAT_HINT}`];
+  if (name.includes('@')) return ['the name contains "@"', 'a name can not contain "@"'];
+  if (WHITESPACE_OR_CONTROL.test(name))
+    return ['the name contains whitespace or a control character', 'remove it from the name'];
+  return undefined;
+}
+
+function pathProblem(path: string): [string, string] | undefined {
+  if (path === '') return undefined;
+  if (!path.startsWith('/'))
+    return [
+      `the path ${JSON.stringify(path)} is relative`,
+      'give an absolute path starting with "/", or leave it out for the default workspace ' +
+        '(name@. or name@.session)',
+    ];
+  if (CONTROL.test(path)) return ['the path contains a control character', 'remove it from the path'];
+  return undefined;
+}
+
+function sessionProblem(session: string): [string, string] | undefined {
+  if (session === '' || session === NEW_SESSION) return undefined;
+  if (session.toLowerCase() === NEW_SESSION)
+    return [`the session ${JSON.stringify(session)} is not the word "new"`, 'write "new" in lower case'];
+  if (isValidAlias(session)) return undefined;
+  return [
+    `the session alias ${JSON.stringify(session)} is not valid`,
+    `an alias has 1..${ALIAS_MAX_LENGTH} characters without ".", "/", whitespace or control characters; ` +
+      'a path whose last segment contains "." needs a trailing "." (name@/srv/app.v2.)',
+  ];
+}
+
+/**
+ * Parse `name`, `name@path.session`, `name@.session` or `name@path.` (see SPEC G-3).
+ *
+ * The name ends at the first `@`; the session is whatever follows the last `.` after the last
+ * `/` (no such `.` → default session). So `pi@/srv/app.v2` is path `/srv/app` with alias `v2`:
+ * write `pi@/srv/app.v2.` for the directory `app.v2`. Surrounding whitespace is ignored.
+ *
+ * @returns `{ name, path, session }`; `path`/`session` are `''` for the defaults.
+ * @throws AgentMailError `AM_ADDRESS_INVALID` when the name is missing or malformed, the path is
+ *   relative, or the session alias is not valid ({@link isValidAlias}); the message names the
+ *   part and the fix.
+ * @example parseAddress('pi@/srv/app.v2.fix-x') // { name: 'pi', path: '/srv/app.v2', session: 'fix-x' }
+ */
+export function parseAddress(input: string): Address {
+  const text = input.trim();
+  if (text === '') throw invalid(input, 'the address is empty', ADDRESS_FORMAT_HINT);
+  const at = text.indexOf('@');
+  const name = at === -1 ? text : text.slice(0, at);
+  const rest = at === -1 ? '' : text.slice(at + 1);
+  const lastSlash = rest.lastIndexOf('/');
+  const lastDot = rest.lastIndexOf('.');
+  const dot = lastDot > lastSlash ? lastDot : -1;
+  const path = dot === -1 ? rest : rest.slice(0, dot);
+  const session = dot === -1 ? '' : rest.slice(dot + 1);
+  const address: Address = { name, path, session };
+  const problem = nameProblem(name) ?? pathProblem(path) ?? sessionProblem(session);
+  if (problem) throw invalid(input, problem[0], problem[1]);
+  return address;
+}
+
+/**
+ * Format an address, always with `@` and `.` (`pi@.`, `pi@/srv/app.v2.`), so the result parses
+ * back to the same triple (see SPEC G-4).
+ *
+ * @throws AgentMailError `AM_ADDRESS_INVALID` when a part could not be parsed back (empty name,
+ *   relative path, invalid alias).
+ * @example formatAddress({ name: 'pi', path: '/srv/app.v2', session: '' }) // 'pi@/srv/app.v2.'
+ */
+export function formatAddress(address: Address): string {
+  const text = `${address.name}@${address.path}.${address.session}`;
+  const problem = nameProblem(address.name) ?? pathProblem(address.path) ?? sessionProblem(address.session);
+  if (problem) throw invalid(text, problem[0], problem[1]);
+  return text;
+}
+
+/** Parts of a session address: the session is given by its alias, never by the word `new`. */
+export interface SessionAddressParts {
+  /** Agent or user name. */
+  name: string;
+  /** Absolute working directory, or `''` (people, default workspace). */
+  path: string;
+  /** Session alias, or `''` for the default session. */
+  alias: string;
+}
+
+function sessionAddress(parts: SessionAddressParts, which: string): string {
+  if (parts.alias.toLowerCase() === NEW_SESSION)
+    throw new AgentMailError(
+      ERROR_CODES.ADDRESS_NEW_SESSION_FORBIDDEN,
+      `${which}: the session "${parts.alias}" would create a new session on every reply; ` +
+        'pass the alias of the existing session (see SPEC G-6)',
+    );
+  return formatAddress({ name: parts.name, path: parts.path, session: parts.alias });
+}
+
+/**
+ * Where a reply to a mail should go: the sender's name, workspace path and the session alias,
+ * e.g. `alice@.pi-fix-import-paths` (see SPEC G-6, `reply_address`).
+ * @throws AgentMailError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
+ *   `AM_ADDRESS_INVALID` for a malformed part.
+ */
+export function replyAddress(parts: SessionAddressParts): string {
+  return sessionAddress(parts, 'reply_address');
+}
+
+/**
+ * The recipient's own address in a session, e.g. `pi@/srv/app.pi-fix-import-paths`
+ * (see SPEC G-6, `self_address`).
+ * @throws AgentMailError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
+ *   `AM_ADDRESS_INVALID` for a malformed part.
+ */
+export function selfAddress(parts: SessionAddressParts): string {
+  return sessionAddress(parts, 'self_address');
+}
+
+/**
+ * Fold text to alias characters (see SPEC G-5): NFKC, lower case, letters, digits and combining
+ * marks of any script kept (marks so scripts like Devanagari stay readable), every other run
+ * folded to one `-`, `-` trimmed from both ends.
+ */
+function foldAlias(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * The alias base for a new session: agent name and subject folded (see SPEC G-5), at most
+ * {@link ALIAS_BASE_MAX_LENGTH} code points. `''` when nothing usable remains.
+ * @example aliasBase('pi', 'Fix import paths!') // 'pi-fix-import-paths'
+ */
+export function aliasBase(agentName: string, subject: string): string {
+  const folded = foldAlias(`${agentName} ${subject}`);
+  return Array.from(folded).slice(0, ALIAS_BASE_MAX_LENGTH).join('').replace(/-+$/, '');
+}
+
+/**
+ * Every alias a new session may get, in order of preference (see SPEC G-5): the base
+ * ({@link aliasBase}), then `base-2` … `base-99`, then `session-<first 8 of sessionId>`. Only
+ * valid aliases are listed (a base `new` is skipped). Pure: the Gateway tries them in order
+ * under its "set only if still empty" update.
+ * @throws AgentMailError `AM_ALIAS_SESSION_ID_MISSING` when `sessionId` has no letter or digit
+ *   (the fallback could not be built).
+ * @example aliasCandidates('pi', 'Fix import paths!', '0b7c52e1-…') // ['pi-fix-import-paths', 'pi-fix-import-paths-2', …, 'session-0b7c52e1']
+ */
+export function aliasCandidates(agentName: string, subject: string, sessionId: string): string[] {
+  const idPart = Array.from(foldAlias(sessionId))
+    .slice(0, ALIAS_FALLBACK_ID_LENGTH)
+    .join('')
+    .replace(/-+$/, '');
+  if (idPart === '')
+    throw new AgentMailError(
+      ERROR_CODES.ALIAS_SESSION_ID_MISSING,
+      `sessionId ${JSON.stringify(sessionId)} has no letter or digit; ` +
+        'pass the id of the created session (see SPEC G-5)',
+    );
+  const candidates: string[] = [];
+  const base = aliasBase(agentName, subject);
+  if (base !== '') {
+    candidates.push(base);
+    for (let n = 2; n <= ALIAS_MAX_SUFFIX; n++) candidates.push(`${base}-${n}`);
+  }
+  candidates.push(`session-${idPart}`);
+  return candidates.filter(isValidAlias);
+}
+
+/** Whether an alias is already used: a predicate or a set of used aliases. */
+export type AliasTaken = ((alias: string) => boolean) | ReadonlySet<string>;
+
+/**
+ * The first candidate not taken.
+ * @throws AgentMailError `AM_ALIAS_EXHAUSTED` when every candidate is taken.
+ */
+export function pickFreeAlias(candidates: readonly string[], taken: AliasTaken): string {
+  const isTaken = typeof taken === 'function' ? taken : (alias: string) => taken.has(alias);
+  const free = candidates.find((alias) => !isTaken(alias));
+  if (free === undefined)
+    throw new AgentMailError(
+      ERROR_CODES.ALIAS_EXHAUSTED,
+      `all ${candidates.length} alias candidates are taken (last: ${JSON.stringify(candidates.at(-1) ?? '')}); ` +
+        'choose an alias explicitly (see SPEC G-5)',
+    );
+  return free;
+}
+
+/**
+ * The alias for a session created by `.new` (see SPEC G-5): the first free one of
+ * {@link aliasCandidates}.
+ * @throws AgentMailError `AM_ALIAS_SESSION_ID_MISSING` (see {@link aliasCandidates}),
+ *   `AM_ALIAS_EXHAUSTED` (see {@link pickFreeAlias}).
+ * @example aliasFromSubject('pi', 'Fix import paths!', sessionId, new Set(['pi-fix-import-paths'])) // 'pi-fix-import-paths-2'
+ */
+export function aliasFromSubject(
+  agentName: string,
+  subject: string,
+  sessionId: string,
+  taken: AliasTaken,
+): string {
+  return pickFreeAlias(aliasCandidates(agentName, subject, sessionId), taken);
+}

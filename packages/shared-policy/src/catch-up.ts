@@ -1,0 +1,193 @@
+import type { PermissionMode } from '@agentmail/protocol';
+import { AgentMailError } from './errors.js';
+import { normalizePermissionMode } from './permission-mode.js';
+
+/** Mails delivered by one catch-up pass (see SPEC B-20). @default 5 */
+export const CATCH_UP_MAX_PER_PASS = 5;
+/** Unread mails listed to find the oldest (the Gateway's inbox page limit). @default 100 */
+export const CATCH_UP_FETCH_LIMIT = 100;
+/** Mail ids remembered by {@link SeenMails}. @default 1000 */
+export const SEEN_MAILS_CAPACITY = 1000;
+
+/**
+ * The mail ids a bridge has already taken for delivery, shared by the SSE path and catch-up so
+ * a mail is delivered once (see SPEC B-20). A bounded LRU: past `capacity`, the id used least
+ * recently is forgotten.
+ */
+export class SeenMails {
+  readonly capacity: number;
+  readonly #ids = new Set<string>();
+
+  /** @throws AgentMailError `AM_OPTION_OUT_OF_RANGE` when `capacity` is not an integer ≥ 1. */
+  constructor(capacity: number = SEEN_MAILS_CAPACITY) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new AgentMailError(
+        'AM_OPTION_OUT_OF_RANGE',
+        `SeenMails "capacity" must be an integer >= 1 (got ${capacity})`,
+      );
+    }
+    this.capacity = capacity;
+  }
+
+  /** Number of ids remembered. */
+  get size(): number {
+    return this.#ids.size;
+  }
+
+  /** True when `id` was claimed and not yet forgotten. */
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+
+  /**
+   * Take `id` for delivery: true the first time (deliver it), false when it was already taken
+   * (skip it). Either way `id` becomes the most recently used.
+   */
+  claim(id: string): boolean {
+    const known = this.#ids.delete(id);
+    this.#ids.add(id);
+    while (this.#ids.size > this.capacity) {
+      const oldest = this.#ids.values().next().value;
+      if (oldest === undefined) break;
+      this.#ids.delete(oldest);
+    }
+    return !known;
+  }
+}
+
+/**
+ * The fields catch-up reads from an inbox item. The protocol's `MailSummary` fits: `created_at`
+ * is an ISO timestamp (a number is taken as ms since the epoch), `is_permission` marks
+ * permission and question mails, `permission_mode` is normalised (P-2).
+ */
+export interface CatchUpMail {
+  id: string;
+  created_at: string | number;
+  is_permission?: boolean;
+  permission_mode?: string | null;
+}
+
+/** How a catch-up mail is delivered: always a backlog delivery, with the mail's own mode. */
+export interface BacklogDelivery {
+  backlog: true;
+  permissionMode: PermissionMode;
+}
+
+/** Why catch-up did not deliver a listed mail. */
+export interface CatchUpSkip {
+  id: string;
+  reason: 'seen' | 'permission' | 'over_limit';
+}
+
+/** A pure catch-up plan: what to deliver, in order, and what to skip. */
+export interface CatchUpPlan<M extends CatchUpMail> {
+  deliver: M[];
+  skipped: CatchUpSkip[];
+}
+
+function createdAtMs(value: string | number): number {
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  return Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY; // unparseable: last
+}
+
+/**
+ * Plan one catch-up pass (see SPEC B-20): oldest first, permission mails and already-seen ids
+ * skipped, at most `maxPerPass` mails. Pure: does not claim ids.
+ */
+export function planCatchUp<M extends CatchUpMail>(
+  mails: readonly M[],
+  seen: SeenMails,
+  maxPerPass: number = CATCH_UP_MAX_PER_PASS,
+): CatchUpPlan<M> {
+  const ordered = [...mails].sort((a, b) => createdAtMs(a.created_at) - createdAtMs(b.created_at));
+  const deliver: M[] = [];
+  const skipped: CatchUpSkip[] = [];
+  for (const mail of ordered) {
+    if (mail.is_permission === true) skipped.push({ id: mail.id, reason: 'permission' });
+    else if (seen.has(mail.id)) skipped.push({ id: mail.id, reason: 'seen' });
+    else if (deliver.length >= maxPerPass) skipped.push({ id: mail.id, reason: 'over_limit' });
+    else deliver.push(mail);
+  }
+  return { deliver, skipped };
+}
+
+/** Options of {@link CatchUp}. */
+export interface CatchUpOptions<M extends CatchUpMail> {
+  /** List unread mails (`GET /mail/inbox?status=unread&limit=`); any order. */
+  listUnread: (limit: number) => Promise<readonly M[]>;
+  /** Run a turn on one mail; catch-up awaits it before the next (serial). */
+  deliver: (mail: M, delivery: BacklogDelivery) => Promise<void> | void;
+  /** The de-duplication set shared with the SSE path. */
+  seen: SeenMails;
+  /** @default CATCH_UP_MAX_PER_PASS */
+  maxPerPass?: number;
+  /** @default CATCH_UP_FETCH_LIMIT */
+  fetchLimit?: number;
+}
+
+/** Outcome of {@link CatchUp.afterHeartbeat}. */
+export type CatchUpResult<M extends CatchUpMail> =
+  | { status: 'waiting' }
+  | { status: 'already_ran' }
+  | { status: 'list_failed'; error: unknown }
+  | {
+      status: 'ran';
+      delivered: M[];
+      skipped: CatchUpSkip[];
+      failed: Array<{ mail: M; error: unknown }>;
+    };
+
+/**
+ * Delivers the mail that arrived while the bridge was offline, once, after the first successful
+ * heartbeat (see SPEC B-20, G-39).
+ *
+ * Each mail is claimed in the shared {@link SeenMails} right before its delivery (a mail the SSE
+ * path delivered meanwhile is skipped) and delivered with `{ backlog: true, permissionMode }`.
+ * A failing `deliver` is recorded and the pass goes on. If listing the inbox fails, the pass did
+ * not happen: the next successful heartbeat tries again. Never throws.
+ *
+ * @example
+ * const catchUp = new CatchUp({ listUnread, deliver, seen });
+ * heartbeat.onResult((ok) => catchUp.afterHeartbeat(ok).then(logResult));
+ */
+export class CatchUp<M extends CatchUpMail> {
+  readonly #options: CatchUpOptions<M>;
+  #state: 'idle' | 'running' | 'done' = 'idle';
+
+  constructor(options: CatchUpOptions<M>) {
+    this.#options = options;
+  }
+
+  /** Call after every heartbeat; runs the pass on the first successful one only. */
+  async afterHeartbeat(ok: boolean): Promise<CatchUpResult<M>> {
+    if (this.#state !== 'idle') return { status: 'already_ran' };
+    if (!ok) return { status: 'waiting' };
+    this.#state = 'running';
+    const { listUnread, deliver, seen } = this.#options;
+    let listed: readonly M[];
+    try {
+      listed = await listUnread(this.#options.fetchLimit ?? CATCH_UP_FETCH_LIMIT);
+    } catch (error) {
+      this.#state = 'idle';
+      return { status: 'list_failed', error };
+    }
+    this.#state = 'done';
+    const plan = planCatchUp(listed, seen, this.#options.maxPerPass ?? CATCH_UP_MAX_PER_PASS);
+    const delivered: M[] = [];
+    const failed: Array<{ mail: M; error: unknown }> = [];
+    const skipped = [...plan.skipped];
+    for (const mail of plan.deliver) {
+      if (!seen.claim(mail.id)) {
+        skipped.push({ id: mail.id, reason: 'seen' });
+        continue;
+      }
+      try {
+        await deliver(mail, { backlog: true, permissionMode: normalizePermissionMode(mail.permission_mode) });
+        delivered.push(mail);
+      } catch (error) {
+        failed.push({ mail, error });
+      }
+    }
+    return { status: 'ran', delivered, skipped, failed };
+  }
+}

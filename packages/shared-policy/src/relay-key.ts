@@ -1,0 +1,83 @@
+/**
+ * Relay keys: the idempotency keys of relay sends (see SPEC G-32, B-9, B-10). The Gateway
+ * accepts at most {@link RELAY_KEY_MAX_BYTES}; longer keys are clamped here, deterministically,
+ * so a retry of the same relay always sends the same key.
+ */
+import { createHash } from 'node:crypto';
+import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
+import { AgentMailError, ERROR_CODES } from './errors.js';
+
+/**
+ * Largest relay key the Gateway accepts, in UTF-8 bytes (see SPEC G-32): 160. Re-exported from
+ * `@agentmail/protocol`, where the wire contract defines it once.
+ */
+export { RELAY_KEY_MAX_BYTES };
+
+/** Separator between the kept prefix and the hash of a clamped key. */
+const HASH_SEPARATOR = '~';
+/** sha256 as hex: 64 ASCII bytes. */
+const HASH_HEX_BYTES = 64;
+const PREFIX_MAX_BYTES = RELAY_KEY_MAX_BYTES - HASH_SEPARATOR.length - HASH_HEX_BYTES;
+
+function requireNonEmpty(value: string, field: string): void {
+  if (value.trim() === '')
+    throw new AgentMailError(
+      ERROR_CODES.RELAY_KEY_INVALID,
+      `${field} is empty; a relay key must be built from a stable, non-empty id (see SPEC G-32)`,
+    );
+}
+
+/**
+ * Clamp a relay key to at most {@link RELAY_KEY_MAX_BYTES} UTF-8 bytes (see SPEC G-32).
+ *
+ * A key that fits is returned unchanged. A longer key becomes its longest prefix of whole
+ * characters that fits in 95 bytes, then `~`, then the 64 hex digits of the sha256 of the whole
+ * key: deterministic, never splits a multi-byte character, and two long keys that share the
+ * prefix still differ. (A lone UTF-16 surrogate is hashed as U+FFFD, as UTF-8 encodes it.)
+ *
+ * @throws AgentMailError `AM_RELAY_KEY_INVALID` when `key` is empty or only whitespace.
+ * @example clampRelayKey('model-failure:' + 'x'.repeat(300)).length // 160
+ */
+export function clampRelayKey(key: string): string {
+  requireNonEmpty(key, 'relay key');
+  if (Buffer.byteLength(key, 'utf8') <= RELAY_KEY_MAX_BYTES) return key;
+  let prefix = '';
+  let bytes = 0;
+  for (const char of key) {
+    const size = Buffer.byteLength(char, 'utf8');
+    if (bytes + size > PREFIX_MAX_BYTES) break;
+    prefix += char;
+    bytes += size;
+  }
+  const hash = createHash('sha256').update(key, 'utf8').digest('hex');
+  return `${prefix}${HASH_SEPARATOR}${hash}`;
+}
+
+/**
+ * Relay key of the failure mail for a mail whose turn failed: `model-failure:<mail_id>`,
+ * clamped (see SPEC B-9). Stable, so a retried failure mail is a `duplicate_relay`.
+ * @throws AgentMailError `AM_RELAY_KEY_INVALID` when `mailId` is empty.
+ * @example failureRelayKey('m_42') // 'model-failure:m_42'
+ */
+export function failureRelayKey(mailId: string): string {
+  requireNonEmpty(mailId, 'mailId');
+  return clampRelayKey(`model-failure:${mailId}`);
+}
+
+/** Escape `%` and `:` so joined parts can not run into each other. */
+function escapePart(part: string): string {
+  return part.replaceAll('%', '%25').replaceAll(':', '%3A');
+}
+
+/**
+ * Relay key of an automatic relay of a turn's final text:
+ * `auto-relay:<platformSessionId>:<lastEntryId>`, clamped (see SPEC B-10). `%` and `:` inside the
+ * ids are escaped (`%25`, `%3A`) so different id pairs never give the same key.
+ * @throws AgentMailError `AM_RELAY_KEY_INVALID` when either id is empty.
+ * @example autoRelayKey('ses_1', 'entry_9') // 'auto-relay:ses_1:entry_9'
+ */
+export function autoRelayKey(platformSessionId: string, lastEntryId: string): string {
+  requireNonEmpty(platformSessionId, 'platformSessionId');
+  requireNonEmpty(lastEntryId, 'lastEntryId');
+  return clampRelayKey(`auto-relay:${escapePart(platformSessionId)}:${escapePart(lastEntryId)}`);
+}

@@ -1,0 +1,173 @@
+import type {
+  AttachmentInfo,
+  ContactsResponse,
+  Mail,
+  MailSummary,
+  ParticipantsResponse,
+  SuggestResponse,
+  ThreadResponse,
+} from '@agentmail/protocol';
+import { DEFAULT_LOCALE, formatText, type Locale } from './texts/index.js';
+
+/**
+ * Plain-text renderers of mail tool results (see SPEC B-17): the same text on every platform.
+ * Every mail shows its id, the sender's and the reader's own addresses, cc, attachment ids, and
+ * marks each party as "(person)" or "(agent)" from the explicit booleans (G-30). Labels come from
+ * the text catalogue, so a locale changes words, never structure.
+ */
+
+/** `name (person) <address>`: one party, kind from the explicit `human` flag (G-30). */
+export function renderParty(name: string, address: string, human: boolean, locale: Locale = DEFAULT_LOCALE): string {
+  const kind = formatText(human ? 'tools.label.person' : 'tools.label.agent', {}, locale);
+  return address ? `${name} ${kind} <${address}>` : `${name} ${kind}`;
+}
+
+/** `id (filename, N bytes)` for each attachment, `; `-separated, or the "none" label. */
+export function renderAttachments(attachments: readonly AttachmentInfo[], locale: Locale = DEFAULT_LOCALE): string {
+  if (attachments.length === 0) return formatText('tools.label.none', {}, locale);
+  return attachments
+    .map((a) => `${a.id} (${a.filename}, ${formatText('tools.label.bytes', { size: a.size_bytes }, locale)})`)
+    .join('; ');
+}
+
+function label(key: Parameters<typeof formatText>[0], locale: Locale): string {
+  return formatText(key, {}, locale);
+}
+
+/** Status word plus flags: `unread`, `read · relay`, `unread · permission request`. */
+function tags(m: MailSummary, locale: Locale): string {
+  const out = [label(m.status === 'unread' ? 'tools.label.unread' : 'tools.label.read', locale)];
+  if (m.kind === 'calendar') out.push(label('tools.label.calendar', locale));
+  if (m.is_permission) out.push(label('tools.label.permission', locale));
+  if (m.relay) out.push(label('tools.label.relay', locale));
+  return out.join(' · ');
+}
+
+/** The header lines every rendering of a mail shares, without indentation. */
+function headerLines(m: MailSummary, locale: Locale): string[] {
+  const parties = (list: MailSummary['to']) =>
+    list.length ? list.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ') : label('tools.label.none', locale);
+  const lines = [
+    `[${m.id}] ${tags(m, locale)} · ${label('tools.label.subject', locale)}: ${m.subject}`,
+    `${label('tools.label.from', locale)}: ${renderParty(m.from_name, m.from_address, m.from_human, locale)}`,
+    `${label('tools.label.to', locale)}: ${parties(m.to)}`,
+    `${label('tools.label.cc', locale)}: ${parties(m.cc)}`,
+    `${label('tools.label.date', locale)}: ${m.created_at}`,
+    `${label('tools.label.session', locale)}: ${m.session_alias} (${m.session_id}) · ${label('tools.label.mode', locale)}: ${m.permission_mode}`,
+    `${label('tools.label.reply_address', locale)}: ${m.reply_address}`,
+    `${label('tools.label.self_address', locale)}: ${m.self_address}`,
+  ];
+  if (m.in_reply_to) lines.push(`${label('tools.label.in_reply_to', locale)}: ${m.in_reply_to}`);
+  lines.push(`${label('tools.label.attachments', locale)}: ${renderAttachments(m.attachments, locale)}`);
+  return lines;
+}
+
+function indent(lines: readonly string[], prefix: string): string {
+  return lines.map((l, i) => (i === 0 ? l : `${prefix}${l}`)).join('\n');
+}
+
+/** Options of {@link renderInbox}. */
+export interface RenderInboxOptions {
+  /** The status asked for: `unread` or `all`. */
+  status: 'unread' | 'all';
+  /** Ids marked read after listing (see SPEC B-17). */
+  marked?: readonly string[];
+  /** Why marking failed, when it did. */
+  markError?: string;
+  /** @default 'en' */
+  locale?: Locale;
+}
+
+/**
+ * Render an inbox page (see SPEC B-17): header with counts, then per mail its id, status,
+ * subject, sender (with address and person/agent), to, cc, date, session, reply and own
+ * addresses, attachment ids and the snippet; then what was marked read.
+ */
+export function renderInbox(
+  res: { mails: readonly MailSummary[]; unread_count: number; has_more: boolean },
+  options: RenderInboxOptions,
+): string {
+  const locale = options.locale ?? DEFAULT_LOCALE;
+  const status = label(options.status === 'all' ? 'tools.label.all' : 'tools.label.unread', locale);
+  if (res.mails.length === 0) return formatText('tools.inbox.empty', { status }, locale);
+  const out = [formatText('tools.inbox.header', { status, shown: res.mails.length, unread: res.unread_count }, locale), ''];
+  res.mails.forEach((m, i) => {
+    const prefix = `${i + 1}. `;
+    const pad = ' '.repeat(prefix.length);
+    const lines = headerLines(m, locale);
+    if (m.snippet) lines.push(`> ${m.snippet}`);
+    out.push(prefix + indent(lines, pad), '');
+  });
+  if (res.has_more) out.push(formatText('tools.inbox.more', {}, locale));
+  if (options.marked?.length) out.push(formatText('tools.inbox.marked', { ids: options.marked.join(', ') }, locale));
+  if (options.markError) out.push(formatText('tools.inbox.mark_failed', { message: options.markError }, locale));
+  return out.join('\n').trimEnd();
+}
+
+/** Render one mail in full: header, everyone in the thread, then the body. */
+export function renderMail(mail: Mail, locale: Locale = DEFAULT_LOCALE): string {
+  const participants = mail.participants.length
+    ? mail.participants.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ')
+    : label('tools.label.none', locale);
+  return [...headerLines(mail, locale), `${label('tools.label.participants', locale)}: ${participants}`, '', mail.body].join(
+    '\n',
+  );
+}
+
+/** Render a thread page, oldest first, each mail in full, with the next offset when more follow. */
+export function renderThread(thread: ThreadResponse, locale: Locale = DEFAULT_LOCALE): string {
+  const first = thread.mails.length ? thread.offset + 1 : thread.offset;
+  const out = [
+    formatText(
+      'tools.thread.header',
+      {
+        session_alias: thread.session_alias,
+        session_id: thread.session_id,
+        first,
+        last: thread.offset + thread.mails.length,
+        total: thread.total,
+      },
+      locale,
+    ),
+  ];
+  for (const m of thread.mails) out.push('', '---', renderMail(m, locale));
+  if (thread.next_offset !== null)
+    out.push('', formatText('tools.thread.more', { next_offset: thread.next_offset }, locale));
+  return out.join('\n');
+}
+
+/** Render the participants of a session: each party, and who has not spoken yet. */
+export function renderParticipants(res: ParticipantsResponse, locale: Locale = DEFAULT_LOCALE): string {
+  const out = [formatText('tools.participants.header', { session_alias: res.session_alias, session_id: res.session_id }, locale)];
+  for (const p of res.participants) {
+    const silent = p.has_spoken ? '' : ` · ${label('tools.label.silent', locale)}`;
+    const last = p.last_mail_at ? ` · ${p.last_mail_at}` : '';
+    out.push(`- ${renderParty(p.name, p.address, p.human, locale)}${silent}${last}`);
+  }
+  if (res.participants.length === 0) out.push(label('tools.label.none', locale));
+  return out.join('\n');
+}
+
+/** Render the contact list: name, person/agent, default address, platform, online, workspaces. */
+export function renderContacts(res: ContactsResponse, locale: Locale = DEFAULT_LOCALE): string {
+  if (res.contacts.length === 0) return formatText('tools.contacts.empty', {}, locale);
+  const out = [formatText('tools.contacts.header', { count: res.contacts.length }, locale)];
+  for (const c of res.contacts) {
+    const online = c.online
+      ? label('tools.label.online', locale)
+      : `${label('tools.label.offline', locale)}, ${label('tools.label.last_seen', locale)}: ${c.last_seen ?? label('tools.label.never', locale)}`;
+    const platform = c.platform ? ` · ${label('tools.label.platform', locale)}: ${c.platform}` : '';
+    const ws = c.workspaces.length ? ` · ${label('tools.label.workspaces', locale)}: ${c.workspaces.join(', ')}` : '';
+    out.push(`- ${renderParty(c.name, c.address, c.kind === 'person', locale)} · ${online}${platform}${ws}`);
+  }
+  return out.join('\n');
+}
+
+/** Render address suggestions: address, why, and the name/path/session they stand for. */
+export function renderSuggestions(res: SuggestResponse, locale: Locale = DEFAULT_LOCALE): string {
+  if (res.suggestions.length === 0) return formatText('tools.suggest.empty', {}, locale);
+  return [
+    formatText('tools.suggest.header', {}, locale),
+    ...res.suggestions.map((s) => `- ${s.address} — ${s.reason}`),
+  ].join('\n');
+}
