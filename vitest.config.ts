@@ -6,9 +6,9 @@ export default defineConfig({
   test: {
     projects: projects.map((root) => ({
       extends: true,
-      // Run on sources: every package's `exports` has a `source` condition first.
-      ssr: { resolve: { conditions: ['source'] } },
-      resolve: { conditions: ['source'] },
+      // Run on sources: every package's `exports` has an `@agentmail/source` condition first.
+      ssr: { resolve: { conditions: ['@agentmail/source'] } },
+      resolve: { conditions: ['@agentmail/source'] },
       test: {
         name: root.replace(/^packages\//, ''),
         root,

@@ -3,4 +3,9 @@
  * file, so `vitest.config.ts` imports this list into `test.projects`; add a package here
  * and nowhere else.
  */
-export const projects: string[] = ['packages/protocol', 'packages/shared-policy'];
+export const projects: string[] = [
+  'packages/protocol',
+  'packages/shared-policy',
+  'packages/gateway',
+  'packages/testkit',
+];

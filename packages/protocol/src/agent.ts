@@ -23,7 +23,7 @@ export const RegisterRequest = z.strictObject({
 });
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
 
-export const RegisterResponse = z.strictObject({
+export const RegisterResponse = z.object({
   name: z.string(),
   platform: z.string(),
   /** true the first time this name registered. */
@@ -90,7 +90,7 @@ export function heartbeatUnknownFields(body: Record<string, unknown>): string[] 
   return Object.keys(body).filter((k) => !HEARTBEAT_KNOWN_FIELDS.includes(k));
 }
 
-export const HeartbeatResponse = z.strictObject({
+export const HeartbeatResponse = z.object({
   status: z.literal('ok'),
   server_time: Timestamp,
   /** Admin's ordered selection of models for mail turns (≤10), `provider/model` (G-27). */

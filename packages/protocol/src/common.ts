@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/*
+ * Strictness: request bodies and queries are strict objects (unknown fields are a 400, G-10).
+ * Answers and events are plain objects: a client strips fields it does not know, so a newer
+ * Gateway that adds a field never breaks an older bridge.
+ */
+
 /** Route prefix of every API route. */
 export const API_PREFIX = '/api/v1';
 
@@ -69,7 +75,7 @@ export function isTransientStatus(status: number): boolean {
 }
 
 /** A mail participant with its address in the session and whether it is a person (G-30). */
-export const Participant = z.strictObject({
+export const Participant = z.object({
   name: z.string(),
   /** `name@path.session` in this session (see SPEC G-1). */
   address: z.string(),
@@ -78,7 +84,7 @@ export const Participant = z.strictObject({
 export type Participant = z.infer<typeof Participant>;
 
 /** Metadata of a stored attachment. */
-export const AttachmentInfo = z.strictObject({
+export const AttachmentInfo = z.object({
   id: Id,
   filename: z.string(),
   content_type: z.string(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id, Timestamp } from './common.js';
 
 /** One entry of `GET /agent/contacts` (read only discovery). */
-export const Contact = z.strictObject({
+export const Contact = z.object({
   name: z.string(),
   kind: z.enum(['agent', 'person']),
   /** Platform of an agent, '' for a person. */
@@ -16,7 +16,7 @@ export const Contact = z.strictObject({
 });
 export type Contact = z.infer<typeof Contact>;
 
-export const ContactsResponse = z.strictObject({ contacts: z.array(Contact) });
+export const ContactsResponse = z.object({ contacts: z.array(Contact) });
 export type ContactsResponse = z.infer<typeof ContactsResponse>;
 
 /** `GET /agent/contacts/suggest?name=&path=` query. */
@@ -26,7 +26,7 @@ export const SuggestQuery = z.strictObject({
 });
 export type SuggestQuery = z.infer<typeof SuggestQuery>;
 
-export const Suggestion = z.strictObject({
+export const Suggestion = z.object({
   address: z.string(),
   name: z.string(),
   path: z.string(),
@@ -36,11 +36,11 @@ export const Suggestion = z.strictObject({
 });
 export type Suggestion = z.infer<typeof Suggestion>;
 
-export const SuggestResponse = z.strictObject({ suggestions: z.array(Suggestion) });
+export const SuggestResponse = z.object({ suggestions: z.array(Suggestion) });
 export type SuggestResponse = z.infer<typeof SuggestResponse>;
 
 /** One participant of a session (`GET /agent/sessions/{id}/participants`). */
-export const SessionParticipant = z.strictObject({
+export const SessionParticipant = z.object({
   name: z.string(),
   human: z.boolean(),
   address: z.string(),
@@ -50,7 +50,7 @@ export const SessionParticipant = z.strictObject({
 });
 export type SessionParticipant = z.infer<typeof SessionParticipant>;
 
-export const ParticipantsResponse = z.strictObject({
+export const ParticipantsResponse = z.object({
   session_id: Id,
   session_alias: z.string(),
   participants: z.array(SessionParticipant),
@@ -66,7 +66,7 @@ export const SessionSyncRequest = z.strictObject({
 });
 export type SessionSyncRequest = z.infer<typeof SessionSyncRequest>;
 
-export const SessionSyncResponse = z.strictObject({
+export const SessionSyncResponse = z.object({
   session_id: Id,
   /** The final alias (suffixed on collision). */
   alias: z.string(),

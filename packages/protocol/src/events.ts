@@ -5,7 +5,7 @@ import { Id, MailKind, ModeEnforcement, PermissionMode } from './common.js';
  * `new_mail` SSE event payload for one recipient (see SPEC G-20, G-6). Addresses never contain
  * the session word `new`.
  */
-export const NewMailEvent = z.strictObject({
+export const NewMailEvent = z.object({
   mail_id: Id,
   session_id: Id,
   from_name: z.string(),
@@ -29,7 +29,7 @@ export const NewMailEvent = z.strictObject({
 export type NewMailEvent = z.infer<typeof NewMailEvent>;
 
 /** A mail that reached the asking session while the person was deciding (G-21, P-6). */
-export const FreshMail = z.strictObject({
+export const FreshMail = z.object({
   mail_id: Id,
   from_name: z.string(),
   from_human: z.boolean(),
@@ -44,7 +44,7 @@ export type FreshMail = z.infer<typeof FreshMail>;
 export const DECISIONS = ['approve_once', 'approve_always', 'deny', 'answered'] as const;
 
 /** `permission_decision` SSE event payload (see SPEC G-21). */
-export const PermissionDecisionEvent = z.strictObject({
+export const PermissionDecisionEvent = z.object({
   relay_key: z.string(),
   request_id: Id,
   session_id: Id,
@@ -57,7 +57,7 @@ export const PermissionDecisionEvent = z.strictObject({
 export type PermissionDecisionEvent = z.infer<typeof PermissionDecisionEvent>;
 
 /** `permission_request` event on a person's stream (`/me/events`). */
-export const PermissionRequestEvent = z.strictObject({
+export const PermissionRequestEvent = z.object({
   request_id: Id,
   agent_name: z.string(),
   session_id: Id,
@@ -68,7 +68,7 @@ export const PermissionRequestEvent = z.strictObject({
 export type PermissionRequestEvent = z.infer<typeof PermissionRequestEvent>;
 
 /** `new_mail` event on a person's stream (`/me/events`). */
-export const PersonNewMailEvent = z.strictObject({
+export const PersonNewMailEvent = z.object({
   mail_id: Id,
   session_id: Id,
   from_name: z.string(),

@@ -22,7 +22,7 @@ export const CreateUserRequest = z.strictObject({
 });
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
 
-export const CreateUserResponse = z.strictObject({
+export const CreateUserResponse = z.object({
   name: z.string(),
   admin: z.boolean(),
   /** Shown once; stored hashed. */
@@ -30,15 +30,15 @@ export const CreateUserResponse = z.strictObject({
 });
 export type CreateUserResponse = z.infer<typeof CreateUserResponse>;
 
-export const UserView = z.strictObject({ name: z.string(), admin: z.boolean(), created_at: Timestamp });
-export const UsersResponse = z.strictObject({ users: z.array(UserView) });
+export const UserView = z.object({ name: z.string(), admin: z.boolean(), created_at: Timestamp });
+export const UsersResponse = z.object({ users: z.array(UserView) });
 export type UsersResponse = z.infer<typeof UsersResponse>;
 
 /** `POST /admin/agent-keys` body: issue a key bound to one agent name (G-12). */
 export const IssueAgentKeyRequest = z.strictObject({ agent_name: z.string().min(1).max(64) });
 export type IssueAgentKeyRequest = z.infer<typeof IssueAgentKeyRequest>;
 
-export const IssueAgentKeyResponse = z.strictObject({
+export const IssueAgentKeyResponse = z.object({
   key_id: Id,
   agent_name: z.string(),
   /** Shown once; stored hashed. */
@@ -52,10 +52,10 @@ export const AllowedModelsRequest = z.strictObject({
 });
 export type AllowedModelsRequest = z.infer<typeof AllowedModelsRequest>;
 
-export const AllowedModelsResponse = z.strictObject({
+export const AllowedModelsResponse = z.object({
   platform: z.string(),
   models: z.array(
-    z.strictObject({
+    z.object({
       key: z.string(),
       /** true when no agent of the platform has the model in its catalogue any more (G-26). */
       stale: z.boolean(),

@@ -13,7 +13,7 @@ export type InboxQuery = z.infer<typeof InboxQuery>;
 export const INBOX_DEFAULT_LIMIT = 5;
 
 /** A mail as listed in an inbox: everything but the body (see SPEC B-17, G-30). */
-export const MailSummary = z.strictObject({
+export const MailSummary = z.object({
   id: Id,
   session_id: Id,
   session_alias: z.string(),
@@ -45,7 +45,7 @@ export const MailSummary = z.strictObject({
 });
 export type MailSummary = z.infer<typeof MailSummary>;
 
-export const InboxResponse = z.strictObject({
+export const InboxResponse = z.object({
   mails: z.array(MailSummary),
   /** Unread mails in total (not only this page). */
   unread_count: z.number().int().nonnegative(),
@@ -54,7 +54,7 @@ export const InboxResponse = z.strictObject({
 export type InboxResponse = z.infer<typeof InboxResponse>;
 
 /** A whole mail: summary fields plus the body and everyone in the thread. */
-export const Mail = z.strictObject({
+export const Mail = z.object({
   ...MailSummary.shape,
   body: z.string(),
   /** Everyone in the session (see `GET /agent/sessions/{id}/participants` for more). */
@@ -65,7 +65,7 @@ export const Mail = z.strictObject({
 export type Mail = z.infer<typeof Mail>;
 
 /** `GET /agent/mail/{id}` answer. */
-export const MailResponse = z.strictObject({ mail: Mail });
+export const MailResponse = z.object({ mail: Mail });
 export type MailResponse = z.infer<typeof MailResponse>;
 
 /** `POST /mail/read` body: mark exactly these mails read (B-17). */
@@ -74,7 +74,7 @@ export const MarkReadRequest = z.strictObject({
 });
 export type MarkReadRequest = z.infer<typeof MarkReadRequest>;
 
-export const MarkReadResponse = z.strictObject({
+export const MarkReadResponse = z.object({
   /** How many of the ids changed from unread to read. */
   updated: z.number().int().nonnegative(),
 });
@@ -87,7 +87,7 @@ export const ThreadQuery = z.strictObject({
 });
 export type ThreadQuery = z.infer<typeof ThreadQuery>;
 
-export const ThreadResponse = z.strictObject({
+export const ThreadResponse = z.object({
   session_id: Id,
   session_alias: z.string(),
   /** Oldest first. */
@@ -126,7 +126,7 @@ export type SendMailRequest = z.infer<typeof SendMailRequest>;
 
 /** Answer of a send or forward: a new mail, or the duplicate of an earlier relay (G-32). */
 export const SendMailResponse = z.discriminatedUnion('status', [
-  z.strictObject({
+  z.object({
     status: z.literal('sent'),
     mail_id: Id,
     session_id: Id,
@@ -136,7 +136,7 @@ export const SendMailResponse = z.discriminatedUnion('status', [
     /** Rounds left in the session's budget, or null when the send was free. */
     rounds_left: z.number().int().nullable(),
   }),
-  z.strictObject({
+  z.object({
     status: z.literal('duplicate_relay'),
     /** The mail the earlier relay created. */
     mail_id: Id,
@@ -152,5 +152,5 @@ export const ForwardMailRequest = z.strictObject({
 export type ForwardMailRequest = z.infer<typeof ForwardMailRequest>;
 
 /** `POST /attachments` answer (multipart field `file`, ≤25 MB). */
-export const UploadAttachmentResponse = z.strictObject({ attachment: AttachmentInfo });
+export const UploadAttachmentResponse = z.object({ attachment: AttachmentInfo });
 export type UploadAttachmentResponse = z.infer<typeof UploadAttachmentResponse>;

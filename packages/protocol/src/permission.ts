@@ -21,7 +21,7 @@ export type PermissionRequest = z.input<typeof PermissionRequest>;
 
 /** Answer of a permission request: asked, or already asked under this relay key. */
 export const PermissionRequestResponse = z.discriminatedUnion('status', [
-  z.strictObject({
+  z.object({
     status: z.literal('pending'),
     request_id: Id,
     /** The permission mail sent to the person. */
@@ -29,12 +29,12 @@ export const PermissionRequestResponse = z.discriminatedUnion('status', [
     /** Name of the person asked (G-38). */
     asked: z.string(),
   }),
-  z.strictObject({ status: z.literal('duplicate_relay'), request_id: Id }),
+  z.object({ status: z.literal('duplicate_relay'), request_id: Id }),
 ]);
 export type PermissionRequestResponse = z.infer<typeof PermissionRequestResponse>;
 
 /** A permission or question request as a person sees it. */
-export const PermissionView = z.strictObject({
+export const PermissionView = z.object({
   id: Id,
   agent_name: z.string(),
   session_id: Id,
@@ -60,7 +60,7 @@ export const PermissionsQuery = z.strictObject({
 });
 export type PermissionsQuery = z.infer<typeof PermissionsQuery>;
 
-export const PermissionsResponse = z.strictObject({ permissions: z.array(PermissionView) });
+export const PermissionsResponse = z.object({ permissions: z.array(PermissionView) });
 export type PermissionsResponse = z.infer<typeof PermissionsResponse>;
 
 /**
@@ -80,7 +80,7 @@ export const DecideRequest = z
   });
 export type DecideRequest = z.infer<typeof DecideRequest>;
 
-export const DecideResponse = z.strictObject({
+export const DecideResponse = z.object({
   status: z.literal('decided'),
   id: Id,
   /** The wire decision delivered to the agent: approve_once | approve_always | deny | answered. */

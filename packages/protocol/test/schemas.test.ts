@@ -6,6 +6,7 @@ import {
   NewMailEvent,
   PermissionRequest,
   routePath,
+  SendMailRequest,
   SendMailResponse,
 } from '../src/index.js';
 
@@ -28,11 +29,15 @@ const newMail = {
 };
 
 describe('events (G-20, G-21)', () => {
-  it('new_mail carries every G-20 field and nothing else', () => {
+  it('new_mail carries every G-20 field', () => {
     expect(NewMailEvent.parse(newMail)).toEqual(newMail);
     const { self_address: _, ...missing } = newMail;
     expect(NewMailEvent.safeParse(missing).success).toBe(false);
-    expect(NewMailEvent.safeParse({ ...newMail, extra: 1 }).success).toBe(false);
+  });
+
+  it('answers and events tolerate newer fields (stripped), requests do not', () => {
+    expect(NewMailEvent.parse({ ...newMail, from_newer_gateway: 1 })).toEqual(newMail);
+    expect(SendMailRequest.safeParse({ to: 'a@.', subject: 's', body: 'b', extra: 1 }).success).toBe(false);
   });
 
   it('from_human is a boolean, never guessed (G-30)', () => {

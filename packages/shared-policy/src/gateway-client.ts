@@ -14,6 +14,7 @@ import {
   HeartbeatResponse,
   type InboxQuery,
   InboxResponse,
+  isTransientStatus,
   type Mail,
   MailResponse,
   MarkReadResponse,
@@ -32,7 +33,6 @@ import {
   SuggestResponse,
   type ThreadQuery,
   ThreadResponse,
-  isTransientStatus,
   UploadAttachmentResponse,
 } from '@agentmail/protocol';
 import { type Dispatcher, FormData, request } from 'undici';
@@ -106,9 +106,13 @@ export class GatewayHttpError extends AgentMailError {
   readonly path: string;
   constructor(method: string, path: string, status: number, body: ErrorBody) {
     const words = [body.detail, body.suggestion].filter((w) => w !== undefined && w !== '').join(' ');
-    super(ERROR_CODES.GATEWAY_HTTP, `${method} ${path} failed with HTTP ${status} ${body.error}${words ? `: ${words}` : ''}`, {
-      status,
-    });
+    super(
+      ERROR_CODES.GATEWAY_HTTP,
+      `${method} ${path} failed with HTTP ${status} ${body.error}${words ? `: ${words}` : ''}`,
+      {
+        status,
+      },
+    );
     this.name = 'GatewayHttpError';
     this.body = body;
     this.method = method;
@@ -125,7 +129,9 @@ export class GatewayNetworkError extends AgentMailError {
   readonly path: string;
   constructor(method: string, path: string, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    super(ERROR_CODES.GATEWAY_NETWORK, `${method} ${path} did not get an answer (${why}); retry later`, { cause });
+    super(ERROR_CODES.GATEWAY_NETWORK, `${method} ${path} did not get an answer (${why}); retry later`, {
+      cause,
+    });
     this.name = 'GatewayNetworkError';
     this.method = method;
     this.path = path;
@@ -165,7 +171,11 @@ export function isPermanent(err: unknown): boolean {
  * (`http://h/agentmail` + `/api/v1/events` → `http://h/agentmail/api/v1/events`).
  * @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `baseUrl` is not an http(s) URL.
  */
-export function gatewayUrl(baseUrl: string, path: string, query?: Record<string, string | number | undefined>): URL {
+export function gatewayUrl(
+  baseUrl: string,
+  path: string,
+  query?: Record<string, string | number | undefined>,
+): URL {
   let base: URL;
   try {
     base = new URL(baseUrl);
@@ -203,10 +213,11 @@ function dispositionFilename(header: string): string {
       name = '';
     }
   }
-  if (!name) name = /filename\s*=\s*"([^"]*)"/.exec(header)?.[1] ?? /filename\s*=\s*([^;\s]+)/.exec(header)?.[1] ?? '';
+  if (!name)
+    name = /filename\s*=\s*"([^"]*)"/.exec(header)?.[1] ?? /filename\s*=\s*([^;\s]+)/.exec(header)?.[1] ?? '';
   // Only a base name: a hostile header must not steer the write into another directory.
   const base = basename(name.replaceAll('\\', '/'));
-  return base === '.' || base === '..' ? '' : base.replace(/[\u0000-\u001f]/g, '');
+  return base === '.' || base === '..' ? '' : [...base].filter((ch) => ch.charCodeAt(0) >= 32).join('');
 }
 
 function isInside(dir: string, root: string): boolean {
@@ -303,7 +314,11 @@ export class GatewayClient {
   }
 
   /** `GET /agent/mail/{id}/thread`: the whole thread, oldest first, paged by `offset`. */
-  thread(id: string, query: z.input<typeof ThreadQuery> = {}, options?: CallOptions): Promise<ThreadResponse> {
+  thread(
+    id: string,
+    query: z.input<typeof ThreadQuery> = {},
+    options?: CallOptions,
+  ): Promise<ThreadResponse> {
     return this.#json('GET', 'thread', { id }, undefined, ThreadResponse, options, {
       offset: query.offset === undefined ? undefined : Number(query.offset),
       limit: query.limit === undefined ? undefined : Number(query.limit),
@@ -344,7 +359,11 @@ export class GatewayClient {
   }
 
   /** `POST /sessions/{id}/sync`: naming sync, answers the final alias (see SPEC B-11). */
-  sessionSync(sessionId: string, body: SessionSyncRequest, options?: CallOptions): Promise<SessionSyncResponse> {
+  sessionSync(
+    sessionId: string,
+    body: SessionSyncRequest,
+    options?: CallOptions,
+  ): Promise<SessionSyncResponse> {
     return this.#json('POST', 'sessionSync', { id: sessionId }, body, SessionSyncResponse, options);
   }
 
@@ -399,7 +418,11 @@ export class GatewayClient {
    *   `AM_GATEWAY_DOWNLOAD_DIR_MISSING`, `AM_GATEWAY_FILE_EXISTS` (without `overwrite`); and the
    *   call errors above.
    */
-  async downloadAttachment(id: string, target: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+  async downloadAttachment(
+    id: string,
+    target: string,
+    options: DownloadOptions = {},
+  ): Promise<DownloadResult> {
     const checked = await this.#checkTarget(target);
     const path = routePath('attachment', { id });
     const url = gatewayUrl(this.baseUrl, path);
@@ -492,7 +515,10 @@ export class GatewayClient {
     signal: AbortSignal,
     caller: AbortSignal | undefined,
   ): Promise<Dispatcher.ResponseData> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#key}`, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#key}`,
+      accept: 'application/json',
+    };
     let payload: string | FormData | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {

@@ -145,11 +145,21 @@ function normalizeAddressList(input: unknown): string[] {
       }
     } else items = t.split(/[,，;]/);
   }
-  return [...new Set(items.filter((x): x is string => typeof x === 'string').map((x) => x.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      items
+        .filter((x): x is string => typeof x === 'string')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 const AttachmentIds = z.unknown().transform(normalizeAttachmentIds).pipe(z.array(Id).max(20));
-const AddressList = z.unknown().transform(normalizeAddressList).pipe(z.array(z.string().min(1)).max(20));
+const AddressList = z
+  .unknown()
+  .transform(normalizeAddressList)
+  .pipe(z.array(z.string().min(1)).max(20));
 const Address = z.string().trim().min(1);
 const AbsolutePath = z.string().trim().min(1);
 
@@ -174,7 +184,12 @@ function failure(tool: MailToolName, err: unknown, locale: Locale): MailToolResu
   };
 }
 
-function toolError(tool: MailToolName, key: TextKey, locale: Locale, params: Record<string, string> = {}): MailToolResult {
+function toolError(
+  tool: MailToolName,
+  key: TextKey,
+  locale: Locale,
+  params: Record<string, string> = {},
+): MailToolResult {
   return {
     text: formatText(key, { tool, ...params }, locale),
     isError: true,
@@ -262,7 +277,11 @@ function build<S extends z.ZodRawShape>(spec: ToolSpec<S>, locale: Locale): Mail
         return {
           text: formatText('tools.error.args', { tool: spec.name, detail: body.detail }, lc),
           isError: true,
-          details: { code: ERROR_CODES.TOOL_ARGS_INVALID, field: body.field, accepted_fields: body.accepted_fields },
+          details: {
+            code: ERROR_CODES.TOOL_ARGS_INVALID,
+            field: body.field,
+            accepted_fields: body.accepted_fields,
+          },
         };
       }
       try {
@@ -295,7 +314,6 @@ function callOptions(ctx: MailToolContext): { signal?: AbortSignal } {
   return ctx.signal ? { signal: ctx.signal } : {};
 }
 
-
 /**
  * The mail tools with descriptions in `locale` (see SPEC B-17): same names, parameters and
  * annotations on every platform and in every locale; only the words change.
@@ -317,10 +335,19 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           session_id: { schema: STRING, text: 'tools.param.session_id' },
         },
         // Marks the listed mails read: not read-only, but nothing is lost (SPEC B-17).
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
         async run(args, ctx, lc) {
           const res = await ctx.client.inbox(
-            { status: args.status, limit: args.limit, ...(args.session_id ? { session_id: args.session_id } : {}) },
+            {
+              status: args.status,
+              limit: args.limit,
+              ...(args.session_id ? { session_id: args.session_id } : {}),
+            },
             callOptions(ctx),
           );
           // B-17: mark read exactly the unread mails this call listed, never with status=all.
@@ -403,9 +430,17 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           reply_to: { schema: STRING, text: 'tools.param.reply_to' },
           session_alias: { schema: STRING, text: 'tools.param.session_alias' },
           attachment_ids: { schema: STRING_LIST, text: 'tools.param.attachment_ids' },
-          max_rounds: { schema: { type: 'integer', minimum: 1, maximum: 1000 }, text: 'tools.param.max_rounds' },
+          max_rounds: {
+            schema: { type: 'integer', minimum: 1, maximum: 1000 },
+            text: 'tools.param.max_rounds',
+          },
         },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: true,
+        },
         async run(args, ctx, lc) {
           const res = await ctx.client.send(
             {
@@ -450,7 +485,12 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           to: { schema: STRING, text: 'tools.param.to' },
           comment: { schema: STRING, text: 'tools.param.comment' },
         },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: true,
+        },
         async run(args, ctx, lc) {
           const res = await ctx.client.forward(
             args.mail_id,
@@ -462,7 +502,12 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           const recordError = await recordSends(ctx, [args.to]);
           const text = formatText(
             'tools.forward.done',
-            { source_id: args.mail_id, mail_id: res.mail_id, address: res.address, session_alias: res.session_alias },
+            {
+              source_id: args.mail_id,
+              mail_id: res.mail_id,
+              address: res.address,
+              session_alias: res.session_alias,
+            },
             lc,
           );
           return { text, details: recordError === undefined ? res : { ...res, record_error: recordError } };
@@ -483,7 +528,12 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           filename: { schema: STRING, text: 'tools.param.filename' },
           content_type: { schema: STRING, text: 'tools.param.content_type' },
         },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
         async run(args, ctx, lc) {
           const info = await ctx.client.uploadAttachment(args.path, {
             ...callOptions(ctx),
@@ -491,7 +541,11 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
             ...(args.content_type ? { contentType: args.content_type } : {}),
           });
           return {
-            text: formatText('tools.upload.done', { filename: info.filename, size: info.size_bytes, id: info.id }, lc),
+            text: formatText(
+              'tools.upload.done',
+              { filename: info.filename, size: info.size_bytes, id: info.id },
+              lc,
+            ),
             details: info,
           };
         },
@@ -507,11 +561,20 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           path: { schema: STRING, text: 'tools.param.download_path' },
         },
         // Writes a new file; never overwrites one (the client refuses existing files).
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
         async run(args, ctx, lc) {
           const res = await ctx.client.downloadAttachment(args.attachment_id, args.path, callOptions(ctx));
           return {
-            text: formatText('tools.download.done', { id: args.attachment_id, path: res.path, size: res.size_bytes }, lc),
+            text: formatText(
+              'tools.download.done',
+              { id: args.attachment_id, path: res.path, size: res.size_bytes },
+              lc,
+            ),
             details: res,
           };
         },
@@ -579,7 +642,12 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           url: { schema: STRING, text: 'tools.param.url' },
           key: { schema: STRING, text: 'tools.param.key' },
         },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true,
+        },
         async run(args, ctx, lc) {
           const current = ctx.client.baseUrl;
           if (!ctx.reconnect) return toolError('connect_to_server', 'tools.connect.unsupported', lc);
@@ -591,7 +659,11 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
           const probe = await probeGateway(ctx.client, { url: args.url, key }, ctx.identity, ctx.signal);
           if (!probe.ok)
             return {
-              text: formatText('tools.connect.failed', { url: args.url, message: messageOf(probe.error), current }, lc),
+              text: formatText(
+                'tools.connect.failed',
+                { url: args.url, message: messageOf(probe.error), current },
+                lc,
+              ),
               isError: true,
               details: failure('connect_to_server', probe.error, lc).details,
             };
@@ -599,11 +671,18 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
             await ctx.reconnect({ url: args.url, key: probe.key, client: probe.client });
           } catch (err) {
             return {
-              text: formatText('tools.connect.switch_failed', { url: args.url, message: messageOf(err), current }, lc),
+              text: formatText(
+                'tools.connect.switch_failed',
+                { url: args.url, message: messageOf(err), current },
+                lc,
+              ),
               isError: true,
             };
           }
-          return { text: formatText('tools.connect.done', { url: args.url }, lc), details: { url: args.url } };
+          return {
+            text: formatText('tools.connect.done', { url: args.url }, lc),
+            details: { url: args.url },
+          };
         },
       },
       locale,
@@ -624,10 +703,13 @@ export async function runMailTool(
   const tool = mailTools(locale).find((t) => t.name === name);
   if (!tool)
     return {
-      text: formatText('tools.error.local', { tool: name, message: `unknown tool; the mail tools are ${MAIL_TOOL_NAMES.join(', ')}` }, ctx.locale ?? locale),
+      text: formatText(
+        'tools.error.local',
+        { tool: name, message: `unknown tool; the mail tools are ${MAIL_TOOL_NAMES.join(', ')}` },
+        ctx.locale ?? locale,
+      ),
       isError: true,
       details: { code: ERROR_CODES.TOOL_ARGS_INVALID },
     };
   return tool.run(args, ctx);
 }
-

@@ -17,13 +17,21 @@ import { DEFAULT_LOCALE, formatText, type Locale } from './texts/index.js';
  */
 
 /** `name (person) <address>`: one party, kind from the explicit `human` flag (G-30). */
-export function renderParty(name: string, address: string, human: boolean, locale: Locale = DEFAULT_LOCALE): string {
+export function renderParty(
+  name: string,
+  address: string,
+  human: boolean,
+  locale: Locale = DEFAULT_LOCALE,
+): string {
   const kind = formatText(human ? 'tools.label.person' : 'tools.label.agent', {}, locale);
   return address ? `${name} ${kind} <${address}>` : `${name} ${kind}`;
 }
 
 /** `id (filename, N bytes)` for each attachment, `; `-separated, or the "none" label. */
-export function renderAttachments(attachments: readonly AttachmentInfo[], locale: Locale = DEFAULT_LOCALE): string {
+export function renderAttachments(
+  attachments: readonly AttachmentInfo[],
+  locale: Locale = DEFAULT_LOCALE,
+): string {
   if (attachments.length === 0) return formatText('tools.label.none', {}, locale);
   return attachments
     .map((a) => `${a.id} (${a.filename}, ${formatText('tools.label.bytes', { size: a.size_bytes }, locale)})`)
@@ -46,7 +54,9 @@ function tags(m: MailSummary, locale: Locale): string {
 /** The header lines every rendering of a mail shares, without indentation. */
 function headerLines(m: MailSummary, locale: Locale): string[] {
   const parties = (list: MailSummary['to']) =>
-    list.length ? list.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ') : label('tools.label.none', locale);
+    list.length
+      ? list.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ')
+      : label('tools.label.none', locale);
   const lines = [
     `[${m.id}] ${tags(m, locale)} · ${label('tools.label.subject', locale)}: ${m.subject}`,
     `${label('tools.label.from', locale)}: ${renderParty(m.from_name, m.from_address, m.from_human, locale)}`,
@@ -90,7 +100,10 @@ export function renderInbox(
   const locale = options.locale ?? DEFAULT_LOCALE;
   const status = label(options.status === 'all' ? 'tools.label.all' : 'tools.label.unread', locale);
   if (res.mails.length === 0) return formatText('tools.inbox.empty', { status }, locale);
-  const out = [formatText('tools.inbox.header', { status, shown: res.mails.length, unread: res.unread_count }, locale), ''];
+  const out = [
+    formatText('tools.inbox.header', { status, shown: res.mails.length, unread: res.unread_count }, locale),
+    '',
+  ];
   res.mails.forEach((m, i) => {
     const prefix = `${i + 1}. `;
     const pad = ' '.repeat(prefix.length);
@@ -99,8 +112,10 @@ export function renderInbox(
     out.push(prefix + indent(lines, pad), '');
   });
   if (res.has_more) out.push(formatText('tools.inbox.more', {}, locale));
-  if (options.marked?.length) out.push(formatText('tools.inbox.marked', { ids: options.marked.join(', ') }, locale));
-  if (options.markError) out.push(formatText('tools.inbox.mark_failed', { message: options.markError }, locale));
+  if (options.marked?.length)
+    out.push(formatText('tools.inbox.marked', { ids: options.marked.join(', ') }, locale));
+  if (options.markError)
+    out.push(formatText('tools.inbox.mark_failed', { message: options.markError }, locale));
   return out.join('\n').trimEnd();
 }
 
@@ -109,9 +124,12 @@ export function renderMail(mail: Mail, locale: Locale = DEFAULT_LOCALE): string 
   const participants = mail.participants.length
     ? mail.participants.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ')
     : label('tools.label.none', locale);
-  return [...headerLines(mail, locale), `${label('tools.label.participants', locale)}: ${participants}`, '', mail.body].join(
-    '\n',
-  );
+  return [
+    ...headerLines(mail, locale),
+    `${label('tools.label.participants', locale)}: ${participants}`,
+    '',
+    mail.body,
+  ].join('\n');
 }
 
 /** Render a thread page, oldest first, each mail in full, with the next offset when more follow. */
@@ -138,7 +156,13 @@ export function renderThread(thread: ThreadResponse, locale: Locale = DEFAULT_LO
 
 /** Render the participants of a session: each party, and who has not spoken yet. */
 export function renderParticipants(res: ParticipantsResponse, locale: Locale = DEFAULT_LOCALE): string {
-  const out = [formatText('tools.participants.header', { session_alias: res.session_alias, session_id: res.session_id }, locale)];
+  const out = [
+    formatText(
+      'tools.participants.header',
+      { session_alias: res.session_alias, session_id: res.session_id },
+      locale,
+    ),
+  ];
   for (const p of res.participants) {
     const silent = p.has_spoken ? '' : ` · ${label('tools.label.silent', locale)}`;
     const last = p.last_mail_at ? ` · ${p.last_mail_at}` : '';
@@ -157,7 +181,9 @@ export function renderContacts(res: ContactsResponse, locale: Locale = DEFAULT_L
       ? label('tools.label.online', locale)
       : `${label('tools.label.offline', locale)}, ${label('tools.label.last_seen', locale)}: ${c.last_seen ?? label('tools.label.never', locale)}`;
     const platform = c.platform ? ` · ${label('tools.label.platform', locale)}: ${c.platform}` : '';
-    const ws = c.workspaces.length ? ` · ${label('tools.label.workspaces', locale)}: ${c.workspaces.join(', ')}` : '';
+    const ws = c.workspaces.length
+      ? ` · ${label('tools.label.workspaces', locale)}: ${c.workspaces.join(', ')}`
+      : '';
     out.push(`- ${renderParty(c.name, c.address, c.kind === 'person', locale)} · ${online}${platform}${ws}`);
   }
   return out.join('\n');

@@ -259,7 +259,8 @@ export class SseClient {
     if (cursor !== undefined) headers['last-event-id'] = cursor;
     const openedAt = this.#now();
     let events = 0;
-    const healthy = (): boolean => events > 0 || this.#now() - openedAt >= (o.healthyAfterMs ?? SSE_HEALTHY_AFTER_MS);
+    const healthy = (): boolean =>
+      events > 0 || this.#now() - openedAt >= (o.healthyAfterMs ?? SSE_HEALTHY_AFTER_MS);
     try {
       const res = await request(url, {
         method: 'GET',
@@ -287,7 +288,9 @@ export class SseClient {
         o.onOpen?.({ url, lastEventId: cursor, connection: this.#connections });
       } catch (err) {
         this.#report(
-          new AgentMailError(ERROR_CODES.SSE_HANDLER_FAILED, `onOpen handler threw: ${message(err)}`, { cause: err }),
+          new AgentMailError(ERROR_CODES.SSE_HANDLER_FAILED, `onOpen handler threw: ${message(err)}`, {
+            cause: err,
+          }),
         );
       }
       // One decoder and one parser per connection: state spans chunks, never connections.
@@ -306,14 +309,21 @@ export class SseClient {
       // A clean end: an unterminated last frame is incomplete and is not dispatched.
       if (!signal.aborted)
         this.#report(
-          new AgentMailError(ERROR_CODES.SSE_CONNECTION, `event stream ${url} was closed by the server; reconnecting`),
+          new AgentMailError(
+            ERROR_CODES.SSE_CONNECTION,
+            `event stream ${url} was closed by the server; reconnecting`,
+          ),
         );
     } catch (err) {
       if (!signal.aborted)
         this.#report(
-          new AgentMailError(ERROR_CODES.SSE_CONNECTION, `event stream ${url} failed: ${message(err)}; reconnecting`, {
-            cause: err,
-          }),
+          new AgentMailError(
+            ERROR_CODES.SSE_CONNECTION,
+            `event stream ${url} failed: ${message(err)}; reconnecting`,
+            {
+              cause: err,
+            },
+          ),
         );
     }
     return { healthy: healthy(), permanent: false };

@@ -215,18 +215,22 @@ describe('SseClient frames (SPEC B-2)', () => {
     expect(STREAM.length).toBeGreaterThan(500);
     for (let offset = 1; offset < STREAM.length; offset++) {
       const { events, errors } = await runCut([offset]);
-      if (errors.length || events.length !== EVENTS.length) throw new Error(`cut at byte ${offset}: ${errors[0]?.message ?? events.length}`);
+      if (errors.length || events.length !== EVENTS.length)
+        throw new Error(`cut at byte ${offset}: ${errors[0]?.message ?? events.length}`);
       expect(events, `cut at byte ${offset}`).toEqual(EVENTS);
     }
   }, 120_000);
 
   it('FUZZ: many random cuts (fast-check) yield exactly the same events', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: STREAM.length - 1 }), { maxLength: 40 }), async (cuts) => {
-        const { events, errors } = await runCut(cuts);
-        expect(errors).toEqual([]);
-        expect(events).toEqual(EVENTS);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: STREAM.length - 1 }), { maxLength: 40 }),
+        async (cuts) => {
+          const { events, errors } = await runCut(cuts);
+          expect(errors).toEqual([]);
+          expect(events).toEqual(EVENTS);
+        },
+      ),
       { numRuns: 150 },
     );
   }, 120_000);
@@ -241,7 +245,10 @@ describe('SseClient frames (SPEC B-2)', () => {
 // ---- B-2, G-22: reconnect with Last-Event-ID -------------------------------------------------
 
 describe('SseClient reconnect (SPEC B-2, G-22)', () => {
-  const RING = [1, 2, 3, 4, 5, 6].map((n) => ({ id: String(n), text: frame('new_mail', String(n), mail(n, `第${n}封 ✉️`)) }));
+  const RING = [1, 2, 3, 4, 5, 6].map((n) => ({
+    id: String(n),
+    text: frame('new_mail', String(n), mail(n, `第${n}封 ✉️`)),
+  }));
 
   it('a dropped connection reconnects with Last-Event-ID = last id; no event lost or duplicated', async () => {
     const gotThree = deferred();
@@ -255,12 +262,22 @@ describe('SseClient reconnect (SPEC B-2, G-22)', () => {
         // events 1..3 and half of event 4, cut inside a multi-byte character, then drop
         const four = Buffer.from(replay[3]?.text ?? '');
         const cut = four.indexOf(Buffer.from('封')) + 1;
-        res.write(replay.slice(0, 3).map((e) => e.text).join(''));
+        res.write(
+          replay
+            .slice(0, 3)
+            .map((e) => e.text)
+            .join(''),
+        );
         res.write(four.subarray(0, cut));
         await gotThree.promise;
         res.socket?.destroy();
       } else if (index === 1) {
-        res.write(replay.slice(0, 2).map((e) => e.text).join(''));
+        res.write(
+          replay
+            .slice(0, 2)
+            .map((e) => e.text)
+            .join(''),
+        );
         await gotFive.promise;
         res.end(); // a clean end is a reconnect too
       } else {
@@ -299,7 +316,13 @@ describe('SseClient reconnect (SPEC B-2, G-22)', () => {
   it('the first connection sends a cursor given at start (SPEC B-1)', async () => {
     const opened = deferred();
     const server = await serve((_req, res) => openStream(res));
-    const client = new SseClient({ url: server.url, key: 'k', lastEventId: '41', onEvent: () => {}, onOpen: () => opened.resolve() });
+    const client = new SseClient({
+      url: server.url,
+      key: 'k',
+      lastEventId: '41',
+      onEvent: () => {},
+      onOpen: () => opened.resolve(),
+    });
     void client.start();
     await opened.promise;
     await client.close();
@@ -493,7 +516,13 @@ describe('SseClient abort', () => {
       req.socket.on('close', () => reqClosed.resolve());
     });
     const ac = new AbortController();
-    const client = new SseClient({ url: server.url, key: 'k', signal: ac.signal, onEvent: () => {}, onOpen: () => opened.resolve() });
+    const client = new SseClient({
+      url: server.url,
+      key: 'k',
+      signal: ac.signal,
+      onEvent: () => {},
+      onOpen: () => opened.resolve(),
+    });
     const done = client.start();
     await opened.promise;
     ac.abort();
@@ -526,7 +555,12 @@ describe('SseClient abort', () => {
 
   it('an already aborted signal makes no request at all', async () => {
     const server = await serve((_req, res) => openStream(res));
-    const client = new SseClient({ url: server.url, key: 'k', signal: AbortSignal.abort(), onEvent: () => {} });
+    const client = new SseClient({
+      url: server.url,
+      key: 'k',
+      signal: AbortSignal.abort(),
+      onEvent: () => {},
+    });
     await client.start();
     expect(server.requests.length).toBe(0);
   });
@@ -547,7 +581,13 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
     });
     const got = deferred<AgentEvent>();
     const errors: AgentMailError[] = [];
-    const client = new SseClient({ url: server.url, key: 'k', sleep: never, onEvent: (e) => got.resolve(e), onError: (e) => errors.push(e) });
+    const client = new SseClient({
+      url: server.url,
+      key: 'k',
+      sleep: never,
+      onEvent: (e) => got.resolve(e),
+      onError: (e) => errors.push(e),
+    });
     void client.start();
     const event = await got.promise;
     await client.close();
@@ -566,7 +606,9 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
     const server = await serve((_req, res) => {
       openStream(res);
       // event 2 is complete but for its blank line: the frame never ended
-      res.end(`${frame('new_mail', '1', mail(1, 'a'))}event: new_mail\nid: 2\ndata: ${JSON.stringify(mail(2, 'b'))}\n`);
+      res.end(
+        `${frame('new_mail', '1', mail(1, 'a'))}event: new_mail\nid: 2\ndata: ${JSON.stringify(mail(2, 'b'))}\n`,
+      );
     });
     const ended = deferred();
     const events: AgentEvent[] = [];
@@ -591,7 +633,11 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
   it('a throwing or rejecting handler is reported and the next event still arrives', async () => {
     const server = await serve((_req, res) => {
       openStream(res);
-      res.write(frame('new_mail', '1', mail(1, 'a')) + frame('new_mail', '2', mail(2, 'b')) + frame('new_mail', '3', mail(3, 'c')));
+      res.write(
+        frame('new_mail', '1', mail(1, 'a')) +
+          frame('new_mail', '2', mail(2, 'b')) +
+          frame('new_mail', '3', mail(3, 'c')),
+      );
     });
     const third = deferred();
     const failures: AgentMailError[] = [];
@@ -615,7 +661,10 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
     await third.promise;
     await twoFailures.promise;
     await client.close();
-    expect(failures.map((e) => e.code)).toEqual([ERROR_CODES.SSE_HANDLER_FAILED, ERROR_CODES.SSE_HANDLER_FAILED]);
+    expect(failures.map((e) => e.code)).toEqual([
+      ERROR_CODES.SSE_HANDLER_FAILED,
+      ERROR_CODES.SSE_HANDLER_FAILED,
+    ]);
     expect(failures[0]?.message).toContain('boom');
   });
 

@@ -80,24 +80,37 @@ export const EN = {
   // ==== end permission ====
 
   // ==== tools (mail tool descriptions and rendered labels: see SPEC B-17) ====
-  'tools.read_inbox.description': 'List mails in your AgentMail inbox, newest first: sender and own addresses, cc, subject, attachment ids and a snippet. With status "unread" (default) exactly the listed mails are then marked read; status "all" marks nothing.',
-  'tools.read_mail.description': 'Read one mail in full: body, attachments (with ids), everyone in the thread and the address a reply should go to.',
-  'tools.read_thread.description': 'Read the whole thread (session) of a mail, oldest first, page by page. Without mail_id it reads the thread of the mail you are working on.',
-  'tools.send_mail.description': 'Send a mail. "to" is an address name@/absolute/path.session, or just a name; the session "new" starts a new session. Attach uploaded files with attachment_ids. An agent receives nothing unless you call this tool.',
-  'tools.forward_mail.description': 'Forward a mail, quoting it and its attachments, to another address with an optional comment.',
-  'tools.upload_attachment.description': 'Upload a local file (absolute path, at most 25 MB) as an attachment. Returns the attachment id to pass in attachment_ids of send_mail.',
-  'tools.download_attachment.description': 'Save an attachment to a local file. The path must be absolute and inside an allowed directory (your working directory); an existing directory keeps the original file name. Existing files are never overwritten.',
-  'tools.suggest_address.description': 'Suggest addresses for a name and/or a working directory (existing sessions, announced workspaces). Read only.',
-  'tools.list_contacts.description': 'List the agents and people you can mail: default address, platform, workspaces and whether they are online. Read only.',
-  'tools.session_participants.description': 'List who takes part in a session: addresses, person or agent, and who has not spoken yet. Without session_id it uses the current session.',
-  'tools.connect_to_server.description': 'Connect this agent to another AgentMail Gateway (URL, optionally a new agent key). The new server is tried first; if that fails, the current connection stays as it is.',
-  'tools.param.status': 'unread (default): only unread mails, and mark the listed ones read. all: every mail, marks nothing.',
+  'tools.read_inbox.description':
+    'List mails in your AgentMail inbox, newest first: sender and own addresses, cc, subject, attachment ids and a snippet. With status "unread" (default) exactly the listed mails are then marked read; status "all" marks nothing.',
+  'tools.read_mail.description':
+    'Read one mail in full: body, attachments (with ids), everyone in the thread and the address a reply should go to.',
+  'tools.read_thread.description':
+    'Read the whole thread (session) of a mail, oldest first, page by page. Without mail_id it reads the thread of the mail you are working on.',
+  'tools.send_mail.description':
+    'Send a mail. "to" is an address name@/absolute/path.session, or just a name; the session "new" starts a new session. Attach uploaded files with attachment_ids. An agent receives nothing unless you call this tool.',
+  'tools.forward_mail.description':
+    'Forward a mail, quoting it and its attachments, to another address with an optional comment.',
+  'tools.upload_attachment.description':
+    'Upload a local file (absolute path, at most 25 MB) as an attachment. Returns the attachment id to pass in attachment_ids of send_mail.',
+  'tools.download_attachment.description':
+    'Save an attachment to a local file. The path must be absolute and inside an allowed directory (your working directory); an existing directory keeps the original file name. Existing files are never overwritten.',
+  'tools.suggest_address.description':
+    'Suggest addresses for a name and/or a working directory (existing sessions, announced workspaces). Read only.',
+  'tools.list_contacts.description':
+    'List the agents and people you can mail: default address, platform, workspaces and whether they are online. Read only.',
+  'tools.session_participants.description':
+    'List who takes part in a session: addresses, person or agent, and who has not spoken yet. Without session_id it uses the current session.',
+  'tools.connect_to_server.description':
+    'Connect this agent to another AgentMail Gateway (URL, optionally a new agent key). The new server is tried first; if that fails, the current connection stays as it is.',
+  'tools.param.status':
+    'unread (default): only unread mails, and mark the listed ones read. all: every mail, marks nothing.',
   'tools.param.limit': 'How many mails to list (1-100). Default 5.',
   'tools.param.session_id': 'Only mails of this session (session id).',
   'tools.param.mail_id': 'Id of the mail.',
   'tools.param.thread_mail_id': 'Id of any mail of the thread. Default: the mail you are working on.',
   'tools.param.offset': 'Index of the first mail of the page (0 = oldest). Default 0.',
-  'tools.param.to': 'Recipient address: name, name@/absolute/path. or name@/absolute/path.session (session "new" = a new session).',
+  'tools.param.to':
+    'Recipient address: name, name@/absolute/path. or name@/absolute/path.session (session "new" = a new session).',
   'tools.param.subject': 'Subject line.',
   'tools.param.body': 'Mail text.',
   'tools.param.cc': 'More recipients (addresses), in copy.',
@@ -107,10 +120,11 @@ export const EN = {
   'tools.param.max_rounds': 'Round budget of a newly created session (1-1000).',
   'tools.param.comment': 'Text put above the forwarded mail.',
   'tools.param.upload_path': 'Absolute path of the local file to upload.',
-  'tools.param.filename': 'File name to store. Default: the file\'s own name.',
+  'tools.param.filename': "File name to store. Default: the file's own name.",
   'tools.param.content_type': 'MIME type, e.g. text/plain. Default application/octet-stream.',
   'tools.param.attachment_id': 'Id of the attachment.',
-  'tools.param.download_path': 'Absolute target file path, or an existing directory to keep the original name.',
+  'tools.param.download_path':
+    'Absolute target file path, or an existing directory to keep the original name.',
   'tools.param.name': 'Agent or person name.',
   'tools.param.path': 'Absolute working directory.',
   'tools.param.participants_session_id': 'Session id. Default: the current session.',
@@ -150,30 +164,40 @@ export const EN = {
   'tools.inbox.more': 'More mails are waiting: call read_inbox again.',
   'tools.inbox.marked': 'Marked as read: {ids}.',
   'tools.inbox.mark_failed': 'Could not mark the listed mails read ({message}); they stay unread.',
-  'tools.thread.header': 'Thread of session {session_alias} ({session_id}): mails {first}-{last} of {total}, oldest first.',
+  'tools.thread.header':
+    'Thread of session {session_alias} ({session_id}): mails {first}-{last} of {total}, oldest first.',
   'tools.thread.more': 'More: call read_thread with offset {next_offset}.',
   'tools.participants.header': 'Participants of session {session_alias} ({session_id}):',
   'tools.contacts.header': 'Contacts ({count}):',
   'tools.contacts.empty': 'No contacts.',
   'tools.suggest.header': 'Suggested addresses:',
   'tools.suggest.empty': 'No address found for that name or path. Call list_contacts to see who exists.',
-  'tools.send.done': 'Sent mail {mail_id} to {address} (session {session_alias}, {session_id}). Rounds left: {rounds_left}.',
+  'tools.send.done':
+    'Sent mail {mail_id} to {address} (session {session_alias}, {session_id}). Rounds left: {rounds_left}.',
   'tools.send.free': 'free',
   'tools.send.duplicate': 'Already sent before as mail {mail_id}; nothing new was sent.',
-  'tools.forward.done': 'Forwarded mail {source_id} as mail {mail_id} to {address} (session {session_alias}).',
-  'tools.upload.done': 'Uploaded {filename} ({size} bytes) as attachment {id}. Send it with send_mail attachment_ids ["{id}"].',
+  'tools.forward.done':
+    'Forwarded mail {source_id} as mail {mail_id} to {address} (session {session_alias}).',
+  'tools.upload.done':
+    'Uploaded {filename} ({size} bytes) as attachment {id}. Send it with send_mail attachment_ids ["{id}"].',
   'tools.download.done': 'Saved attachment {id} to {path} ({size} bytes).',
   'tools.connect.done': 'Connected to {url}. Mail and events now come from this Gateway.',
   'tools.connect.same': 'Already connected to {url} with this key; nothing changed.',
-  'tools.connect.failed': 'Could not connect to {url}: {message}. Still connected to {current}; nothing changed.',
-  'tools.connect.switch_failed': 'The new Gateway {url} answered, but switching to it failed: {message}. Still connected to {current}.',
-  'tools.connect.unsupported': 'connect_to_server is not available on this platform: the bridge cannot switch servers. Ask the operator to change AGENTMAIL_GATEWAY_URL.',
+  'tools.connect.failed':
+    'Could not connect to {url}: {message}. Still connected to {current}; nothing changed.',
+  'tools.connect.switch_failed':
+    'The new Gateway {url} answered, but switching to it failed: {message}. Still connected to {current}.',
+  'tools.connect.unsupported':
+    'connect_to_server is not available on this platform: the bridge cannot switch servers. Ask the operator to change AGENTMAIL_GATEWAY_URL.',
   'tools.error.args': '{tool}: invalid arguments: {detail} Fix the named field and call {tool} again.',
   'tools.error.transient': '{tool} failed: {message}. This is temporary; try again later.',
-  'tools.error.permanent': '{tool} failed: {message}. Repeating the same call will not help; change the arguments.',
+  'tools.error.permanent':
+    '{tool} failed: {message}. Repeating the same call will not help; change the arguments.',
   'tools.error.local': '{tool} failed: {message}',
-  'tools.error.no_session': '{tool} needs a session_id: none was given and this turn has no current session. Pass session_id.',
-  'tools.error.no_mail': '{tool} needs a mail_id: none was given and this turn has no current mail. Pass mail_id.',
+  'tools.error.no_session':
+    '{tool} needs a session_id: none was given and this turn has no current session. Pass session_id.',
+  'tools.error.no_mail':
+    '{tool} needs a mail_id: none was given and this turn has no current mail. Pass mail_id.',
   'tools.error.need_name_or_path': 'suggest_address needs "name" or "path" (or both).',
   // ==== end tools ====
 } as const satisfies Record<string, string>;

@@ -69,18 +69,28 @@ export const ZH_CN: Record<TextKey, string> = {
   // ==== end permission ====
 
   // ==== tools ====
-  'tools.read_inbox.description': '列出 AgentMail 收件箱中的邮件（最新在前）：发件人地址和你自己的地址、抄送、主题、附件 id 和摘要。status 为 "unread"（默认）时，只把列出的这些邮件标记为已读；status 为 "all" 时不标记任何邮件。',
-  'tools.read_mail.description': '完整阅读一封邮件：正文、附件（含 id）、会话中的所有参与者，以及回复应发往的地址。',
-  'tools.read_thread.description': '按页阅读一封邮件所在的整个会话（最早的在前）。不给 mail_id 时，阅读你当前处理的邮件所在的会话。',
-  'tools.send_mail.description': '发送邮件。"to" 是形如 name@/绝对路径.会话 的地址，也可以只写名字；会话写 "new" 表示新建会话。用 attachment_ids 附加已上传的文件。除非调用此工具，否则其他智能体收不到任何内容。',
+  'tools.read_inbox.description':
+    '列出 AgentMail 收件箱中的邮件（最新在前）：发件人地址和你自己的地址、抄送、主题、附件 id 和摘要。status 为 "unread"（默认）时，只把列出的这些邮件标记为已读；status 为 "all" 时不标记任何邮件。',
+  'tools.read_mail.description':
+    '完整阅读一封邮件：正文、附件（含 id）、会话中的所有参与者，以及回复应发往的地址。',
+  'tools.read_thread.description':
+    '按页阅读一封邮件所在的整个会话（最早的在前）。不给 mail_id 时，阅读你当前处理的邮件所在的会话。',
+  'tools.send_mail.description':
+    '发送邮件。"to" 是形如 name@/绝对路径.会话 的地址，也可以只写名字；会话写 "new" 表示新建会话。用 attachment_ids 附加已上传的文件。除非调用此工具，否则其他智能体收不到任何内容。',
   'tools.forward_mail.description': '把一封邮件（连同原文引用和附件）转发到另一个地址，可附加说明。',
-  'tools.upload_attachment.description': '把本地文件（绝对路径，最大 25 MB）上传为附件。返回附件 id，可填入 send_mail 的 attachment_ids。',
-  'tools.download_attachment.description': '把附件保存到本地文件。路径必须是绝对路径，并位于允许的目录（你的工作目录）内；若给出已有目录，则沿用原文件名。不会覆盖已有文件。',
+  'tools.upload_attachment.description':
+    '把本地文件（绝对路径，最大 25 MB）上传为附件。返回附件 id，可填入 send_mail 的 attachment_ids。',
+  'tools.download_attachment.description':
+    '把附件保存到本地文件。路径必须是绝对路径，并位于允许的目录（你的工作目录）内；若给出已有目录，则沿用原文件名。不会覆盖已有文件。',
   'tools.suggest_address.description': '根据名字和/或工作目录推荐地址（已有会话、已公布的工作目录）。只读。',
-  'tools.list_contacts.description': '列出你可以发邮件的智能体和人：默认地址、平台、工作目录以及是否在线。只读。',
-  'tools.session_participants.description': '列出一个会话的参与者：地址、是人还是智能体，以及谁还没有发言。不给 session_id 时使用当前会话。',
-  'tools.connect_to_server.description': '把本智能体连接到另一个 AgentMail 网关（URL，可选新的智能体密钥）。会先试连新服务器；失败时保持当前连接不变。',
-  'tools.param.status': 'unread（默认）：只列未读邮件，并把列出的标记为已读。all：列出所有邮件，不做任何标记。',
+  'tools.list_contacts.description':
+    '列出你可以发邮件的智能体和人：默认地址、平台、工作目录以及是否在线。只读。',
+  'tools.session_participants.description':
+    '列出一个会话的参与者：地址、是人还是智能体，以及谁还没有发言。不给 session_id 时使用当前会话。',
+  'tools.connect_to_server.description':
+    '把本智能体连接到另一个 AgentMail 网关（URL，可选新的智能体密钥）。会先试连新服务器；失败时保持当前连接不变。',
+  'tools.param.status':
+    'unread（默认）：只列未读邮件，并把列出的标记为已读。all：列出所有邮件，不做任何标记。',
   'tools.param.limit': '列出多少封邮件（1-100），默认 5。',
   'tools.param.session_id': '只列出该会话（会话 id）的邮件。',
   'tools.param.mail_id': '邮件 id。',
@@ -139,24 +149,28 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.inbox.more': '还有更多邮件：请再次调用 read_inbox。',
   'tools.inbox.marked': '已标记为已读：{ids}。',
   'tools.inbox.mark_failed': '未能把列出的邮件标记为已读（{message}）；它们仍为未读。',
-  'tools.thread.header': '会话 {session_alias}（{session_id}）的邮件往来：第 {first}-{last} 封，共 {total} 封，最早的在前。',
+  'tools.thread.header':
+    '会话 {session_alias}（{session_id}）的邮件往来：第 {first}-{last} 封，共 {total} 封，最早的在前。',
   'tools.thread.more': '还有更多：用 offset {next_offset} 再次调用 read_thread。',
   'tools.participants.header': '会话 {session_alias}（{session_id}）的参与者：',
   'tools.contacts.header': '联系人（{count} 个）：',
   'tools.contacts.empty': '没有联系人。',
   'tools.suggest.header': '推荐地址：',
   'tools.suggest.empty': '没有找到与该名字或路径匹配的地址。调用 list_contacts 查看有哪些联系人。',
-  'tools.send.done': '已发送邮件 {mail_id} 至 {address}（会话 {session_alias}，{session_id}）。剩余轮次：{rounds_left}。',
+  'tools.send.done':
+    '已发送邮件 {mail_id} 至 {address}（会话 {session_alias}，{session_id}）。剩余轮次：{rounds_left}。',
   'tools.send.free': '不计',
   'tools.send.duplicate': '此前已作为邮件 {mail_id} 发送过；本次未重复发送。',
   'tools.forward.done': '已把邮件 {source_id} 转发为邮件 {mail_id}，发往 {address}（会话 {session_alias}）。',
-  'tools.upload.done': '已上传 {filename}（{size} 字节），附件 id 为 {id}。发送时在 send_mail 的 attachment_ids 中填写 ["{id}"]。',
+  'tools.upload.done':
+    '已上传 {filename}（{size} 字节），附件 id 为 {id}。发送时在 send_mail 的 attachment_ids 中填写 ["{id}"]。',
   'tools.download.done': '已把附件 {id} 保存到 {path}（{size} 字节）。',
   'tools.connect.done': '已连接到 {url}。邮件和事件现在来自此网关。',
   'tools.connect.same': '已使用该密钥连接到 {url}；没有任何变化。',
   'tools.connect.failed': '无法连接到 {url}：{message}。仍连接在 {current}，没有任何变化。',
   'tools.connect.switch_failed': '新网关 {url} 有响应，但切换失败：{message}。仍连接在 {current}。',
-  'tools.connect.unsupported': '此平台不支持 connect_to_server：桥接程序无法切换服务器。请让运维人员修改 AGENTMAIL_GATEWAY_URL。',
+  'tools.connect.unsupported':
+    '此平台不支持 connect_to_server：桥接程序无法切换服务器。请让运维人员修改 AGENTMAIL_GATEWAY_URL。',
   'tools.error.args': '{tool}：参数无效：{detail} 请修正所指字段后再次调用 {tool}。',
   'tools.error.transient': '{tool} 失败：{message}。这是暂时性问题，请稍后重试。',
   'tools.error.permanent': '{tool} 失败：{message}。原样重试不会成功，请修改参数。',

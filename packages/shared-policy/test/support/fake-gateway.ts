@@ -64,7 +64,9 @@ export async function fakeGateway(): Promise<FakeGateway> {
       requests.push(rec);
       const found = [...routes].reverse().find((r) => r.method === rec.method && match(r.pattern, rec.path));
       void Promise.resolve(
-        found ? found.route(rec) : { status: 404, json: { error: 'not_found', detail: `no route ${rec.path}` } },
+        found
+          ? found.route(rec)
+          : { status: 404, json: { error: 'not_found', detail: `no route ${rec.path}` } },
       ).then((reply) => {
         if (typeof reply === 'function') reply(rec, res);
         else {

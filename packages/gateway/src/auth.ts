@@ -1,0 +1,134 @@
+/**
+ * Authentication (SPEC G-12). Agent routes take an agent key (`Authorization: Bearer <key>`,
+ * fallback `X-Agent-Secret`); a key is bound to one agent name. Human routes (`/me/…`) take a
+ * user token and refuse agent keys; admin routes take an admin's user token. Secrets are stored
+ * as SHA-256 only.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { GatewayDb } from './db/database.js';
+import { GatewayError } from './errors.js';
+import { hashSecret } from './ids.js';
+
+/** The authenticated agent of a request. */
+export interface AgentPrincipal {
+  /** The name the key is bound to. */
+  name: string;
+  keyId: string;
+}
+
+/** The authenticated person of a request. */
+export interface UserPrincipal {
+  id: string;
+  name: string;
+  admin: boolean;
+}
+
+/** The credential of a request: Bearer token, else `X-Agent-Secret` (agents only). */
+export function credentialOf(req: FastifyRequest, allowAgentSecret: boolean): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  const secret = req.headers['x-agent-secret'];
+  if (allowAgentSecret && typeof secret === 'string' && secret.trim() !== '') return secret.trim();
+  return undefined;
+}
+
+/**
+ * Resolve the agent key of a request.
+ * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) when no key, an unknown or a revoked key is
+ *   given, or a user token is used on an agent route.
+ */
+export async function authenticateAgent(db: GatewayDb, req: FastifyRequest): Promise<AgentPrincipal> {
+  const secret = credentialOf(req, true);
+  if (secret === undefined)
+    throw new GatewayError('UNAUTHENTICATED', 'missing agent key', {
+      detail: 'agent routes need "Authorization: Bearer <agent key>" (or the header X-Agent-Secret)',
+      suggestion: 'ask an admin for a key: agentmail agent key <name>',
+    });
+  const hash = hashSecret(secret);
+  const key = await db
+    .selectFrom('agent_keys')
+    .select(['id', 'agent_name', 'revoked_at'])
+    .where('key_hash', '=', hash)
+    .executeTakeFirst();
+  if (key && key.revoked_at === null) return { name: key.agent_name, keyId: key.id };
+  if (key)
+    throw new GatewayError('UNAUTHENTICATED', `the agent key ${key.id} was revoked`, {
+      suggestion: 'ask an admin for a new key',
+    });
+  const user = await db
+    .selectFrom('user_tokens')
+    .select('id')
+    .where('token_hash', '=', hash)
+    .executeTakeFirst();
+  throw new GatewayError(
+    'UNAUTHENTICATED',
+    user ? 'a user token can not be used on agent routes' : 'unknown agent key',
+    {
+      suggestion: user ? 'use the /api/v1/me/… routes with a user token' : 'check AGENTMAIL_AGENT_KEY',
+    },
+  );
+}
+
+/**
+ * Check that a name given in a request is the name the key is bound to.
+ * @throws GatewayError `AM_GW_KEY_BOUND_TO_OTHER_AGENT` (403) naming the bound name.
+ */
+export function requireBoundName(agent: AgentPrincipal, name: string): void {
+  if (agent.name !== name)
+    throw new GatewayError(
+      'KEY_BOUND_TO_OTHER_AGENT',
+      `this key is bound to agent "${agent.name}", not "${name}"`,
+      {
+        suggestion: `use the name "${agent.name}" or a key issued for "${name}"`,
+        extra: { bound_name: agent.name },
+      },
+    );
+}
+
+/**
+ * Resolve the user token of a request (human and admin routes).
+ * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) without a valid token; `AM_GW_FORBIDDEN`
+ *   (403) for an agent key, or a non-admin on an admin route.
+ */
+export async function authenticateUser(
+  db: GatewayDb,
+  req: FastifyRequest,
+  adminOnly: boolean,
+): Promise<UserPrincipal> {
+  const secret = credentialOf(req, false);
+  if (secret === undefined)
+    throw new GatewayError('UNAUTHENTICATED', 'missing user token', {
+      detail: 'human routes need "Authorization: Bearer <user token>"',
+      suggestion: 'set AGENTMAIL_TOKEN to your user token',
+    });
+  const hash = hashSecret(secret);
+  const row = await db
+    .selectFrom('user_tokens')
+    .innerJoin('users', 'users.id', 'user_tokens.user_id')
+    .select(['users.id', 'users.name', 'users.is_admin', 'user_tokens.revoked_at'])
+    .where('user_tokens.token_hash', '=', hash)
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null) {
+    const agentKey = await db
+      .selectFrom('agent_keys')
+      .select('id')
+      .where('key_hash', '=', hash)
+      .executeTakeFirst();
+    if (agentKey)
+      throw new GatewayError('FORBIDDEN', 'an agent key can not be used on human routes', {
+        suggestion: 'use a user token; agents use the agent routes',
+      });
+    throw new GatewayError('UNAUTHENTICATED', row ? 'the user token was revoked' : 'unknown user token', {
+      suggestion: 'check AGENTMAIL_TOKEN',
+    });
+  }
+  const user: UserPrincipal = { id: row.id, name: row.name, admin: row.is_admin === 1 };
+  if (adminOnly && !user.admin)
+    throw new GatewayError('FORBIDDEN', `user "${user.name}" is not an admin`, {
+      suggestion: 'use the admin token printed by the first `agentmail serve`',
+    });
+  return user;
+}

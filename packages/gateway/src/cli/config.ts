@@ -1,0 +1,132 @@
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { CliError } from './errors.js';
+
+/** Gateway URL used when neither flag, environment nor config file names one. */
+export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8787';
+
+/** Environment variable holding the Gateway URL (shared naming scheme, SPEC §8). */
+export const ENV_GATEWAY_URL = 'AGENTMAIL_GATEWAY_URL';
+/** Environment variable holding the user token. */
+export const ENV_TOKEN = 'AGENTMAIL_TOKEN';
+/** Environment variable naming the config file. */
+export const ENV_CONFIG = 'AGENTMAIL_CONFIG';
+
+/** File mode of the config file: it holds a token, so owner read/write only. */
+export const CONFIG_FILE_MODE = 0o600;
+
+/** Contents of the config file written by `agentmail login`. */
+export const CliConfigFile = z.strictObject({
+  url: z.string().url().optional(),
+  token: z.string().min(1).optional(),
+});
+export type CliConfigFile = z.infer<typeof CliConfigFile>;
+
+/** The CLI's connection settings after merging flags, environment and file. */
+export interface ResolvedConfig {
+  /** Gateway base URL, without trailing slash. */
+  url: string;
+  /** User token, when one is configured. */
+  token: string | undefined;
+  /** Path of the config file consulted (it may not exist). */
+  configPath: string;
+}
+
+/** Flags that override the environment and the config file. */
+export interface ConfigFlags {
+  url?: string | undefined;
+  token?: string | undefined;
+  config?: string | undefined;
+}
+
+/**
+ * Path of the config file: `--config`, else `$AGENTMAIL_CONFIG`, else
+ * `$XDG_CONFIG_HOME/agentmail/config.json`, else `~/.config/agentmail/config.json`.
+ */
+export function configPath(flags: ConfigFlags, env: NodeJS.ProcessEnv): string {
+  if (flags.config !== undefined && flags.config !== '') return flags.config;
+  const fromEnv = env[ENV_CONFIG];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.config');
+  return join(base, 'agentmail', 'config.json');
+}
+
+/**
+ * Read the config file; a missing file is an empty config.
+ * @throws CliError `AM_CLI_CONFIG_INVALID` when the file is not valid JSON of {@link CliConfigFile}.
+ */
+export async function readConfigFile(path: string): Promise<CliConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new CliError('CONFIG_INVALID', `cannot read config file ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new CliError('CONFIG_INVALID', `config file ${path} is not valid JSON: ${(err as Error).message}`, {
+      suggestion: 'rewrite it with `agentmail login --url <url> --token <token>`',
+      cause: err,
+    });
+  }
+  const parsed = CliConfigFile.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field =
+      issue === undefined || issue.path.length === 0 ? 'the file' : `field "${issue.path.join('.')}"`;
+    throw new CliError('CONFIG_INVALID', `config file ${path}: ${field}: ${issue?.message ?? 'invalid'}`, {
+      suggestion:
+        'the file holds {"url": "http://host:port", "token": "…"}; rewrite it with `agentmail login`',
+    });
+  }
+  return parsed.data;
+}
+
+/**
+ * Write the config file with mode 0600 (directory 0700), atomically (temp file + rename).
+ * @throws Error from the file system when the directory cannot be created or written.
+ */
+export async function writeConfigFile(path: string, config: CliConfigFile): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(config, null, 2)}\n`, { mode: CONFIG_FILE_MODE });
+  // writeFile's mode only applies when it creates the file: a temp file left by a crashed run
+  // keeps its old mode, so set it explicitly.
+  await chmod(temp, CONFIG_FILE_MODE);
+  await rename(temp, path);
+}
+
+function firstSet(...values: (string | undefined)[]): string | undefined {
+  return values.find((v) => v !== undefined && v !== '');
+}
+
+/**
+ * Merge the connection settings: flags win over the environment (`AGENTMAIL_GATEWAY_URL`,
+ * `AGENTMAIL_TOKEN`), which wins over the config file, which wins over the default URL.
+ * @throws CliError `AM_CLI_CONFIG_INVALID` for an unreadable config file or a URL that does not parse.
+ */
+export async function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv): Promise<ResolvedConfig> {
+  const path = configPath(flags, env);
+  const file = await readConfigFile(path);
+  const url = firstSet(flags.url, env[ENV_GATEWAY_URL], file.url) ?? DEFAULT_GATEWAY_URL;
+  try {
+    new URL(url);
+  } catch {
+    throw new CliError('CONFIG_INVALID', `Gateway URL "${url}" is not a URL`, {
+      suggestion: 'write it as http://host:port',
+    });
+  }
+  return {
+    url: url.replace(/\/+$/, ''),
+    token: firstSet(flags.token, env[ENV_TOKEN], file.token),
+    configPath: path,
+  };
+}

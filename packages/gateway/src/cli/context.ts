@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { type ResolvedConfig, resolveConfig } from './config.js';
+import { CliError } from './errors.js';
+import { HumanApi } from './http.js';
+import type { CliIo } from './output.js';
+
+/** Options every command accepts (before or after the command name). */
+export interface GlobalOptions {
+  /** Gateway base URL. */
+  url?: string;
+  /** User token. */
+  token?: string;
+  /** Config file path. */
+  config?: string;
+  /** Machine-readable output. */
+  json?: boolean;
+}
+
+/** What a command's action needs: its I/O and a way to reach the Gateway. */
+export interface CliContext {
+  readonly io: CliIo;
+  /** The global options as given to `cmd` (merged with its parents'). */
+  globals(cmd: Command): GlobalOptions;
+  /** Connection settings from flags, environment and config file. */
+  config(cmd: Command): Promise<ResolvedConfig>;
+  /** A client of the human/admin API for `cmd`'s settings. */
+  api(cmd: Command): Promise<HumanApi>;
+}
+
+/** Build the {@link CliContext} for one run of the program. */
+export function createContext(io: CliIo): CliContext {
+  const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals<GlobalOptions>();
+  const config = (cmd: Command): Promise<ResolvedConfig> => {
+    const g = globals(cmd);
+    return resolveConfig({ url: g.url, token: g.token, config: g.config }, io.env);
+  };
+  return {
+    io,
+    globals,
+    config,
+    api: async (cmd) => {
+      const c = await config(cmd);
+      return new HumanApi({ baseUrl: c.url, token: c.token });
+    },
+  };
+}
+
+/**
+ * Parse a positive integer option.
+ * @throws CliError `AM_CLI_USAGE` naming the option when `value` is not an integer in [min, max].
+ */
+export function parseIntOption(name: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new CliError('USAGE', `option "${name}" must be an integer from ${min} to ${max}, got "${value}"`);
+  }
+  return n;
+}

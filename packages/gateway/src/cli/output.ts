@@ -1,0 +1,103 @@
+import type { ErrorBody } from '@agentmail/protocol';
+import { type CliError, isCliError } from './errors.js';
+
+/** Where the CLI writes and what it reads; injected so the program can run in a test. */
+export interface CliIo {
+  /** Write to standard output (a newline is added). */
+  out(text: string): void;
+  /** Write to standard error (a newline is added). */
+  err(text: string): void;
+  /** Environment variables. */
+  env: NodeJS.ProcessEnv;
+  /** Read all of standard input (for `--body -`). */
+  readStdin(): Promise<string>;
+}
+
+/** The process's own stdio and environment. */
+export function processIo(): CliIo {
+  return {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    env: process.env,
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+/** Widest a table cell gets before it is cut with `…`. @default 60 */
+export const CELL_MAX_CHARS = 60;
+
+/** Cut `text` to `max` characters, folding whitespace, marking the cut with `…`. */
+export function truncate(text: string, max: number = CELL_MAX_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** Render rows as a left-aligned table with a header row and two spaces between columns. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** `2026-11-29T22:52:45.123Z` → `2026-11-29 22:52` (UTC); other strings unchanged. */
+export function shortTime(iso: string | null): string {
+  if (iso === null) return '';
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
+  return m ? `${m[1]} ${m[2]}` : iso;
+}
+
+/** Print a value as pretty JSON on stdout (the `--json` output of every command). */
+export function printJson(io: CliIo, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}
+
+function errorBodyLines(body: ErrorBody): string[] {
+  const lines: string[] = [];
+  if (body.detail !== undefined && body.detail !== '') lines.push(`  ${body.detail}`);
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'error' || key === 'detail' || key === 'suggestion' || key === 'code') continue;
+    lines.push(`  ${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  }
+  if (body.suggestion !== undefined && body.suggestion !== '') lines.push(`  suggestion: ${body.suggestion}`);
+  return lines;
+}
+
+/**
+ * Print an error on stderr: the message, then the server's `detail`, extra fields and
+ * `suggestion` (see SPEC G-13), or one JSON line with `--json`. Returns the exit code:
+ * 2 for usage errors, 1 for everything else.
+ */
+export function reportError(io: CliIo, err: unknown, json: boolean): number {
+  if (!isCliError(err)) {
+    const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    if (json) io.err(JSON.stringify({ code: 'AM_CLI_INTERNAL', message: String(err) }));
+    else io.err(`agentmail: unexpected failure: ${message}`);
+    return 1;
+  }
+  const e: CliError = err;
+  if (json) {
+    io.err(
+      JSON.stringify({
+        code: e.code,
+        message: e.message,
+        ...(e.status === undefined ? {} : { status: e.status }),
+        ...(e.body === undefined ? {} : { body: e.body }),
+        ...(e.suggestion === undefined ? {} : { suggestion: e.suggestion }),
+      }),
+    );
+    return e.exitCode;
+  }
+  const lines = [`agentmail: ${e.message}`];
+  if (e.body !== undefined) lines.push(...errorBodyLines(e.body));
+  if (e.suggestion !== undefined) lines.push(`  suggestion: ${e.suggestion}`);
+  io.err(lines.join('\n'));
+  return e.exitCode;
+}

@@ -1,0 +1,119 @@
+import type { DecideRequest, DecideResponse, PermissionView } from '@agentmail/protocol';
+import type { Command } from 'commander';
+import type { CliContext } from './context.js';
+import { CliError } from './errors.js';
+import type { HumanApi } from './http.js';
+import { printJson, shortTime } from './output.js';
+
+function describe(p: PermissionView): string {
+  const head = `${p.id}  ${p.kind}  from ${p.agent_name}  session ${p.session_alias}  ${shortTime(p.created_at)}`;
+  const status = p.status === 'pending' ? 'pending' : `decided: ${p.decision ?? ''}`;
+  const lines = [`${head}  [${status}]`, ...p.question.split('\n').map((l) => `  ${l}`)];
+  if (p.context !== '') lines.push(...p.context.split('\n').map((l) => `  | ${l}`));
+  if (p.kind === 'approval')
+    lines.push(`  → agentmail approve ${p.id} [--always]  |  agentmail deny ${p.id}`);
+  else if (p.options.length > 0) {
+    lines.push(`  options${p.multi_select ? ' (choose one or more)' : ''}: ${p.options.join(' | ')}`);
+    lines.push(`  → agentmail answer ${p.id} <option>…`);
+  } else lines.push(`  → agentmail answer ${p.id} <free text>`);
+  if (p.answers.length > 0) lines.push(`  answers: ${p.answers.join(' | ')}`);
+  if (p.note !== '') lines.push(`  note: ${p.note}`);
+  return lines.join('\n');
+}
+
+async function findPermission(api: HumanApi, id: string): Promise<PermissionView | undefined> {
+  const { permissions } = await api.permissions('all');
+  return permissions.find((p) => p.id === id);
+}
+
+/**
+ * The answers to send for a question: option labels when the question has options (checked
+ * against them), else all words joined as one free-text answer (see SPEC P-9).
+ * @throws CliError `AM_CLI_USAGE` for an unknown label, several labels on a single-choice
+ *   question, or an approval request (which takes `approve`/`deny`).
+ */
+export function answersFor(permission: PermissionView | undefined, words: readonly string[]): string[] {
+  if (permission === undefined) return [...words];
+  if (permission.kind === 'approval') {
+    throw new CliError('USAGE', `${permission.id} asks for an approval, not an answer`, {
+      suggestion: `use \`agentmail approve ${permission.id}\` or \`agentmail deny ${permission.id}\``,
+    });
+  }
+  if (permission.options.length === 0) return [words.join(' ')];
+  const unknown = words.filter((w) => !permission.options.includes(w));
+  if (unknown.length > 0) {
+    throw new CliError('USAGE', `"${unknown[0]}" is not an option of ${permission.id}`, {
+      suggestion: `choose from: ${permission.options.map((o) => JSON.stringify(o)).join(', ')}`,
+    });
+  }
+  if (!permission.multi_select && words.length > 1) {
+    throw new CliError('USAGE', `${permission.id} takes one option, got ${words.length}`, {
+      suggestion: 'quote a label that contains spaces: agentmail answer <id> "Option A"',
+    });
+  }
+  return [...new Set(words)];
+}
+
+/** Register `permissions`, `approve`, `deny` and `answer`. */
+export function registerPermissionCommands(program: Command, ctx: CliContext): void {
+  const done = (cmd: Command, res: DecideResponse): void => {
+    if (ctx.globals(cmd).json) printJson(ctx.io, res);
+    else ctx.io.out(`${res.id}: ${res.decision}`);
+  };
+  const decide = async (cmd: Command, id: string, body: DecideRequest): Promise<void> => {
+    const api = await ctx.api(cmd);
+    done(cmd, await api.decide(id, body));
+  };
+
+  program
+    .command('permissions')
+    .description('list permission requests and questions waiting for you')
+    .option('--all', 'include decided ones')
+    .action(async (opts: { all?: boolean }, cmd: Command) => {
+      const api = await ctx.api(cmd);
+      const res = await api.permissions(opts.all ? 'all' : 'pending');
+      if (ctx.globals(cmd).json) return printJson(ctx.io, res);
+      if (res.permissions.length === 0) {
+        ctx.io.out(opts.all ? 'no permission requests' : 'nothing waiting for you');
+        return;
+      }
+      ctx.io.out(res.permissions.map(describe).join('\n\n'));
+    });
+
+  program
+    .command('approve')
+    .description('approve a tool call once (or always, for this session and tool)')
+    .argument('<id>', 'permission request id')
+    .option('--always', 'approve this tool for the rest of the session')
+    .option('--note <text>', 'a note the agent sees')
+    .action(async (id: string, opts: { always?: boolean; note?: string }, cmd: Command) => {
+      const body: DecideRequest = { decision: opts.always ? 'always' : 'approve' };
+      if (opts.note !== undefined) body.note = opts.note;
+      await decide(cmd, id, body);
+    });
+
+  program
+    .command('deny')
+    .description('deny a tool call, or decline to answer a question')
+    .argument('<id>', 'permission request id')
+    .option('--note <text>', 'why, or what to do instead (the agent sees it)')
+    .action(async (id: string, opts: { note?: string }, cmd: Command) => {
+      const body: DecideRequest = { decision: 'deny' };
+      if (opts.note !== undefined) body.note = opts.note;
+      await decide(cmd, id, body);
+    });
+
+  program
+    .command('answer')
+    .description('answer a question: option labels, or free text')
+    .argument('<id>', 'question id')
+    .argument('<answer...>', 'option label(s), or the words of a free-text answer')
+    .option('--note <text>', 'a note the agent sees')
+    .action(async (id: string, words: string[], opts: { note?: string }, cmd: Command) => {
+      const api = await ctx.api(cmd);
+      const answers = answersFor(await findPermission(api, id), words);
+      const body: DecideRequest = { answers };
+      if (opts.note !== undefined) body.note = opts.note;
+      done(cmd, await api.decide(id, body));
+    });
+}

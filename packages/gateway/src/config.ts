@@ -1,0 +1,86 @@
+/**
+ * Gateway options and their defaults. Every limit is per SPEC §4 unless said otherwise.
+ */
+import type { Clock } from './ids.js';
+
+/** Round budget of a new session when the first send names none (SPEC G-31). @default 20 */
+export const DEFAULT_MAX_ROUNDS = 20;
+
+/** Trailing relay mails allowed in a session before a relay is refused (SPEC G-33). @default 5 */
+export const DEFAULT_HOP_LIMIT = 5;
+
+/** New sessions one agent may get per hour, adoption included (SPEC G-34). @default 20 */
+export const DEFAULT_NEW_SESSIONS_PER_HOUR = 20;
+
+/** Largest upload, in bytes (25 MB). @default 26214400 */
+export const DEFAULT_ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
+
+/** Age after which an unreferenced blob is swept, in ms (SPEC G-36). @default 48 h */
+export const BLOB_SWEEP_AGE_MS = 48 * 60 * 60 * 1000;
+
+/** Interval of the blob sweep, in ms (SPEC G-36). @default 1 h */
+export const BLOB_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/** An agent counts as online this long after its last heartbeat, in ms (SPEC G-25). @default 90 s */
+export const ONLINE_WINDOW_MS = 90_000;
+
+/** Requests one credential (or address) may make per minute (@fastify/rate-limit). @default 1200 */
+export const DEFAULT_REQUESTS_PER_MINUTE = 1_200;
+
+/** Options of `buildApp` (all but `dataDir` optional). */
+export interface GatewayOptions {
+  /** Directory holding the SQLite file and the blobs; created when missing. */
+  dataDir: string;
+  /** Time source (tests inject one). @default Date.now */
+  clock?: Clock;
+  /** @default DEFAULT_MAX_ROUNDS */
+  defaultMaxRounds?: number;
+  /** @default DEFAULT_HOP_LIMIT */
+  hopLimit?: number;
+  /** @default DEFAULT_NEW_SESSIONS_PER_HOUR */
+  newSessionsPerHour?: number;
+  /** @default DEFAULT_ATTACHMENT_MAX_BYTES */
+  attachmentMaxBytes?: number;
+  /** Per-credential request rate limit; `false` turns it off. @default DEFAULT_REQUESTS_PER_MINUTE */
+  requestsPerMinute?: number | false;
+  /** Run the hourly blob sweep timer. @default true */
+  sweepTimer?: boolean;
+  /** SSE keep-alive comment interval, ms. @default 15000 */
+  sseKeepaliveMs?: number;
+  /** Events kept per stream for replay. @default 1000 */
+  eventLogMaxPerStream?: number;
+  /** pino log level; `silent` for tests. @default 'info' */
+  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** {@link GatewayOptions} with every default filled. */
+export interface ResolvedConfig {
+  dataDir: string;
+  clock: Clock;
+  defaultMaxRounds: number;
+  hopLimit: number;
+  newSessionsPerHour: number;
+  attachmentMaxBytes: number;
+  requestsPerMinute: number | false;
+  sweepTimer: boolean;
+  sseKeepaliveMs: number;
+  eventLogMaxPerStream: number;
+  logLevel: NonNullable<GatewayOptions['logLevel']>;
+}
+
+/** Fill the defaults of {@link GatewayOptions}. */
+export function resolveConfig(options: GatewayOptions): ResolvedConfig {
+  return {
+    dataDir: options.dataDir,
+    clock: options.clock ?? (() => Date.now()),
+    defaultMaxRounds: options.defaultMaxRounds ?? DEFAULT_MAX_ROUNDS,
+    hopLimit: options.hopLimit ?? DEFAULT_HOP_LIMIT,
+    newSessionsPerHour: options.newSessionsPerHour ?? DEFAULT_NEW_SESSIONS_PER_HOUR,
+    attachmentMaxBytes: options.attachmentMaxBytes ?? DEFAULT_ATTACHMENT_MAX_BYTES,
+    requestsPerMinute: options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE,
+    sweepTimer: options.sweepTimer ?? true,
+    sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
+    eventLogMaxPerStream: options.eventLogMaxPerStream ?? 1_000,
+    logLevel: options.logLevel ?? 'info',
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Opening the store: Kysely over better-sqlite3, one file under the data directory (the embedded
+ * default). Also the one mapper from driver constraint errors to dialect-neutral kinds.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { migrationProvider } from './migrations.js';
+import type { Database } from './schema.js';
+
+/** File name of the SQLite database inside the data directory. @default 'agentmail.sqlite' */
+export const SQLITE_FILE_NAME = 'agentmail.sqlite';
+
+/** How long a writer waits on a locked SQLite file before failing (ms). @default 5000 */
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+/** The typed Kysely handle of the Gateway store. */
+export type GatewayDb = Kysely<Database>;
+
+/**
+ * Open (creating if needed) the SQLite store under `dataDir` and apply pending migrations.
+ * Sets WAL, `foreign_keys=ON` and `busy_timeout` on the connection.
+ *
+ * @param dataDir - absolute or relative directory; created when missing
+ * @throws Error when a migration fails (the store is left at the last good migration)
+ * @example const db = await openDatabase('./.data'); … await db.destroy();
+ */
+export async function openDatabase(dataDir: string): Promise<GatewayDb> {
+  mkdirSync(dataDir, { recursive: true });
+  const sqlite = new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  sqlite.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return db;
+}
+
+/**
+ * Apply every pending migration of the static provider.
+ *
+ * @throws Error naming the failed migration
+ */
+export async function migrateToLatest<T>(db: Kysely<T>): Promise<string[]> {
+  const migrator = new Migrator({ db: db as unknown as Kysely<unknown>, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error !== undefined || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).map((r) => r.migrationName);
+}
+
+/** A constraint violation in dialect-neutral terms. */
+export interface ConstraintViolation {
+  kind: 'unique' | 'foreign_key' | 'not_null' | 'check';
+  /** `table.column` names (SQLite) or the constraint name (PostgreSQL), as the driver reports. */
+  target: string;
+}
+
+/**
+ * Classify a driver error as a constraint violation, or undefined for any other error.
+ * SQLite: `SQLITE_CONSTRAINT_*` codes with `UNIQUE constraint failed: t.a, t.b`; PostgreSQL:
+ * SQLSTATE 23505 / 23503 / 23502 / 23514 with `constraint`.
+ */
+export function constraintViolation(err: unknown): ConstraintViolation | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { code?: unknown; message?: unknown; constraint?: unknown; column?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  const target =
+    typeof e.constraint === 'string' ? e.constraint : (message.split('constraint failed: ')[1] ?? '').trim();
+  switch (code) {
+    case 'SQLITE_CONSTRAINT_UNIQUE':
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
+    case '23505':
+      return { kind: 'unique', target };
+    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+    case '23503':
+      return { kind: 'foreign_key', target };
+    case 'SQLITE_CONSTRAINT_NOTNULL':
+    case '23502':
+      return { kind: 'not_null', target };
+    case 'SQLITE_CONSTRAINT_CHECK':
+    case '23514':
+      return { kind: 'check', target };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * True when `err` is a unique violation whose target mentions every one of `columns` (SQLite
+ * names `table.column`; PostgreSQL names the constraint, which we name after its columns).
+ */
+export function isUniqueViolation(err: unknown, ...columns: string[]): boolean {
+  const v = constraintViolation(err);
+  return v?.kind === 'unique' && columns.every((c) => v.target.includes(c));
+}
+
+/** True when the driver reports a locked database (retry later, 503). */
+export function isBusyError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '40001' || code === '55P03';
+}

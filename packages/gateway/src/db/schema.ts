@@ -1,0 +1,190 @@
+/**
+ * Kysely table types of the Gateway store. Dialect-neutral on purpose (so PostgreSQL can be
+ * added without rewriting queries): text ids, integer milliseconds since the epoch for every
+ * timestamp (`..._at`, bigint on PostgreSQL), booleans as 0/1 integers, JSON as text.
+ */
+/** A person with a mailbox. */
+export interface UsersTable {
+  id: string;
+  name: string;
+  /** 1 for an administrator. */
+  is_admin: number;
+  created_at: number;
+}
+
+/** A user token; only its SHA-256 is stored. */
+export interface UserTokensTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** An agent identity, created by `POST /agent/register`. */
+export interface AgentsTable {
+  name: string;
+  platform: string;
+  registered_at: number;
+  /** Last heartbeat (ms); null before the first one. See SPEC G-25. */
+  last_seen: number | null;
+  mode_enforcement: string | null;
+  /** JSON array of workspaces from the last heartbeat. */
+  workspaces: string;
+  /** JSON array: the platform session snapshot (≤200). See SPEC G-25, G-37. */
+  platform_sessions: string;
+  /** JSON array: the model catalogue (≤300). See SPEC G-26. */
+  models: string;
+  /** JSON object of extra register fields (version, …). */
+  meta: string;
+}
+
+/** An agent key; only its SHA-256 is stored, bound to one agent name (SPEC G-12). */
+export interface AgentKeysTable {
+  id: string;
+  agent_name: string;
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** The admin's model selection per platform, ordered (SPEC G-26). */
+export interface AllowedModelsTable {
+  platform: string;
+  position: number;
+  model_key: string;
+}
+
+/** A session of one agent in one working directory (SPEC G-1, G-2, G-5, G-37). */
+export interface SessionsTable {
+  id: string;
+  agent_name: string;
+  path: string;
+  alias: string | null;
+  /** `agent\npath` for the default session of (agent, path), else null (unique). */
+  default_key: string | null;
+  /** Adopted platform session id (unique per agent). See SPEC G-37. */
+  platform_id: string | null;
+  title: string;
+  /** The person the session works for (SPEC G-38), inherited along delegations. */
+  owner_user_id: string | null;
+  permission_mode: string;
+  max_rounds: number;
+  rounds_used: number;
+  hop_limit: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A mail as written once by its sender. */
+export interface MailsTable {
+  id: string;
+  /** The session the mail was written in (sender side; for people, the thread's session). */
+  session_id: string;
+  from_name: string;
+  from_human: number;
+  /** The sender's address in `session_id` at send time (formatted). */
+  from_address: string;
+  subject: string;
+  body: string;
+  /** JSON array of the formatted `to` addresses. */
+  to_addresses: string;
+  /** JSON array of the formatted `cc` addresses. */
+  cc_addresses: string;
+  in_reply_to: string | null;
+  /** `summary` etc. for a bridge relay, null for a hand-written send (SPEC G-31, G-33). */
+  relay: string | null;
+  relay_key: string | null;
+  kind: string;
+  created_at: number;
+}
+
+/** One recipient's copy of a mail: its session, its read state. */
+export interface DeliveriesTable {
+  mail_id: string;
+  recipient_name: string;
+  recipient_human: number;
+  /** The recipient's session (agents) or the thread's session (people). */
+  session_id: string;
+  /** Path of the recipient's workspace (`to_workspace`, SPEC G-20). */
+  to_workspace: string;
+  role: string;
+  read_at: number | null;
+  created_at: number;
+}
+
+/** An uploaded file; its bytes are the blob `blob_key` on disk (SPEC G-36). */
+export interface AttachmentsTable {
+  id: string;
+  uploader_name: string;
+  uploader_human: number;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  blob_key: string;
+  created_at: number;
+}
+
+/** Which attachments a mail carries, in order. */
+export interface MailAttachmentsTable {
+  mail_id: string;
+  attachment_id: string;
+  position: number;
+}
+
+/** Per-stream event counters (streams: `agent:<name>`, `user:<name>`). */
+export interface StreamCursorsTable {
+  stream: string;
+  last_id: number;
+}
+
+/** The persisted per-stream event log (SPEC G-22). */
+export interface EventsTable {
+  stream: string;
+  event_id: number;
+  type: string;
+  data: string;
+  created_at: number;
+}
+
+/** A permission or question request (SPEC G-38, G-21). */
+export interface PermissionsTable {
+  id: string;
+  agent_name: string;
+  session_id: string;
+  relay_key: string;
+  kind: string;
+  question: string;
+  /** JSON array of option labels. */
+  options: string;
+  multi_select: number;
+  context: string;
+  target_user_id: string;
+  /** The question mail in the person's inbox. */
+  mail_id: string;
+  status: string;
+  decision: string | null;
+  note: string | null;
+  /** JSON array: chosen option labels or the free text (questions). */
+  answers: string;
+  created_at: number;
+  decided_at: number | null;
+}
+
+/** The Gateway database. */
+export interface Database {
+  users: UsersTable;
+  user_tokens: UserTokensTable;
+  agents: AgentsTable;
+  agent_keys: AgentKeysTable;
+  allowed_models: AllowedModelsTable;
+  sessions: SessionsTable;
+  mails: MailsTable;
+  deliveries: DeliveriesTable;
+  attachments: AttachmentsTable;
+  mail_attachments: MailAttachmentsTable;
+  stream_cursors: StreamCursorsTable;
+  events: EventsTable;
+  permissions: PermissionsTable;
+}

@@ -1,0 +1,401 @@
+/**
+ * Agents, people and models: register (idempotent), heartbeat (online status, catalogue vs
+ * selection, SPEC G-25..G-27), contacts and suggestions, naming sync, and the admin side (users,
+ * agent keys, allowed models).
+ */
+import {
+  type AllowedModelsResponse,
+  type Contact,
+  HEARTBEAT_INTERVAL_MS,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  heartbeatUnknownFields,
+  type RegisterResponse,
+  type SessionSyncResponse,
+  type Suggestion,
+} from '@agentmail/protocol';
+import { formatAddress, isValidAlias } from '@agentmail/shared-policy';
+import { ONLINE_WINDOW_MS } from './config.js';
+import type { Db, GatewayContext } from './context.js';
+import { iso } from './context.js';
+import { isUniqueViolation } from './db/database.js';
+import { GatewayError } from './errors.js';
+import { hashSecret, newId, newSecret } from './ids.js';
+import { sessionById } from './sessions.js';
+
+function parseJsonArray(text: string): unknown[] {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Register an agent (idempotent; a later call updates the platform).
+ * @throws GatewayError `AM_GW_CONFLICT` when a person already has the name
+ */
+export async function registerAgent(
+  ctx: GatewayContext,
+  name: string,
+  platform: string,
+  version: string | undefined,
+): Promise<RegisterResponse> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
+    if (user)
+      throw new GatewayError('CONFLICT', `the name "${name}" belongs to a person`, {
+        suggestion: 'issue the agent a key under another name',
+      });
+    const existing = await trx
+      .selectFrom('agents')
+      .select(['name', 'meta'])
+      .where('name', '=', name)
+      .executeTakeFirst();
+    const meta = JSON.stringify(version === undefined ? {} : { version });
+    if (existing) {
+      await trx.updateTable('agents').set({ platform, meta }).where('name', '=', name).execute();
+    } else {
+      await trx
+        .insertInto('agents')
+        .values({
+          name,
+          platform,
+          registered_at: ctx.config.clock(),
+          last_seen: null,
+          mode_enforcement: null,
+          workspaces: '[]',
+          platform_sessions: '[]',
+          models: '[]',
+          meta,
+        })
+        .execute();
+    }
+    return { name, platform, created: existing === undefined, heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS };
+  });
+}
+
+/**
+ * Require a registered agent.
+ * @throws GatewayError `AM_GW_NOT_REGISTERED` (409)
+ */
+export async function requireRegistered(db: Db, name: string): Promise<{ platform: string }> {
+  const row = await db.selectFrom('agents').select('platform').where('name', '=', name).executeTakeFirst();
+  if (!row)
+    throw new GatewayError('NOT_REGISTERED', `agent "${name}" is not registered`, {
+      suggestion: 'POST /api/v1/agent/register {name, platform} first',
+    });
+  return row;
+}
+
+/** The admin's ordered model selection of a platform (SPEC G-26). */
+export async function allowedModels(db: Db, platform: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('allowed_models')
+    .select('model_key')
+    .where('platform', '=', platform)
+    .orderBy('position')
+    .execute();
+  return rows.map((r) => r.model_key);
+}
+
+/**
+ * Take a heartbeat (SPEC G-25..G-27, G-11): `last_seen`; an omitted list keeps the stored one,
+ * an empty list clears it; answers the selection and the unknown fields.
+ */
+export async function heartbeat(
+  ctx: GatewayContext,
+  name: string,
+  body: HeartbeatRequest,
+  raw: Record<string, unknown>,
+): Promise<HeartbeatResponse> {
+  const { platform } = await requireRegistered(ctx.db, name);
+  const now = ctx.config.clock();
+  const set: {
+    last_seen: number;
+    workspaces?: string;
+    platform_sessions?: string;
+    models?: string;
+    mode_enforcement?: string;
+  } = { last_seen: now };
+  if (body.workspaces !== undefined) set.workspaces = JSON.stringify(body.workspaces);
+  if (body.sessions !== undefined) set.platform_sessions = JSON.stringify(body.sessions);
+  if (body.models !== undefined) set.models = JSON.stringify(body.models);
+  if (body.mode_enforcement !== undefined) set.mode_enforcement = body.mode_enforcement;
+  await ctx.db.updateTable('agents').set(set).where('name', '=', name).execute();
+  return {
+    status: 'ok',
+    server_time: iso(now),
+    allowed_models: await allowedModels(ctx.db, platform),
+    unknown_fields: heartbeatUnknownFields(raw),
+    heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS,
+  };
+}
+
+/** Every agent and person, agents first (read only discovery). */
+export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
+  const now = ctx.config.clock();
+  const agents = await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute();
+  const users = await ctx.db.selectFrom('users').select('name').orderBy('name').execute();
+  return [
+    ...agents.map((a) => ({
+      name: a.name,
+      kind: 'agent' as const,
+      platform: a.platform,
+      online: a.last_seen !== null && now - Number(a.last_seen) <= ONLINE_WINDOW_MS,
+      last_seen: a.last_seen === null ? null : iso(Number(a.last_seen)),
+      workspaces: parseJsonArray(a.workspaces)
+        .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
+        .filter((p): p is string => typeof p === 'string'),
+      address: formatAddress({ name: a.name, path: '', session: '' }),
+    })),
+    ...users.map((u) => ({
+      name: u.name,
+      kind: 'person' as const,
+      platform: '',
+      online: false,
+      last_seen: null,
+      workspaces: [],
+      address: formatAddress({ name: u.name, path: '', session: '' }),
+    })),
+  ];
+}
+
+/** Suggest addresses for a (partial) name and/or path: existing sessions, then workspaces. */
+export async function suggestAddresses(
+  ctx: GatewayContext,
+  name?: string,
+  path?: string,
+): Promise<Suggestion[]> {
+  const n = (name ?? '').toLowerCase();
+  const p = path ?? '';
+  const out: Suggestion[] = [];
+  const seen = new Set<string>();
+  const push = (s: Suggestion) => {
+    if (seen.has(s.address)) return;
+    seen.add(s.address);
+    out.push(s);
+  };
+  const agents = (await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute()).filter((a) =>
+    a.name.toLowerCase().includes(n),
+  );
+  for (const a of agents) {
+    const sessions = await ctx.db
+      .selectFrom('sessions')
+      .select(['path', 'alias'])
+      .where('agent_name', '=', a.name)
+      .where('alias', 'is not', null)
+      .orderBy('updated_at', 'desc')
+      .limit(20)
+      .execute();
+    for (const s of sessions) {
+      if (p !== '' && !s.path.startsWith(p)) continue;
+      const alias = s.alias ?? '';
+      push({
+        address: formatAddress({ name: a.name, path: s.path, session: alias }),
+        name: a.name,
+        path: s.path,
+        session_alias: alias,
+        reason: 'existing session',
+      });
+    }
+    for (const w of parseJsonArray(a.workspaces)) {
+      const wp = typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined;
+      if (typeof wp !== 'string' || !wp.startsWith('/') || (p !== '' && !wp.startsWith(p))) continue;
+      push({
+        address: formatAddress({ name: a.name, path: wp, session: 'new' }),
+        name: a.name,
+        path: wp,
+        session_alias: '',
+        reason: 'announced workspace (new session)',
+      });
+    }
+    if (p === '' || p.startsWith('/'))
+      push({
+        address: formatAddress({ name: a.name, path: p, session: '' }),
+        name: a.name,
+        path: p,
+        session_alias: '',
+        reason: 'default session',
+      });
+  }
+  const users = await ctx.db.selectFrom('users').select('name').orderBy('name').execute();
+  for (const u of users.filter((x) => x.name.toLowerCase().includes(n)))
+    push({
+      address: formatAddress({ name: u.name, path: '', session: '' }),
+      name: u.name,
+      path: '',
+      session_alias: '',
+      reason: 'person',
+    });
+  return out.slice(0, 50);
+}
+
+/**
+ * Naming sync (SPEC B-11): rename a session of the agent (suffix on collision) and/or set its
+ * title; answers the final alias.
+ * @throws GatewayError `AM_GW_NOT_FOUND`, `AM_GW_BAD_REQUEST` (alias not valid)
+ */
+export async function syncSession(
+  ctx: GatewayContext,
+  agentName: string,
+  sessionId: string,
+  alias: string | undefined,
+  title: string | undefined,
+): Promise<SessionSyncResponse> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const session = await sessionById(trx, sessionId);
+    if (!session || session.agent_name !== agentName)
+      throw new GatewayError('NOT_FOUND', `agent "${agentName}" has no session "${sessionId}"`);
+    let finalAlias = session.alias ?? '';
+    if (alias !== undefined && alias !== session.alias) {
+      if (!isValidAlias(alias))
+        throw new GatewayError('BAD_REQUEST', `field "alias": "${alias}" is not a valid alias`, {
+          detail:
+            'an alias has 1..64 characters without ".", "/", whitespace or control characters and is not "new"',
+          extra: { field: 'alias' },
+        });
+      const candidates = [alias, ...Array.from({ length: 98 }, (_, i) => `${alias}-${i + 2}`)];
+      const taken = new Set(
+        (
+          await trx
+            .selectFrom('sessions')
+            .select('alias')
+            .where('agent_name', '=', agentName)
+            .where('alias', 'in', candidates)
+            .where('id', '!=', sessionId)
+            .execute()
+        ).map((r) => r.alias),
+      );
+      const free = candidates.find((c) => !taken.has(c));
+      if (free === undefined)
+        throw new GatewayError('CONFLICT', `every suffix of the alias "${alias}" is taken`);
+      finalAlias = free;
+    }
+    const finalTitle = title ?? session.title;
+    await trx
+      .updateTable('sessions')
+      .set({
+        alias: finalAlias === '' ? null : finalAlias,
+        title: finalTitle,
+        updated_at: ctx.config.clock(),
+      })
+      .where('id', '=', sessionId)
+      .execute();
+    return { session_id: sessionId, alias: finalAlias, title: finalTitle };
+  });
+}
+
+// ---- admin ----
+
+/**
+ * Create a user with a fresh token (shown once, stored hashed).
+ * @throws GatewayError `AM_GW_CONFLICT` when the name is taken by a person or an agent
+ */
+export async function createUser(
+  ctx: GatewayContext,
+  name: string,
+  admin: boolean,
+): Promise<{ token: string; id: string }> {
+  try {
+    return await ctx.db.transaction().execute(async (trx) => {
+      const agent = await trx.selectFrom('agents').select('name').where('name', '=', name).executeTakeFirst();
+      if (agent) throw new GatewayError('CONFLICT', `the name "${name}" belongs to an agent`);
+      const now = ctx.config.clock();
+      const id = newId('u', now);
+      await trx
+        .insertInto('users')
+        .values({ id, name, is_admin: admin ? 1 : 0, created_at: now })
+        .execute();
+      const token = newSecret('amu');
+      await trx
+        .insertInto('user_tokens')
+        .values({
+          id: newId('t', now),
+          user_id: id,
+          token_hash: hashSecret(token),
+          created_at: now,
+          revoked_at: null,
+        })
+        .execute();
+      return { token, id };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'name')) throw new GatewayError('CONFLICT', `a user named "${name}" exists`);
+    throw err;
+  }
+}
+
+/** Issue an agent key bound to `agentName` (shown once, stored hashed; SPEC G-12). */
+export async function issueAgentKey(
+  ctx: GatewayContext,
+  agentName: string,
+): Promise<{ keyId: string; key: string }> {
+  const user = await ctx.db.selectFrom('users').select('id').where('name', '=', agentName).executeTakeFirst();
+  if (user) throw new GatewayError('CONFLICT', `the name "${agentName}" belongs to a person`);
+  const now = ctx.config.clock();
+  const key = newSecret('amk');
+  const keyId = newId('k', now);
+  await ctx.db
+    .insertInto('agent_keys')
+    .values({
+      id: keyId,
+      agent_name: agentName,
+      key_hash: hashSecret(key),
+      created_at: now,
+      revoked_at: null,
+    })
+    .execute();
+  return { keyId, key };
+}
+
+/** Revoke an agent key. @throws GatewayError `AM_GW_NOT_FOUND` */
+export async function revokeAgentKey(ctx: GatewayContext, keyId: string): Promise<void> {
+  const r = await ctx.db
+    .updateTable('agent_keys')
+    .set({ revoked_at: ctx.config.clock() })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0)
+    throw new GatewayError('NOT_FOUND', `agent key "${keyId}" not found or already revoked`);
+}
+
+/**
+ * The selection of a platform with stale flags: a selected model no agent of the platform has in
+ * its catalogue any more stays selected and is shown stale (SPEC G-26).
+ */
+export async function allowedModelsView(
+  ctx: GatewayContext,
+  platform: string,
+): Promise<AllowedModelsResponse> {
+  const selection = await allowedModels(ctx.db, platform);
+  const agents = await ctx.db
+    .selectFrom('agents')
+    .select('models')
+    .where('platform', '=', platform)
+    .execute();
+  const catalogue = new Set<string>();
+  for (const a of agents)
+    for (const m of parseJsonArray(a.models)) {
+      const key = typeof m === 'object' && m !== null ? (m as { key?: unknown }).key : undefined;
+      if (typeof key === 'string') catalogue.add(key);
+    }
+  return { platform, models: selection.map((key) => ({ key, stale: !catalogue.has(key) })) };
+}
+
+/** Replace the ordered selection of a platform (≤10, SPEC G-26). */
+export async function setAllowedModels(
+  ctx: GatewayContext,
+  platform: string,
+  models: readonly string[],
+): Promise<AllowedModelsResponse> {
+  const unique = [...new Set(models)];
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('allowed_models').where('platform', '=', platform).execute();
+    for (const [position, model_key] of unique.entries())
+      await trx.insertInto('allowed_models').values({ platform, position, model_key }).execute();
+  });
+  return allowedModelsView(ctx, platform);
+}

@@ -1,0 +1,227 @@
+/**
+ * Per-stream event log and live fan-out (SPEC G-22). Every event is written to the `events` table
+ * inside the transaction of the change that caused it (so replay survives a restart and nothing
+ * is announced that was rolled back), then published to every open SSE connection of the stream
+ * after the commit. The log keeps the newest {@link EVENT_LOG_MAX_PER_STREAM} events per stream.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Transaction } from 'kysely';
+import type { GatewayDb } from './db/database.js';
+import type { Database } from './db/schema.js';
+import type { Clock } from './ids.js';
+
+/** Events kept per stream for `Last-Event-ID` replay. @default 1000 */
+export const EVENT_LOG_MAX_PER_STREAM = 1_000;
+
+/** Interval of SSE keep-alive comments, in ms. @default 15000 */
+export const SSE_KEEPALIVE_MS = 15_000;
+
+/** A stream name: one per agent, one per person. */
+export type StreamName = `agent:${string}` | `user:${string}`;
+
+/** The stream of an agent. */
+export function agentStream(name: string): StreamName {
+  return `agent:${name}`;
+}
+
+/** The stream of a person (by user id). */
+export function userStream(userId: string): StreamName {
+  return `user:${userId}`;
+}
+
+/** A stored event. */
+export interface StoredEvent {
+  stream: StreamName;
+  id: number;
+  type: string;
+  /** JSON text of the payload. */
+  data: string;
+}
+
+/** Events appended in a transaction, published by {@link EventHub.publish} after it commits. */
+export type EventBatch = StoredEvent[];
+
+type Trx = Transaction<Database> | GatewayDb;
+
+interface Connection {
+  res: ServerResponse;
+  /** Highest event id written to this connection. */
+  lastSent: number;
+  /** Live events that arrived during the replay, flushed after it. */
+  backlog: StoredEvent[] | null;
+}
+
+/** Options of {@link EventHub}. */
+export interface EventHubOptions {
+  db: GatewayDb;
+  clock: Clock;
+  /** @default EVENT_LOG_MAX_PER_STREAM */
+  maxPerStream?: number;
+  /** @default SSE_KEEPALIVE_MS */
+  keepaliveMs?: number;
+}
+
+function frame(event: StoredEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.data}\n\n`;
+}
+
+/**
+ * The SSE hub: appends events to the persistent per-stream log and fans them out to every open
+ * connection of the stream. `close()` ends all connections.
+ */
+export class EventHub {
+  private readonly db: GatewayDb;
+  private readonly clock: Clock;
+  private readonly maxPerStream: number;
+  private readonly keepaliveMs: number;
+  private readonly connections = new Map<StreamName, Set<Connection>>();
+  private keepalive: NodeJS.Timeout | undefined;
+
+  constructor(options: EventHubOptions) {
+    this.db = options.db;
+    this.clock = options.clock;
+    this.maxPerStream = options.maxPerStream ?? EVENT_LOG_MAX_PER_STREAM;
+    this.keepaliveMs = options.keepaliveMs ?? SSE_KEEPALIVE_MS;
+  }
+
+  /**
+   * Append an event inside `trx` and remember it in `batch` for publishing after the commit.
+   * Ids increase per stream (a counter row bumped in the same transaction).
+   */
+  async append(
+    trx: Trx,
+    batch: EventBatch,
+    stream: StreamName,
+    type: string,
+    payload: unknown,
+  ): Promise<StoredEvent> {
+    const row = await trx
+      .insertInto('stream_cursors')
+      .values({ stream, last_id: 1 })
+      .onConflict((oc) =>
+        oc.column('stream').doUpdateSet((eb) => ({ last_id: eb('stream_cursors.last_id', '+', 1) })),
+      )
+      .returning('last_id')
+      .executeTakeFirstOrThrow();
+    const id = Number(row.last_id);
+    const event: StoredEvent = { stream, id, type, data: JSON.stringify(payload) };
+    await trx
+      .insertInto('events')
+      .values({ stream, event_id: id, type, data: event.data, created_at: this.clock() })
+      .execute();
+    if (id > this.maxPerStream) {
+      await trx
+        .deleteFrom('events')
+        .where('stream', '=', stream)
+        .where('event_id', '<=', id - this.maxPerStream)
+        .execute();
+    }
+    batch.push(event);
+    return event;
+  }
+
+  /** Write committed events to every open connection of their streams. */
+  publish(batch: EventBatch): void {
+    for (const event of batch) {
+      const conns = this.connections.get(event.stream);
+      if (!conns) continue;
+      for (const conn of conns) this.deliver(conn, event);
+    }
+  }
+
+  private deliver(conn: Connection, event: StoredEvent): void {
+    if (conn.backlog) {
+      conn.backlog.push(event);
+      return;
+    }
+    if (event.id <= conn.lastSent) return;
+    conn.lastSent = event.id;
+    conn.res.write(frame(event));
+  }
+
+  /** Number of open connections of a stream (for tests and metrics). */
+  connectionCount(stream: StreamName): number {
+    return this.connections.get(stream)?.size ?? 0;
+  }
+
+  /**
+   * Serve one SSE connection on a hijacked response: headers, replay of every stored event after
+   * `lastEventId` (when given), then live events until the client goes away.
+   *
+   * @param lastEventId - the `Last-Event-ID` header; undefined = live events only
+   */
+  async serve(stream: StreamName, res: ServerResponse, lastEventId: number | undefined): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    // Register first and buffer live events while replaying, so nothing falls between the
+    // replay query and the live subscription; `lastSent` drops the overlap.
+    const conn: Connection = { res, lastSent: lastEventId ?? 0, backlog: [] };
+    let set = this.connections.get(stream);
+    if (!set) {
+      set = new Set();
+      this.connections.set(stream, set);
+    }
+    set.add(conn);
+    res.on('close', () => {
+      const s = this.connections.get(stream);
+      s?.delete(conn);
+      if (s?.size === 0) this.connections.delete(stream);
+    });
+    res.write(': connected\n\n');
+    if (lastEventId === undefined) {
+      // Live only: start after the newest stored id.
+      const cur = await this.db
+        .selectFrom('stream_cursors')
+        .select('last_id')
+        .where('stream', '=', stream)
+        .executeTakeFirst();
+      conn.lastSent = Math.max(conn.lastSent, Number(cur?.last_id ?? 0));
+    } else {
+      const rows = await this.db
+        .selectFrom('events')
+        .select(['event_id', 'type', 'data'])
+        .where('stream', '=', stream)
+        .where('event_id', '>', lastEventId)
+        .orderBy('event_id')
+        .execute();
+      for (const r of rows) {
+        const event: StoredEvent = { stream, id: Number(r.event_id), type: r.type, data: r.data };
+        if (event.id > conn.lastSent) {
+          conn.lastSent = event.id;
+          res.write(frame(event));
+        }
+      }
+    }
+    const backlog = conn.backlog ?? [];
+    conn.backlog = null;
+    for (const event of backlog) this.deliver(conn, event);
+    this.ensureKeepalive();
+  }
+
+  private ensureKeepalive(): void {
+    if (this.keepalive) return;
+    this.keepalive = setInterval(() => {
+      for (const set of this.connections.values()) for (const conn of set) conn.res.write(': ping\n\n');
+    }, this.keepaliveMs);
+    this.keepalive.unref();
+  }
+
+  /** End every open connection (server shutdown). */
+  close(): void {
+    if (this.keepalive) clearInterval(this.keepalive);
+    this.keepalive = undefined;
+    for (const set of this.connections.values()) for (const conn of set) conn.res.end();
+    this.connections.clear();
+  }
+}
+
+/** Parse a `Last-Event-ID` header; anything but a non-negative integer means "none". */
+export function parseLastEventId(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}

@@ -1,0 +1,39 @@
+/**
+ * @agentmail/gateway: the AgentMail Gateway server (SPEC §2–§4). Embedded SQLite by default.
+ */
+export { type BuildAppHooks, buildApp } from './app.js';
+export { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
+export {
+  BLOB_SWEEP_AGE_MS,
+  BLOB_SWEEP_INTERVAL_MS,
+  DEFAULT_ATTACHMENT_MAX_BYTES,
+  DEFAULT_HOP_LIMIT,
+  DEFAULT_MAX_ROUNDS,
+  DEFAULT_NEW_SESSIONS_PER_HOUR,
+  DEFAULT_REQUESTS_PER_MINUTE,
+  type GatewayOptions,
+  ONLINE_WINDOW_MS,
+  type ResolvedConfig,
+  resolveConfig,
+} from './config.js';
+export type { GatewayContext } from './context.js';
+export {
+  type ConstraintViolation,
+  constraintViolation,
+  type GatewayDb,
+  isUniqueViolation,
+  migrateToLatest,
+  openDatabase,
+  SQLITE_FILE_NAME,
+} from './db/database.js';
+export type { Database } from './db/schema.js';
+export {
+  GATEWAY_ERRORS,
+  GatewayError,
+  type GatewayErrorCode,
+  type GatewayErrorKind,
+  isGatewayError,
+} from './errors.js';
+export { EVENT_LOG_MAX_PER_STREAM, EventHub, SSE_KEEPALIVE_MS } from './event-hub.js';
+export { type Clock, systemClock } from './ids.js';
+export { ADMIN_USER_NAME, type InitResult, initDataDir } from './init.js';

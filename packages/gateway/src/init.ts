@@ -1,0 +1,49 @@
+/**
+ * First start of a data directory: create the admin user and hand its token out once.
+ */
+import { openDatabase } from './db/database.js';
+import { hashSecret, newId, newSecret } from './ids.js';
+
+/** Name of the admin user created on first start. @default 'admin' */
+export const ADMIN_USER_NAME = 'admin';
+
+/** Result of {@link initDataDir}. */
+export interface InitResult {
+  /** The admin token, only when this call created the admin user (print it once). */
+  adminToken?: string;
+}
+
+/**
+ * Prepare a data directory: create it, migrate the store, and on the very first start create the
+ * admin user. Returns the admin token only on that first start; later calls return `{}`.
+ *
+ * @example const { adminToken } = await initDataDir('./.data'); if (adminToken) console.log(adminToken);
+ */
+export async function initDataDir(dataDir: string, nowMs: number = Date.now()): Promise<InitResult> {
+  const db = await openDatabase(dataDir);
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const any = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
+      if (any) return {};
+      const id = newId('u', nowMs);
+      await trx
+        .insertInto('users')
+        .values({ id, name: ADMIN_USER_NAME, is_admin: 1, created_at: nowMs })
+        .execute();
+      const adminToken = newSecret('amu');
+      await trx
+        .insertInto('user_tokens')
+        .values({
+          id: newId('t', nowMs),
+          user_id: id,
+          token_hash: hashSecret(adminToken),
+          created_at: nowMs,
+          revoked_at: null,
+        })
+        .execute();
+      return { adminToken };
+    });
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * In-process tests of the CLI's pieces: error registry, config precedence and file mode, answer
+ * mapping, error printing and exit codes. The end-to-end runs are in cli.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PermissionView } from '@agentmail/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_GATEWAY_URL, resolveConfig, writeConfigFile } from '../src/cli/config.js';
+import { CLI_ERRORS, isCliError } from '../src/cli/errors.js';
+import { HumanApi } from '../src/cli/http.js';
+import type { CliIo } from '../src/cli/output.js';
+import { answersFor } from '../src/cli/permissions.js';
+import { runCli } from '../src/cli/program.js';
+
+let tmp = '';
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'agentmail-cli-units-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function fakeIo(env: NodeJS.ProcessEnv = {}): CliIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (s) => stdout.push(s),
+    err: (s) => stderr.push(s),
+    env: { AGENTMAIL_CONFIG: join(tmp, 'absent.json'), ...env },
+    readStdin: async () => '',
+  };
+}
+
+describe('CLI error registry', () => {
+  it('codes are unique, documented in docs/errors.md, and usage problems exit 2', () => {
+    const codes = Object.values(CLI_ERRORS).map((e) => e.code);
+    expect(new Set(codes).size).toBe(codes.length);
+    const doc = readFileSync(fileURLToPath(new URL('../../../docs/errors.md', import.meta.url)), 'utf8');
+    const section = doc.split('## agentmail CLI')[1] ?? '';
+    for (const code of codes) expect(section, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|`));
+    expect(CLI_ERRORS.USAGE.exit).toBe(2);
+    expect(CLI_ERRORS.NO_TOKEN.exit).toBe(2);
+    expect(CLI_ERRORS.SERVER_REFUSED.exit).toBe(1);
+    expect(CLI_ERRORS.UNREACHABLE.exit).toBe(1);
+  });
+});
+
+describe('CLI config', () => {
+  it('flags beat the environment, which beats the config file, which beats the default', async () => {
+    const file = join(tmp, 'precedence.json');
+    await writeFile(file, JSON.stringify({ url: 'http://file:1', token: 'file-token' }));
+    const env = { AGENTMAIL_CONFIG: file };
+    expect(await resolveConfig({}, env)).toEqual({
+      url: 'http://file:1',
+      token: 'file-token',
+      configPath: file,
+    });
+    const withEnv = { ...env, AGENTMAIL_GATEWAY_URL: 'http://env:2/', AGENTMAIL_TOKEN: 'env-token' };
+    expect(await resolveConfig({}, withEnv)).toMatchObject({ url: 'http://env:2', token: 'env-token' });
+    expect(await resolveConfig({ url: 'http://flag:3', token: 'flag-token' }, withEnv)).toMatchObject({
+      url: 'http://flag:3',
+      token: 'flag-token',
+    });
+    const none = await resolveConfig({}, { AGENTMAIL_CONFIG: join(tmp, 'missing.json') });
+    expect(none).toMatchObject({ url: DEFAULT_GATEWAY_URL, token: undefined });
+  });
+
+  it('the default config path is under $XDG_CONFIG_HOME, else ~/.config', async () => {
+    expect((await resolveConfig({}, { XDG_CONFIG_HOME: join(tmp, 'xdg') })).configPath).toBe(
+      join(tmp, 'xdg', 'agentmail', 'config.json'),
+    );
+  });
+
+  it('a broken config file or URL is AM_CLI_CONFIG_INVALID naming the problem', async () => {
+    const file = join(tmp, 'broken.json');
+    await writeFile(file, '{"url": 42}');
+    const err = await resolveConfig({}, { AGENTMAIL_CONFIG: file }).catch((e: unknown) => e);
+    expect(isCliError(err) && err.code).toBe('AM_CLI_CONFIG_INVALID');
+    expect((err as Error).message).toContain('field "url"');
+    const bad = await resolveConfig(
+      { url: 'not a url' },
+      { AGENTMAIL_CONFIG: file.replace('broken', 'x') },
+    ).catch((e: unknown) => e);
+    expect((bad as Error).message).toContain('"not a url" is not a URL');
+  });
+
+  it('writeConfigFile leaves the file at mode 0600 even over world-readable leftovers', async () => {
+    const file = join(tmp, 'cfg', 'config.json');
+    await writeConfigFile(file, { url: 'http://a:1', token: 't1' });
+    await chmod(file, 0o644);
+    // A temp file left behind by a crashed run with the same pid, world-readable.
+    await writeFile(`${file}.${process.pid}.tmp`, 'stale', { mode: 0o644 });
+    await chmod(`${file}.${process.pid}.tmp`, 0o644);
+    await writeConfigFile(file, { url: 'http://a:1', token: 't2' });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ url: 'http://a:1', token: 't2' });
+  });
+});
+
+describe('answersFor (SPEC P-9)', () => {
+  const question = (over: Partial<PermissionView>): PermissionView => ({
+    id: 'p1',
+    agent_name: 'pi',
+    session_id: 's1',
+    session_alias: 'pi-x',
+    kind: 'question',
+    question: 'Which?',
+    options: ['SQLite', 'Postgres', 'Option C'],
+    multi_select: false,
+    context: '',
+    status: 'pending',
+    decision: null,
+    answers: [],
+    note: '',
+    mail_id: 'm1',
+    created_at: '2026-01-01T00:00:00.000Z',
+    decided_at: null,
+    ...over,
+  });
+
+  it('maps option labels, checks them, and joins free text into one answer', () => {
+    expect(answersFor(question({}), ['Option C'])).toEqual(['Option C']);
+    expect(answersFor(question({ multi_select: true }), ['SQLite', 'Postgres', 'SQLite'])).toEqual([
+      'SQLite',
+      'Postgres',
+    ]);
+    expect(answersFor(question({ options: [] }), ['call', 'it', 'x'])).toEqual(['call it x']);
+    expect(answersFor(undefined, ['a', 'b'])).toEqual(['a', 'b']);
+  });
+
+  it('refuses unknown labels, several labels for one choice, and approvals as usage errors', () => {
+    const code = (f: () => unknown): unknown => {
+      try {
+        f();
+      } catch (err) {
+        return isCliError(err) ? [err.code, err.exitCode] : err;
+      }
+      return 'no error';
+    };
+    expect(code(() => answersFor(question({}), ['MySQL']))).toEqual(['AM_CLI_USAGE', 2]);
+    expect(code(() => answersFor(question({}), ['SQLite', 'Postgres']))).toEqual(['AM_CLI_USAGE', 2]);
+    expect(code(() => answersFor(question({ kind: 'approval', options: [] }), ['yes']))).toEqual([
+      'AM_CLI_USAGE',
+      2,
+    ]);
+  });
+});
+
+describe('runCli exit codes and error output (SPEC G-13)', () => {
+  let server: Server;
+  let url = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url?.startsWith('/api/v1/me/inbox')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: 'not_found', detail: 'no mailbox "x"', suggestion: 'check the name' }),
+        );
+      } else {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html>Bad Gateway</html>');
+      }
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((done) => server.close(done));
+  });
+
+  it('help and version exit 0; a missing option, bad number or unknown command exit 2', async () => {
+    expect(await runCli(['--version'], fakeIo())).toBe(0);
+    expect(await runCli(['--help'], fakeIo())).toBe(0);
+    const io = fakeIo();
+    expect(await runCli(['send', 'pi', '--body', 'x'], io)).toBe(2);
+    expect(io.stderr.join('\n')).toContain("required option '-s, --subject <subject>'");
+    const limit = fakeIo();
+    expect(await runCli(['--token', 't', 'inbox', '--limit', '0'], limit)).toBe(2);
+    expect(limit.stderr.join('\n')).toContain('option "--limit" must be an integer from 1 to 100, got "0"');
+    expect(await runCli(['frobnicate'], fakeIo())).toBe(2);
+  });
+
+  it('no token is a usage error that says how to log in', async () => {
+    const io = fakeIo();
+    expect(await runCli(['--url', url, 'inbox'], io)).toBe(2);
+    expect(io.stderr.join('\n')).toMatch(/needs a user token[\s\S]*agentmail login/);
+  });
+
+  it("a refusal exits 1 and prints the server's error, detail and suggestion", async () => {
+    const io = fakeIo();
+    expect(await runCli(['--url', url, '--token', 't', 'inbox'], io)).toBe(1);
+    expect(io.stderr.join('\n')).toBe(
+      'agentmail: GET /api/v1/me/inbox answered 404 not_found\n  no mailbox "x"\n  suggestion: check the name',
+    );
+    const json = fakeIo();
+    expect(await runCli(['--url', url, '--token', 't', '--json', 'inbox'], json)).toBe(1);
+    expect(JSON.parse(json.stderr.join(''))).toEqual({
+      code: 'AM_CLI_SERVER_REFUSED',
+      message: 'GET /api/v1/me/inbox answered 404 not_found',
+      status: 404,
+      body: { error: 'not_found', detail: 'no mailbox "x"', suggestion: 'check the name' },
+    });
+  });
+
+  it('a non-JSON error page keeps its status and text; a dead port is AM_CLI_UNREACHABLE', async () => {
+    const err = await new HumanApi({ baseUrl: url, token: 't' }).users().catch((e: unknown) => e);
+    expect(isCliError(err) && [err.code, err.status, err.body]).toEqual([
+      'AM_CLI_SERVER_REFUSED',
+      502,
+      { error: 'http_502', detail: '<html>Bad Gateway</html>' },
+    ]);
+    const io = fakeIo();
+    expect(await runCli(['--url', 'http://127.0.0.1:9', '--token', 't', 'inbox'], io)).toBe(1);
+    expect(io.stderr.join('\n')).toMatch(
+      /cannot reach the Gateway at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED/,
+    );
+  });
+});

@@ -1,0 +1,410 @@
+/**
+ * The `agentmail` CLI as a real child process (bundled once by tsup, see helpers/cli-build.ts)
+ * against a real `agentmail serve` on a loopback port with a temporary SQLite data directory.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type InboxResponse,
+  type MailResponse,
+  type PermissionsResponse,
+  routePath,
+  type ThreadResponse,
+} from '@agentmail/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from './helpers/cli-build.js';
+import {
+  callApi,
+  cleanEnv,
+  type EventStream,
+  openEvents,
+  type RunResult,
+  run,
+  type ServeProcess,
+  startServe,
+} from './helpers/processes.js';
+
+let mainJs = '';
+let removeBuild: () => Promise<void> = async () => {};
+let tmp = '';
+let dataDir = '';
+let configPath = '';
+let env: NodeJS.ProcessEnv = {};
+let server: ServeProcess | undefined;
+let adminToken = '';
+let aliceToken = '';
+let piKey = '';
+let piEvents: EventStream | undefined;
+
+/** Run the CLI; `--url` is added unless the args already choose how to connect. */
+function cli(args: readonly string[], options: { input?: string; extraEnv?: Record<string, string> } = {}) {
+  return run(process.execPath, [mainJs, ...args], {
+    env: { ...env, ...options.extraEnv },
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
+}
+
+function json<T>(result: RunResult): T {
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+beforeAll(async () => {
+  const built = await buildCli('cli-test');
+  mainJs = built.mainJs;
+  removeBuild = built.remove;
+  tmp = await mkdtemp(join(tmpdir(), 'agentmail-cli-'));
+  dataDir = join(tmp, 'data');
+  configPath = join(tmp, 'home', '.config', 'agentmail', 'config.json');
+  // HOME and AGENTMAIL_CONFIG point into the temp dir: the test never touches the real config.
+  env = cleanEnv({ HOME: join(tmp, 'home'), AGENTMAIL_CONFIG: configPath });
+}, 60_000);
+
+afterAll(async () => {
+  piEvents?.close();
+  await server?.stop();
+  await removeBuild();
+  if (tmp !== '') await rm(tmp, { recursive: true, force: true });
+});
+
+describe('agentmail serve', () => {
+  it('prints the admin token on the first start only, and reuses the data directory', async () => {
+    const args = ['--data-dir', dataDir, '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'];
+    const first = await startServe(mainJs, args, env);
+    const tokenLines = first.startupLines.filter((l) => /admin token/i.test(l));
+    expect(tokenLines).toHaveLength(1);
+    adminToken = /admin token[^:]*:\s*(\S+)/i.exec(tokenLines[0] ?? '')?.[1] ?? '';
+    expect(adminToken).not.toBe('');
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await first.stop()).toBe(0);
+
+    server = await startServe(mainJs, args, env);
+    expect(server.startupLines.join('\n')).not.toMatch(/admin token/i);
+    expect(server.startupLines.join('\n')).not.toContain(adminToken);
+    // Same data directory: the first start's admin token still works.
+    const users = await cli(['--url', server.url, '--token', adminToken, 'user', 'list', '--json']);
+    expect(json<{ users: { name: string; admin: boolean }[] }>(users).users.some((u) => u.admin)).toBe(true);
+  });
+
+  it('--json prints the admin token and the URL as JSON lines', async () => {
+    const dir = join(tmp, 'data-json');
+    const args = ['--data-dir', dir, '--port', '0', '--log-level', 'silent', '--json'];
+    const first = await startServe(mainJs, args, env);
+    const lines = first.startupLines.map((l) => JSON.parse(l) as Record<string, string>);
+    expect(lines.map((l) => l.event)).toEqual(['admin_token', 'listening']);
+    expect(lines[0]?.admin_token).toMatch(/\S{10,}/);
+    expect(lines[1]).toMatchObject({ url: first.url, data_dir: dir });
+    expect(await first.stop()).toBe(0);
+    const second = await startServe(mainJs, args, env);
+    expect(second.startupLines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(['listening']);
+    expect(await second.stop()).toBe(0);
+  });
+
+  it('regression: SIGTERM sent the moment "listening" is printed still closes cleanly (exit 0)', async () => {
+    // The stop handlers were once installed after the line was printed, so a fast supervisor's
+    // SIGTERM hit the default action (killed by signal, nothing closed).
+    const dir = join(tmp, 'data-race');
+    for (let i = 0; i < 4; i++) {
+      const child = spawn(
+        process.execPath,
+        [mainJs, 'serve', '--data-dir', dir, '--port', '0', '--log-level', 'silent'],
+        {
+          env,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        },
+      );
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('listening on')) child.kill('SIGTERM');
+      });
+      const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
+        child.once('exit', (c, s) => done([c, s])),
+      );
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+    }
+  });
+});
+
+describe('agentmail admin commands', () => {
+  it('user add prints the token once; --json parses', async () => {
+    const url = server!.url;
+    const human = await cli(['--url', url, '--token', adminToken, 'user', 'add', 'bob']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/created user bob/);
+    expect(human.stdout).toMatch(/token \(shown once/);
+
+    const created = json<{ name: string; admin: boolean; token: string }>(
+      await cli(['--url', url, '--token', adminToken, '--json', 'user', 'add', 'alice']),
+    );
+    expect(created).toMatchObject({ name: 'alice', admin: false });
+    aliceToken = created.token;
+    expect(aliceToken.length).toBeGreaterThan(10);
+  });
+
+  it('user add needs an admin token: a person is refused with exit 1 and the server reason', async () => {
+    const res = await cli(['--url', server!.url, '--token', aliceToken, 'user', 'add', 'mallory']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/answered 403/);
+  });
+
+  it('agent key issues a key bound to the name, and --revoke revokes it', async () => {
+    const url = server!.url;
+    const issued = json<{ key_id: string; agent_name: string; key: string }>(
+      await cli(['--url', url, '--token', adminToken, '--json', 'agent', 'key', 'pi']),
+    );
+    expect(issued.agent_name).toBe('pi');
+    piKey = issued.key;
+    const reg = await callApi(url, 'POST', routePath('register'), piKey, { name: 'pi', platform: 'pi' });
+    expect(reg.status).toBe(200);
+    piEvents = await openEvents(url, routePath('events'), piKey);
+
+    const spare = json<{ key_id: string; key: string }>(
+      await cli(['--url', url, '--token', adminToken, '--json', 'agent', 'key', 'pi']),
+    );
+    const human = await cli(['--url', url, '--token', adminToken, 'agent', 'key', '--revoke', spare.key_id]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`revoked key ${spare.key_id}`);
+    const refused = await callApi(url, 'POST', routePath('register'), spare.key, {
+      name: 'pi',
+      platform: 'pi',
+    });
+    expect(refused.status).toBe(401);
+  });
+
+  it('models shows and sets the ordered allowed models of a platform (G-26)', async () => {
+    const url = server!.url;
+    const set = await cli([
+      '--url',
+      url,
+      '--token',
+      adminToken,
+      'models',
+      'pi',
+      'set',
+      'openai/gpt-5',
+      'x/y/z',
+    ]);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/1\. openai\/gpt-5[\s\S]*2\. x\/y\/z/);
+    const shown = json<{ platform: string; models: { key: string }[] }>(
+      await cli(['--url', url, '--token', adminToken, '--json', 'models', 'pi']),
+    );
+    expect(shown.models.map((m) => m.key)).toEqual(['openai/gpt-5', 'x/y/z']);
+    const bad = await cli(['--url', url, '--token', adminToken, 'models', 'pi', 'add', 'a/b']);
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe('agentmail login and config', () => {
+  it('login checks the token and writes the config file with mode 0600; later commands use it', async () => {
+    const wrong = await cli(['login', '--url', server!.url, '--token', 'not-a-token']);
+    expect(wrong.code).toBe(1);
+    await expect(stat(configPath)).rejects.toThrow();
+
+    const res = await cli(['login', '--url', server!.url, '--token', aliceToken]);
+    expect(res.code).toBe(0);
+    const info = await stat(configPath);
+    expect(info.mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(configPath, 'utf8'))).toEqual({ url: server!.url, token: aliceToken });
+
+    const inbox = await cli(['inbox']);
+    expect(inbox.code).toBe(0);
+    expect(inbox.stdout).toContain('no unread mail');
+  });
+
+  it('environment beats the config file, flags beat the environment', async () => {
+    const viaEnv = await cli(['inbox'], { extraEnv: { AGENTMAIL_TOKEN: 'bogus' } });
+    expect(viaEnv.code).toBe(1);
+    expect(viaEnv.stderr).toMatch(/answered 401/);
+    const viaFlag = await cli(['--token', aliceToken, 'inbox'], { extraEnv: { AGENTMAIL_TOKEN: 'bogus' } });
+    expect(viaFlag.code).toBe(0);
+    const badUrl = await cli(['inbox'], { extraEnv: { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' } });
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.stderr).toMatch(/cannot reach the Gateway at http:\/\/127\.0\.0\.1:9/);
+  });
+});
+
+describe('agentmail mail commands', () => {
+  let sentId = '';
+  let replyId = '';
+  let sessionId = '';
+
+  it('send delivers to the agent: its inbox and its event stream show the mail', async () => {
+    const res = await cli(['send', 'pi@/srv/app.new', '--subject', 'Fix imports', '--body', '-'], {
+      input: 'please fix the import paths\n',
+    });
+    expect(res.code).toBe(0);
+    const m = /^sent (\S+) to (\S+) \(session (\S+)\)$/.exec(res.stdout.trim());
+    expect(m).not.toBeNull();
+    sentId = m?.[1] ?? '';
+    expect(m?.[2]).not.toContain('.new');
+    const event = await piEvents!.waitFor(
+      (e) => e.event === 'new_mail' && (e.data as { mail_id: string }).mail_id === sentId,
+    );
+    expect(event.data).toMatchObject({ from_name: 'alice', from_human: true, subject: 'Fix imports' });
+    const inbox = await callApi<InboxResponse>(
+      server!.url,
+      'GET',
+      `${routePath('inbox')}?status=unread`,
+      piKey,
+    );
+    const mail = inbox.body.mails.find((x) => x.id === sentId);
+    expect(mail?.subject).toBe('Fix imports');
+    sessionId = mail?.session_id ?? '';
+    const full = await callApi<MailResponse>(server!.url, 'GET', routePath('mail', { id: sentId }), piKey);
+    expect(full.body.mail.body).toBe('please fix the import paths\n');
+  });
+
+  it('inbox shows the agent reply; --json parses; read marks it read; thread shows both', async () => {
+    const sent = await callApi<{ mail_id: string }>(server!.url, 'POST', routePath('send'), piKey, {
+      to: 'alice',
+      subject: 'Re: Fix imports',
+      body: 'done: 3 files changed',
+      reply_to: sentId,
+    });
+    expect(sent.status).toBe(200);
+    replyId = sent.body.mail_id;
+
+    const human = await cli(['inbox']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`\\* ${replyId}.*pi \\(agent\\).*Re: Fix imports`));
+    expect(human.stdout).toContain('1 unread');
+
+    const inbox = json<InboxResponse>(await cli(['--json', 'inbox']));
+    expect(inbox.mails.map((x) => x.id)).toEqual([replyId]);
+    expect(inbox.mails[0]).toMatchObject({ from_name: 'pi', from_human: false, in_reply_to: sentId });
+
+    const read = await cli(['read', replyId]);
+    expect(read.code).toBe(0);
+    expect(read.stdout).toContain('done: 3 files changed');
+    expect(read.stdout).toMatch(/From:\s+pi \(agent\)/);
+    expect((await cli(['inbox'])).stdout).toContain('no unread mail');
+    const all = json<InboxResponse>(await cli(['--json', 'inbox', '--all', '--limit', '5']));
+    expect(all.mails.find((x) => x.id === replyId)?.status).toBe('read');
+
+    const thread = json<ThreadResponse>(await cli(['--json', 'thread', replyId]));
+    expect(thread.mails.map((x) => x.id)).toEqual([sentId, replyId]);
+    expect(thread.session_id).toBe(sessionId);
+    const threadText = await cli(['thread', sentId]);
+    expect(threadText.stdout).toMatch(/please fix the import paths[\s\S]*done: 3 files changed/);
+  });
+
+  it('send --attach uploads the files and the agent sees them on the mail', async () => {
+    const file = join(tmp, 'notes.txt');
+    await writeFile(file, 'attachment body');
+    const res = json<{ status: string; mail_id: string; attachments: { id: string; filename: string }[] }>(
+      await cli(['--json', 'send', 'pi', '--subject', 'with file', '--body', 'see file', '--attach', file]),
+    );
+    expect(res.status).toBe('sent');
+    expect(res.attachments.map((a) => a.filename)).toEqual(['notes.txt']);
+    const mail = await callApi<MailResponse>(
+      server!.url,
+      'GET',
+      routePath('mail', { id: res.mail_id }),
+      piKey,
+    );
+    expect(mail.body.mail.attachments.map((a) => a.id)).toEqual(res.attachments.map((a) => a.id));
+    const missing = await cli(['send', 'pi', '-s', 'x', '-b', 'y', '--attach', join(tmp, 'nope.bin')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('nope.bin');
+  });
+
+  it('permissions lists pending requests; approve, deny and answer decide them (G-38, G-21)', async () => {
+    const ask = async (relayKey: string, extra: Record<string, unknown>): Promise<string> => {
+      const res = await callApi<{ status: string; request_id: string; asked: string }>(
+        server!.url,
+        'POST',
+        routePath('permissionRequest'),
+        piKey,
+        { session_id: sessionId, relay_key: relayKey, context: 'bash: rm -rf build', ...extra },
+      );
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'pending', asked: 'alice' });
+      return res.body.request_id;
+    };
+    const decision = (relayKey: string) =>
+      piEvents!.waitFor(
+        (e) => e.event === 'permission_decision' && (e.data as { relay_key: string }).relay_key === relayKey,
+      );
+
+    const approval = await ask('perm-1', { kind: 'approval', question: 'Run rm -rf build?', options: [] });
+    const listed = await cli(['permissions']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(approval);
+    expect(listed.stdout).toContain('Run rm -rf build?');
+    const pending = json<PermissionsResponse>(await cli(['--json', 'permissions']));
+    expect(pending.permissions.map((p) => p.id)).toEqual([approval]);
+
+    const approved = await cli(['approve', approval, '--always', '--note', 'fine this once']);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout.trim()).toBe(`${approval}: approve_always`);
+    expect((await decision('perm-1')).data).toMatchObject({
+      decision: 'approve_always',
+      note: 'fine this once',
+    });
+    expect((await cli(['permissions'])).stdout).toContain('nothing waiting for you');
+
+    const second = await ask('perm-2', { kind: 'approval', question: 'Write /etc/hosts?', options: [] });
+    const denied = json<{ decision: string }>(await cli(['--json', 'deny', second, '--note', 'use a copy']));
+    expect(denied.decision).toBe('deny');
+    expect((await decision('perm-2')).data).toMatchObject({ decision: 'deny', note: 'use a copy' });
+
+    const question = await ask('perm-3', {
+      kind: 'question',
+      question: 'Which DB?',
+      options: ['SQLite', 'Postgres'],
+    });
+    const unknown = await cli(['answer', question, 'MySQL']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/"MySQL" is not an option[\s\S]*"SQLite", "Postgres"/);
+    const answered = await cli(['answer', question, 'Postgres']);
+    expect(answered.code).toBe(0);
+    expect((await decision('perm-3')).data).toMatchObject({ decision: 'answered', answers: ['Postgres'] });
+
+    const free = await ask('perm-4', { kind: 'question', question: 'Name the branch?', options: [] });
+    expect((await cli(['answer', free, 'fix', 'imports', 'now'])).code).toBe(0);
+    expect((await decision('perm-4')).data).toMatchObject({ answers: ['fix imports now'] });
+
+    const all = json<PermissionsResponse>(await cli(['--json', 'permissions', '--all']));
+    expect(
+      all.permissions
+        .filter((p) => p.status === 'decided')
+        .map((p) => p.id)
+        .sort(),
+    ).toEqual([approval, second, question, free].sort());
+    const again = await cli(['approve', approval]);
+    expect(again.code).toBe(1);
+  });
+});
+
+describe('agentmail status and errors', () => {
+  it('status reports the Gateway health', async () => {
+    const res = await cli(['status']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/: ok/);
+    expect(json<{ status: string }>(await cli(['--json', 'status'])).status).toBe('ok');
+  });
+
+  it('usage errors exit 2; server refusals exit 1 and print error, detail and suggestion', async () => {
+    const missing = await cli(['send', 'pi', '--body', 'no subject']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--subject/);
+    expect((await cli(['inbox', '--limit', 'lots'])).code).toBe(2);
+    expect((await cli(['no-such-command'])).code).toBe(2);
+    const noToken = await cli(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: join(tmp, 'none.json') } });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/needs a user token[\s\S]*agentmail login/);
+
+    const notFound = await cli(['read', 'm_does_not_exist']);
+    expect(notFound.code).toBe(1);
+    expect(notFound.stderr).toMatch(/answered 404/);
+    const unknownAlias = await cli(['send', 'pi@/srv/app.no-such-alias', '-s', 'x', '-b', 'y']);
+    expect(unknownAlias.code).toBe(1);
+    expect(unknownAlias.stderr).toContain('no-such-alias');
+    const asJson = await cli(['--json', 'read', 'm_does_not_exist']);
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ code: 'AM_CLI_SERVER_REFUSED', status: 404 });
+  });
+});

@@ -1,0 +1,141 @@
+import {
+  AllowedModelsResponse,
+  ContactsResponse,
+  HeartbeatResponse,
+  SuggestResponse,
+} from '@agentmail/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addAgent, addUser, api, startGateway, type TestGateway } from './helpers.js';
+
+let gw: TestGateway | undefined;
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+});
+
+describe('heartbeat (G-25..G-27)', () => {
+  it('keeps the agent online for one window after the last heartbeat', async () => {
+    let now = Date.now();
+    gw = await startGateway({ clock: () => now });
+    const pi = await addAgent(gw, 'pi');
+    const contacts = async () =>
+      ContactsResponse.parse((await api(gw as TestGateway, 'GET', '/agent/contacts', pi)).body).contacts.find(
+        (c) => c.name === 'pi',
+      );
+    expect((await contacts())?.online).toBe(false);
+    await api(gw, 'POST', '/agent/heartbeat', pi, { workspaces: [{ path: '/srv/app' }] });
+    expect((await contacts())?.online).toBe(true);
+    expect((await contacts())?.workspaces).toEqual(['/srv/app']);
+    now += 91_000;
+    expect((await contacts())?.online).toBe(false);
+  });
+
+  it('an omitted list keeps the stored one; an empty list clears it', async () => {
+    gw = await startGateway();
+    const pi = await addAgent(gw, 'pi');
+    const models = [{ key: 'deepseek/deepseek-chat' }, { key: 'openrouter/anthropic/claude' }];
+    await api(gw, 'POST', '/agent/heartbeat', pi, { models, sessions: [{ platform_id: 'p1', path: '/w' }] });
+    const stored = async () =>
+      gw?.app.gateway.db
+        .selectFrom('agents')
+        .select(['models', 'platform_sessions'])
+        .where('name', '=', 'pi')
+        .executeTakeFirstOrThrow();
+    await api(gw, 'POST', '/agent/heartbeat', pi, {});
+    expect(JSON.parse((await stored())?.models ?? '[]')).toHaveLength(2);
+    expect(JSON.parse((await stored())?.platform_sessions ?? '[]')).toHaveLength(1);
+    await api(gw, 'POST', '/agent/heartbeat', pi, { models: [] });
+    expect(JSON.parse((await stored())?.models ?? '[]')).toHaveLength(0);
+    expect(JSON.parse((await stored())?.platform_sessions ?? '[]')).toHaveLength(1);
+  });
+
+  it('caps the snapshot (≤200) and catalogue (≤300)', async () => {
+    gw = await startGateway();
+    const pi = await addAgent(gw, 'pi');
+    const sessions = Array.from({ length: 201 }, (_, i) => ({ platform_id: `p${i}`, path: '/w' }));
+    const r = await api(gw, 'POST', '/agent/heartbeat', pi, { sessions });
+    expect(r.status).toBe(400);
+    expect(String(r.body.detail)).toContain('sessions');
+  });
+
+  it('answers allowed_models, so an admin change takes effect on the next heartbeat; stale models stay selected', async () => {
+    gw = await startGateway();
+    const pi = await addAgent(gw, 'pi', 'pi');
+    await api(gw, 'POST', '/agent/heartbeat', pi, {
+      models: [{ key: 'deepseek/deepseek-chat' }, { key: 'openrouter/anthropic/claude-x' }],
+    });
+    let hb = HeartbeatResponse.parse((await api(gw, 'POST', '/agent/heartbeat', pi, {})).body);
+    expect(hb.allowed_models).toEqual([]);
+    const put = await api(gw, 'PUT', '/admin/platforms/pi/models', gw.adminToken, {
+      models: ['openrouter/anthropic/claude-x', 'deepseek/deepseek-chat'],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    hb = HeartbeatResponse.parse((await api(gw, 'POST', '/agent/heartbeat', pi, {})).body);
+    expect(hb.allowed_models).toEqual(['openrouter/anthropic/claude-x', 'deepseek/deepseek-chat']);
+    // the model vanishes from the catalogue: still selected, shown stale
+    await api(gw, 'POST', '/agent/heartbeat', pi, { models: [{ key: 'deepseek/deepseek-chat' }] });
+    const view = AllowedModelsResponse.parse(
+      (await api(gw, 'GET', '/admin/platforms/pi/models', gw.adminToken)).body,
+    );
+    expect(view.models).toEqual([
+      { key: 'openrouter/anthropic/claude-x', stale: true },
+      { key: 'deepseek/deepseek-chat', stale: false },
+    ]);
+    hb = HeartbeatResponse.parse((await api(gw, 'POST', '/agent/heartbeat', pi, {})).body);
+    expect(hb.allowed_models).toHaveLength(2);
+    // more than 10 is refused
+    const tooMany = await api(gw, 'PUT', '/admin/platforms/pi/models', gw.adminToken, {
+      models: Array.from({ length: 11 }, (_, i) => `p/m${i}`),
+    });
+    expect(tooMany.status).toBe(400);
+  });
+
+  it('heartbeat before register is a 409 that says to register', async () => {
+    gw = await startGateway();
+    const k = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
+      agent_name: 'late',
+    });
+    const r = await api(gw, 'POST', '/agent/heartbeat', k.body.key, {});
+    expect(r.status).toBe(409);
+    expect(String(r.body.suggestion)).toContain('register');
+  });
+});
+
+describe('admin and directory', () => {
+  it('users: create (token once), list, names unique across people and agents', async () => {
+    gw = await startGateway();
+    await addAgent(gw, 'pi');
+    await addUser(gw, 'carol');
+    expect((await api(gw, 'POST', '/admin/users', gw.adminToken, { name: 'carol' })).status).toBe(409);
+    expect((await api(gw, 'POST', '/admin/users', gw.adminToken, { name: 'pi' })).status).toBe(409);
+    const list = await api<{ users: { name: string }[] }>(gw, 'GET', '/admin/users', gw.adminToken);
+    expect(list.body.users.map((u) => u.name)).toEqual(['admin', 'carol']);
+  });
+
+  it('register is idempotent', async () => {
+    gw = await startGateway();
+    const k = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
+      agent_name: 'pi',
+    });
+    const a = await api(gw, 'POST', '/agent/register', k.body.key, { name: 'pi', platform: 'pi' });
+    const b = await api(gw, 'POST', '/agent/register', k.body.key, { name: 'pi', platform: 'pi' });
+    expect(a.body.created).toBe(true);
+    expect(b.body.created).toBe(false);
+  });
+
+  it('suggest lists sessions, announced workspaces and people', async () => {
+    gw = await startGateway();
+    const pi = await addAgent(gw, 'pi');
+    const alice = await addUser(gw, 'alice');
+    await api(gw, 'POST', '/agent/heartbeat', pi, { workspaces: [{ path: '/srv/app' }] });
+    await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/srv/app.new', subject: 'Build it', body: 'x' });
+    const s = SuggestResponse.parse(
+      (await api(gw, 'GET', '/agent/contacts/suggest?name=pi&path=/srv', pi)).body,
+    );
+    const addresses = s.suggestions.map((x) => x.address);
+    expect(addresses).toContain('pi@/srv/app.pi-build-it');
+    expect(addresses).toContain('pi@/srv/app.new');
+    const people = SuggestResponse.parse((await api(gw, 'GET', '/agent/contacts/suggest?name=ali', pi)).body);
+    expect(people.suggestions.map((x) => x.address)).toEqual(['alice@.']);
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * Test helpers: a real Gateway on a loopback port over a real SQLite file in a temp dir, HTTP via
+ * undici, SSE via undici + eventsource-parser.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { FastifyInstance } from 'fastify';
+import { fetch } from 'undici';
+import { type BuildAppHooks, buildApp, type GatewayOptions, initDataDir } from '../src/index.js';
+
+export interface TestGateway {
+  app: FastifyInstance;
+  url: string;
+  dataDir: string;
+  adminToken: string;
+  /** Stop the server (keeps the data dir). */
+  stop: () => Promise<void>;
+  /** Stop and remove the data dir. */
+  close: () => Promise<void>;
+}
+
+/** Start a Gateway; `dataDir` reuses an existing directory (restart tests). */
+export async function startGateway(
+  options: Partial<GatewayOptions> & { adminToken?: string } = {},
+  hooks: BuildAppHooks = {},
+): Promise<TestGateway> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agentmail-gw-'));
+  const init = await initDataDir(dataDir);
+  const adminToken = init.adminToken ?? options.adminToken ?? '';
+  const app = await buildApp(
+    { logLevel: 'silent', sweepTimer: false, requestsPerMinute: false, ...options, dataDir },
+    hooks,
+  );
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  if (addr === null || typeof addr === 'string') throw new Error('no port');
+  const url = `http://127.0.0.1:${addr.port}`;
+  const stop = async () => {
+    await app.close();
+  };
+  return {
+    app,
+    url,
+    dataDir,
+    adminToken,
+    stop,
+    close: async () => {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResult<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+}
+
+/** One JSON request. `body: undefined` sends no body; a string is sent raw. */
+export async function api<T = Record<string, unknown>>(
+  gw: { url: string },
+  method: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResult<T>> {
+  const h: Record<string, string> = { ...headers };
+  if (token !== undefined) h.authorization = `Bearer ${token}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    h['content-type'] ??= 'application/json';
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  const res = await fetch(
+    `${gw.url}${path.startsWith('/api') || path === '/healthz' ? path : `/api/v1${path}`}`,
+    {
+      method,
+      headers: h,
+      ...(payload === undefined ? {} : { body: payload }),
+    },
+  );
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+/** Create a person; returns the token. */
+export async function addUser(gw: TestGateway, name: string): Promise<string> {
+  const r = await api<{ token: string }>(gw, 'POST', '/admin/users', gw.adminToken, { name });
+  if (r.status !== 200) throw new Error(`add user ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.token;
+}
+
+/** Issue a key for an agent and register it; returns the key. */
+export async function addAgent(gw: TestGateway, name: string, platform = 'pi'): Promise<string> {
+  const k = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, { agent_name: name });
+  if (k.status !== 200) throw new Error(`key ${name}: ${k.status} ${JSON.stringify(k.body)}`);
+  const r = await api(gw, 'POST', '/agent/register', k.body.key, { name, platform });
+  if (r.status !== 200) throw new Error(`register ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  return k.body.key;
+}
+
+/** An open SSE stream. */
+export interface SseStream {
+  events: EventSourceMessage[];
+  /** Resolve with the next event matching `pred` (already received ones count), or reject on timeout. */
+  next: (pred?: (e: EventSourceMessage) => boolean, timeoutMs?: number) => Promise<EventSourceMessage>;
+  /** Resolve once `count` events matching arrived. */
+  waitFor: (
+    count: number,
+    pred?: (e: EventSourceMessage) => boolean,
+    timeoutMs?: number,
+  ) => Promise<EventSourceMessage[]>;
+  /** Resolves when the response headers arrived and the first comment was read. */
+  ready: Promise<void>;
+  close: () => void;
+}
+
+/** Open an SSE stream with real HTTP and parse it with eventsource-parser. */
+export function openSse(gw: { url: string }, path: string, token: string, lastEventId?: string): SseStream {
+  const controller = new AbortController();
+  const events: EventSourceMessage[] = [];
+  let consumed = 0;
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const w of [...waiters]) w();
+  };
+  let readyResolve: () => void = () => {};
+  let readyReject: (err: unknown) => void = () => {};
+  const ready = new Promise<void>((res, rej) => {
+    readyResolve = res;
+    readyReject = rej;
+  });
+  const parser = createParser({
+    onEvent: (e) => {
+      events.push(e);
+      notify();
+    },
+    onComment: () => readyResolve(),
+  });
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };
+  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+  void (async () => {
+    try {
+      const res = await fetch(`${gw.url}/api/v1${path}`, { headers, signal: controller.signal });
+      if (res.status !== 200 || !res.body) {
+        readyReject(new Error(`SSE ${path}: HTTP ${res.status} ${await res.text()}`));
+        return;
+      }
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+    } catch (err) {
+      readyReject(err);
+    }
+  })();
+  const waitFor = (count: number, pred: (e: EventSourceMessage) => boolean = () => true, timeoutMs = 5_000) =>
+    new Promise<EventSourceMessage[]>((resolve, reject) => {
+      const check = () => {
+        const matching = events.filter(pred);
+        if (matching.length >= count) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(matching);
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(
+          new Error(
+            `timed out waiting for ${count} SSE events on ${path}; got ${JSON.stringify(events.map((e) => e.event))}`,
+          ),
+        );
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  const next = async (pred: (e: EventSourceMessage) => boolean = () => true, timeoutMs = 5_000) => {
+    const start = consumed;
+    const matching = await waitFor(1, (e) => events.indexOf(e) >= start && pred(e), timeoutMs);
+    const e = matching[0] as EventSourceMessage;
+    consumed = events.indexOf(e) + 1;
+    return e;
+  };
+  return { events, next, waitFor, ready, close: () => controller.abort() };
+}
+
+/** Parse an SSE event's JSON data. */
+export function dataOf<T = Record<string, unknown>>(e: EventSourceMessage): T {
+  return JSON.parse(e.data) as T;
+}

@@ -1,0 +1,248 @@
+/**
+ * Child-process helpers for the CLI and example tests: run a command to completion, start
+ * `agentmail serve` and wait for its "listening" line, talk to the agent API, follow an SSE stream.
+ * Everything waits on output or events with a timeout; nothing sleeps.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { createParser } from 'eventsource-parser';
+import { request } from 'undici';
+
+/** Result of a finished child process. */
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Default time a child process may run before the helper kills it, in ms. */
+export const CHILD_TIMEOUT_MS = 20_000;
+
+/** Environment without any AGENTMAIL_* variable of the developer's shell, plus `extra`. */
+export function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENTMAIL_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Run `command args` to completion (killed after `timeoutMs`), feeding `input` on stdin. */
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string },
+): Promise<RunResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`${command} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? CHILD_TIMEOUT_MS);
+    child.once('error', fail);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A running `agentmail serve`. */
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Base URL from the "listening" line. */
+  url: string;
+  /** Every stdout line printed up to and including the "listening" line. */
+  startupLines: string[];
+  /** SIGTERM, then wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Start `node mainJs serve …args` and resolve once it printed its "listening on <url>" line (or,
+ * with `--json` among the args, its `{"event":"listening","url":…}` line).
+ * @throws Error when it exits first or does not listen within `timeoutMs`.
+ */
+export function startServe(
+  mainJs: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = CHILD_TIMEOUT_MS,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [mainJs, 'serve', ...args], { env, stdio: 'pipe' });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    stderr += s;
+  });
+  const lines: string[] = [];
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`serve did not listen in time\nstdout: ${lines.join('\n')}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      fail(new Error(`serve exited with ${code}\nstdout: ${lines.join('\n')}\nstderr: ${stderr}`));
+    });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      const m =
+        /listening on (http:\/\/\S+)/.exec(line) ?? /"event":"listening","url":"(http:\/\/[^"]+)"/.exec(line);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        done({
+          child,
+          url: m[1],
+          startupLines: [...lines],
+          stop: async () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    });
+  });
+}
+
+/** Call an agent (or any) route with a Bearer token; returns status and parsed JSON body. */
+export async function callApi<T = Record<string, unknown>>(
+  baseUrl: string,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await request(new URL(path, baseUrl), {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+/** One received SSE event. */
+export interface ReceivedEvent {
+  id: string | undefined;
+  event: string | undefined;
+  data: unknown;
+}
+
+/** An open SSE stream collecting events, with a way to wait for one. */
+export interface EventStream {
+  events: ReceivedEvent[];
+  /** Resolve with the first event (past or future) matching `predicate`; reject after `timeoutMs`. */
+  waitFor(predicate: (e: ReceivedEvent) => boolean, timeoutMs?: number): Promise<ReceivedEvent>;
+  close(): void;
+}
+
+/** Open `GET path` as an SSE stream with a Bearer token. */
+export async function openEvents(baseUrl: string, path: string, token: string): Promise<EventStream> {
+  const controller = new AbortController();
+  const res = await request(new URL(path, baseUrl), {
+    method: 'GET',
+    signal: controller.signal,
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    bodyTimeout: 0,
+  });
+  if (res.statusCode !== 200) throw new Error(`GET ${path} → ${res.statusCode} ${await res.body.text()}`);
+  const events: ReceivedEvent[] = [];
+  const waiters = new Set<() => void>();
+  const parser = createParser({
+    onEvent: (e) => {
+      events.push({ id: e.id, event: e.event, data: JSON.parse(e.data) });
+      for (const w of waiters) w();
+    },
+  });
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+  })().catch(() => {});
+  return {
+    events,
+    waitFor: (predicate, timeoutMs = 10_000) =>
+      new Promise((done, fail) => {
+        const check = (): void => {
+          const hit = events.find(predicate);
+          if (hit) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            done(hit);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          fail(new Error(`no matching event; got ${JSON.stringify(events)}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+    close: () => controller.abort(),
+  };
+}
+
+/** A long-running child whose output lines can be awaited. */
+export interface WatchedProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Every stdout and stderr line so far, in order of arrival. */
+  lines: string[];
+  /**
+   * Resolve with the first line at index ≥ `after` (past or future) matching `pattern`; reject
+   * after `timeoutMs`.
+   */
+  waitForLine(pattern: RegExp, options?: { after?: number; timeoutMs?: number }): Promise<string>;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Spawn `command args` and follow its stdout and stderr line by line. */
+export function spawnWatched(
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string },
+): WatchedProcess {
+  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: 'pipe' });
+  child.stdin.end();
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  const onLine = (line: string): void => {
+    lines.push(line);
+    for (const w of waiters) w();
+  };
+  createInterface({ input: child.stdout }).on('line', onLine);
+  createInterface({ input: child.stderr }).on('line', onLine);
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return {
+    child,
+    lines,
+    exited,
+    waitForLine: (pattern, { after = 0, timeoutMs = 15_000 } = {}) =>
+      new Promise((done, fail) => {
+        const check = (): void => {
+          const hit = lines.slice(after).find((l) => pattern.test(l));
+          if (hit !== undefined) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            done(hit);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          fail(new Error(`no line matching ${pattern}; output:\n${lines.join('\n')}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+  };
+}

@@ -1,0 +1,279 @@
+import {
+  InboxResponse,
+  MailResponse,
+  NewMailEvent,
+  ParticipantsResponse,
+  SendMailResponse,
+  ThreadResponse,
+} from '@agentmail/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addAgent,
+  addUser,
+  api,
+  dataOf,
+  openSse,
+  type SseStream,
+  startGateway,
+  type TestGateway,
+} from './helpers.js';
+
+let gw: TestGateway;
+let piKey: string;
+let ocKey: string;
+let alice: string;
+let bob: string;
+let piEvents: SseStream;
+beforeAll(async () => {
+  gw = await startGateway();
+  piKey = await addAgent(gw, 'pi');
+  ocKey = await addAgent(gw, 'oc', 'opencode');
+  alice = await addUser(gw, 'alice');
+  bob = await addUser(gw, 'bob');
+  piEvents = openSse(gw, '/events', piKey);
+  await piEvents.ready;
+});
+afterAll(async () => {
+  piEvents.close();
+  await gw.close();
+});
+
+async function personSend(token: string, body: Record<string, unknown>) {
+  const r = await api(gw, 'POST', '/me/mail/send', token, body);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return SendMailResponse.parse(r.body);
+}
+
+describe('sessions: default, new, alias (G-2, G-5)', () => {
+  it('.new creates a session with an alias from agent name and subject; collisions get -2', async () => {
+    const a = await personSend(alice, {
+      to: 'pi@/srv/app.new',
+      subject: 'Fix import paths!',
+      body: 'please',
+    });
+    const b = await personSend(alice, { to: 'pi@/srv/app.new', subject: 'Fix import paths!', body: 'again' });
+    expect(a.status === 'sent' && a.session_alias).toBe('pi-fix-import-paths');
+    expect(b.status === 'sent' && b.session_alias).toBe('pi-fix-import-paths-2');
+    expect(a.status === 'sent' && a.address).toBe('pi@/srv/app.pi-fix-import-paths');
+    if (a.status === 'sent' && b.status === 'sent') expect(a.session_id).not.toBe(b.session_id);
+  });
+
+  it('empty session part reaches the default session of (name, path), the same every time', async () => {
+    const a = await personSend(alice, { to: 'pi@/srv/app.', subject: 'one', body: 'x' });
+    const b = await personSend(bob, { to: 'pi@/srv/app', subject: 'two', body: 'x' });
+    const c = await personSend(alice, { to: 'pi@/other.', subject: 'three', body: 'x' });
+    if (a.status !== 'sent' || b.status !== 'sent' || c.status !== 'sent') throw new Error('not sent');
+    expect(a.session_id).toBe(b.session_id);
+    expect(c.session_id).not.toBe(a.session_id);
+    expect(a.address).toBe('pi@/srv/app.');
+  });
+
+  it('an alias reaches its session; an unknown alias is a 404 naming it, never a new session', async () => {
+    const a = await personSend(alice, { to: 'pi@/srv/app.new', subject: 'alias target', body: 'x' });
+    if (a.status !== 'sent') throw new Error('not sent');
+    const b = await personSend(bob, { to: `pi@/srv/app.${a.session_alias}`, subject: 'more', body: 'x' });
+    expect(b.status === 'sent' && b.session_id).toBe(a.session_id);
+    const before = await gw.app.gateway.db.selectFrom('sessions').select('id').execute();
+    const r = await api(gw, 'POST', '/me/mail/send', alice, {
+      to: 'pi@/srv/app.no-such-alias',
+      subject: 's',
+      body: 'b',
+    });
+    expect(r.status).toBe(404);
+    expect(r.body.alias).toBe('no-such-alias');
+    expect(String(r.body.detail)).toContain('"no-such-alias"');
+    const after = await gw.app.gateway.db.selectFrom('sessions').select('id').execute();
+    expect(after.length).toBe(before.length);
+  });
+
+  it('an explicit session_alias is used for a .new session (suffixed on collision)', async () => {
+    const r = await api(gw, 'POST', '/mail/send', ocKey, {
+      to: 'pi@/srv/x.new',
+      subject: 's',
+      body: 'b',
+      session_alias: 'review',
+    });
+    expect(r.body.session_alias).toBe('review');
+    const r2 = await api(gw, 'POST', '/mail/send', ocKey, {
+      to: 'pi@/srv/x.new',
+      subject: 's',
+      body: 'b',
+      session_alias: 'review',
+    });
+    expect(r2.body.session_alias).toBe('review-2');
+  });
+
+  it('unknown recipient and relative path are clear 4xx naming the field', async () => {
+    const r = await api(gw, 'POST', '/me/mail/send', alice, { to: 'nobody', subject: 's', body: 'b' });
+    expect(r.status).toBe(404);
+    expect(r.body.field).toBe('to');
+    const rel = await api(gw, 'POST', '/me/mail/send', alice, {
+      to: 'pi',
+      cc: ['pi@srv/app.'],
+      subject: 's',
+      body: 'b',
+    });
+    expect(rel.status).toBe(400);
+    expect(String(rel.body.detail)).toContain('cc[0]');
+  });
+});
+
+describe('new_mail payload (G-6, G-20, G-30)', () => {
+  it('carries session_alias, reply_address, self_address, from_human and never .new', async () => {
+    const sent = await personSend(alice, { to: 'pi@/srv/app.new', subject: 'Payload check', body: 'hello' });
+    if (sent.status !== 'sent') throw new Error('not sent');
+    const e = await piEvents.next((x) => x.event === 'new_mail' && dataOf(x).mail_id === sent.mail_id);
+    const ev = NewMailEvent.parse(dataOf(e));
+    expect(ev.session_alias).toBe('pi-payload-check');
+    expect(ev.self_address).toBe('pi@/srv/app.pi-payload-check');
+    expect(ev.reply_address).toBe('alice@.pi-payload-check');
+    expect(ev.from_human).toBe(true);
+    expect(ev.to_workspace).toBe('/srv/app');
+    expect(ev.permission_mode).toBe('workspace');
+    expect(ev.in_reply_to).toBe('');
+    expect(JSON.stringify(ev)).not.toMatch(/\.new\b/);
+  });
+
+  it('an agent sender is from_human false; a reply carries in_reply_to and parent_from', async () => {
+    const sent = await personSend(alice, { to: 'pi@/srv/app.new', subject: 'Ask oc', body: 'x' });
+    if (sent.status !== 'sent') throw new Error('not sent');
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox?status=all&limit=50', piKey)).body);
+    const m = inbox.mails.find((x) => x.id === sent.mail_id);
+    expect(m?.from_human).toBe(true);
+    expect(m?.to_human).toBe(false);
+    // pi answers alice: reply_to keeps the session; to_human is true on the reply
+    const reply = await api(gw, 'POST', '/mail/send', piKey, {
+      to: m?.reply_address,
+      subject: 'Re: Ask oc',
+      body: 'done',
+      reply_to: sent.mail_id,
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const r = SendMailResponse.parse(reply.body);
+    if (r.status !== 'sent') throw new Error('not sent');
+    expect(r.session_id).toBe(sent.session_id);
+    const mail = MailResponse.parse((await api(gw, 'GET', `/me/mail/${r.mail_id}`, alice)).body).mail;
+    expect(mail.from_human).toBe(false);
+    expect(mail.to_human).toBe(true);
+    expect(mail.in_reply_to).toBe(sent.mail_id);
+    expect(mail.parent_from).toBe('alice');
+    expect(mail.self_address).toBe(`alice@.${sent.session_alias}`);
+    expect(mail.reply_address).toBe(`pi@/srv/app.${sent.session_alias}`);
+  });
+
+  it('agent to agent: the reply lands back in the session the question came from', async () => {
+    const task = await personSend(alice, { to: 'oc@/w.new', subject: 'Delegate', body: 'ask pi' });
+    if (task.status !== 'sent') throw new Error('not sent');
+    // oc asks pi from within its task session (reply_to keeps oc in that session)
+    const ask = await api(gw, 'POST', '/mail/send', ocKey, {
+      to: 'pi@/srv/app.new',
+      subject: 'Question',
+      body: '?',
+      cc: [],
+      reply_to: task.mail_id,
+    });
+    // reply_to of a mail from alice, to pi: oc writes from its task session
+    expect(ask.status, JSON.stringify(ask.body)).toBe(200);
+    const askId = String(ask.body.mail_id);
+    const ev = NewMailEvent.parse(dataOf(await piEvents.next((x) => dataOf(x).mail_id === askId)));
+    expect(ev.from_human).toBe(false);
+    expect(ev.reply_address).toBe(`oc@/w.${task.session_alias}`);
+    const answer = await api(gw, 'POST', '/mail/send', piKey, {
+      to: ev.reply_address,
+      subject: 'Re: Question',
+      body: '!',
+      reply_to: askId,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.session_id).toBe(task.session_id);
+    const ocInbox = InboxResponse.parse(
+      (await api(gw, 'GET', `/mail/inbox?session_id=${task.session_id}&limit=50`, ocKey)).body,
+    );
+    const got = ocInbox.mails.find((x) => x.id === answer.body.mail_id);
+    expect(got?.from_human).toBe(false);
+    expect(got?.in_reply_to).toBe(askId);
+  });
+});
+
+describe('inbox, read, thread, participants (G-39)', () => {
+  it('offline mail stays unread until marked read; read marks only the listed ids', async () => {
+    const key = await addAgent(gw, 'sleeper');
+    const a = await personSend(alice, { to: 'sleeper', subject: 'first', body: '1' });
+    const b = await personSend(alice, { to: 'sleeper', subject: 'second', body: '2' });
+    if (a.status !== 'sent' || b.status !== 'sent') throw new Error('not sent');
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox', key)).body);
+    expect(inbox.mails.map((m) => m.subject)).toEqual(['first', 'second']); // oldest first
+    expect(inbox.unread_count).toBe(2);
+    const read = await api(gw, 'POST', '/mail/read', key, { ids: [a.mail_id] });
+    expect(read.body.updated).toBe(1);
+    const after = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox', key)).body);
+    expect(after.mails.map((m) => m.id)).toEqual([b.mail_id]);
+    // limit and has_more
+    await personSend(alice, { to: 'sleeper', subject: 'third', body: '3' });
+    const page = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox?limit=1', key)).body);
+    expect(page.mails.length).toBe(1);
+    expect(page.has_more).toBe(true);
+  });
+
+  it('thread pages the session oldest first; participants name who has not spoken', async () => {
+    const start = await personSend(alice, { to: 'pi@/srv/t.new', subject: 'Thread', body: 'a', cc: ['bob'] });
+    if (start.status !== 'sent') throw new Error('not sent');
+    await api(gw, 'POST', '/mail/send', piKey, {
+      to: `alice@.${start.session_alias}`,
+      subject: 'Re',
+      body: 'b',
+      reply_to: start.mail_id,
+    });
+    await api(gw, 'POST', '/mail/send', piKey, {
+      to: `alice@.${start.session_alias}`,
+      subject: 'Re2',
+      body: 'c',
+    });
+    const page1 = ThreadResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${start.mail_id}/thread?limit=2`, piKey)).body,
+    );
+    expect(page1.total).toBe(3);
+    expect(page1.mails.map((m) => m.body)).toEqual(['a', 'b']);
+    expect(page1.next_offset).toBe(2);
+    const page2 = ThreadResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${start.mail_id}/thread?offset=2`, piKey)).body,
+    );
+    expect(page2.mails.map((m) => m.body)).toEqual(['c']);
+    expect(page2.next_offset).toBeNull();
+    const p = ParticipantsResponse.parse(
+      (await api(gw, 'GET', `/agent/sessions/${start.session_id}/participants`, piKey)).body,
+    );
+    expect(p.participants.map((x) => [x.name, x.human, x.has_spoken]).sort()).toEqual([
+      ['alice', true, true],
+      ['bob', true, false],
+      ['pi', false, true],
+    ]);
+    expect(p.silent).toEqual(['bob']);
+    expect(p.participants.find((x) => x.name === 'pi')?.address).toBe(`pi@/srv/t.${start.session_alias}`);
+    // bob (cc) sees the mail, with cc listed
+    const bobMail = MailResponse.parse((await api(gw, 'GET', `/me/mail/${start.mail_id}`, bob)).body).mail;
+    expect(bobMail.cc.map((c) => c.name)).toEqual(['bob']);
+    expect(bobMail.cc[0]?.human).toBe(true);
+  });
+
+  it('a mail is visible only to its sender and recipients', async () => {
+    const s = await personSend(alice, { to: 'pi', subject: 'private', body: 'x' });
+    if (s.status !== 'sent') throw new Error('not sent');
+    expect((await api(gw, 'GET', `/agent/mail/${s.mail_id}`, ocKey)).status).toBe(404);
+    expect((await api(gw, 'GET', `/me/mail/${s.mail_id}`, bob)).status).toBe(404);
+    expect((await api(gw, 'GET', `/agent/mail/${s.mail_id}`, piKey)).status).toBe(200);
+  });
+
+  it('forward quotes the original', async () => {
+    const s = await personSend(alice, { to: 'pi', subject: 'fwd me', body: 'line1\nline2' });
+    if (s.status !== 'sent') throw new Error('not sent');
+    const f = await api(gw, 'POST', `/mail/${s.mail_id}/forward`, piKey, { to: 'oc', comment: 'FYI' });
+    expect(f.status, JSON.stringify(f.body)).toBe(200);
+    const m = MailResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${String(f.body.mail_id)}`, ocKey)).body,
+    ).mail;
+    expect(m.subject).toBe('Fwd: fwd me');
+    expect(m.body).toContain('FYI');
+    expect(m.body).toContain('> line1\n> line2');
+  });
+});

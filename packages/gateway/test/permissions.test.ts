@@ -1,0 +1,222 @@
+import {
+  InboxResponse,
+  PermissionDecisionEvent,
+  PermissionRequestEvent,
+  PermissionRequestResponse,
+  PermissionsResponse,
+  SendMailResponse,
+} from '@agentmail/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addAgent, addUser, api, dataOf, openSse, startGateway, type TestGateway } from './helpers.js';
+
+let gw: TestGateway | undefined;
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+});
+
+async function setup() {
+  gw = await startGateway();
+  const pi = await addAgent(gw, 'pi');
+  const oc = await addAgent(gw, 'oc');
+  const alice = await addUser(gw, 'alice');
+  const bob = await addUser(gw, 'bob');
+  return { gw, pi, oc, alice, bob };
+}
+
+const ask = (
+  sessionId: string,
+  key: string,
+  kind: 'approval' | 'question' = 'approval',
+  options = ['approve', 'always', 'deny'],
+) => ({
+  question: 'Run `rm -rf build`?',
+  options,
+  context: 'tool: bash',
+  session_id: sessionId,
+  relay_key: key,
+  kind,
+});
+
+describe('permission routing (G-38)', () => {
+  it('goes to the session owner; the person sees a question mail and a permission_request event', async () => {
+    const { gw, pi, alice } = await setup();
+    const me = openSse(gw, '/me/events', alice);
+    await me.ready;
+    const task = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Task', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    const r = PermissionRequestResponse.parse(
+      (await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'q1'))).body,
+    );
+    expect(r.status === 'pending' && r.asked).toBe('alice');
+    const ev = await me.next((e) => e.event === 'permission_request');
+    expect(PermissionRequestEvent.parse(dataOf(ev)).question).toContain('rm -rf');
+    const list = PermissionsResponse.parse(
+      (await api(gw, 'GET', '/me/permissions?status=pending', alice)).body,
+    );
+    expect(list.permissions.length).toBe(1);
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/me/inbox', alice)).body);
+    expect(inbox.mails.find((m) => m.is_permission)?.from_name).toBe('pi');
+    // the same relay key again: duplicate_relay, no second request
+    const dup = await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'q1'));
+    expect(dup.body.status).toBe('duplicate_relay');
+    me.close();
+  });
+
+  it('without an owner it goes to the most recent person in the thread', async () => {
+    const { gw, pi, oc, bob } = await setup();
+    // oc (no owner) opens a session at pi; then bob writes into it
+    const s = SendMailResponse.parse(
+      (await api(gw, 'POST', '/mail/send', oc, { to: 'pi@/w.new', subject: 'agent task', body: 'x' })).body,
+    );
+    if (s.status !== 'sent') throw new Error('not sent');
+    const none = await api(gw, 'POST', '/permission/request', pi, ask(s.session_id, 'n1'));
+    expect(none.status).toBe(409);
+    await api(gw, 'POST', '/me/mail/send', bob, {
+      to: `pi@/w.${s.session_alias}`,
+      subject: 'chiming in',
+      body: 'x',
+    });
+    const r = await api(gw, 'POST', '/permission/request', pi, ask(s.session_id, 'n2'));
+    expect(r.body.asked).toBe('bob');
+  });
+
+  it('with no person reachable: 409 with error, detail, suggestion and the real permission_mode', async () => {
+    const { gw, pi, oc } = await setup();
+    const s = SendMailResponse.parse(
+      (await api(gw, 'POST', '/mail/send', oc, { to: 'pi@/w.new', subject: 'lonely', body: 'x' })).body,
+    );
+    if (s.status !== 'sent') throw new Error('not sent');
+    await gw.app.gateway.db
+      .updateTable('sessions')
+      .set({ permission_mode: 'full' })
+      .where('id', '=', s.session_id)
+      .execute();
+    const r = await api(gw, 'POST', '/permission/request', pi, ask(s.session_id, 'x1'));
+    expect(r.status).toBe(409);
+    expect(r.body.error).toBe('no_person_reachable');
+    expect(r.body.permission_mode).toBe('full');
+    expect(typeof r.body.detail).toBe('string');
+    expect(typeof r.body.suggestion).toBe('string');
+  });
+
+  it('a session of another agent is a 404', async () => {
+    const { gw, oc, alice } = await setup();
+    const t = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'T', body: 'x' })).body,
+    );
+    if (t.status !== 'sent') throw new Error('not sent');
+    expect((await api(gw, 'POST', '/permission/request', oc, ask(t.session_id, 'o1'))).status).toBe(404);
+  });
+});
+
+describe('decisions (G-21)', () => {
+  it('reach every stream of the asking agent with the note and the mails that arrived meanwhile', async () => {
+    const { gw, pi, alice, bob } = await setup();
+    const task = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Task', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    const req = PermissionRequestResponse.parse(
+      (await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'd1'))).body,
+    );
+    if (req.status !== 'pending') throw new Error('not pending');
+    const bridge = openSse(gw, '/events', pi);
+    const hook = openSse(gw, '/events', pi); // a short-lived hook process beside the bridge
+    await Promise.all([bridge.ready, hook.ready]);
+    // mail arriving in the asking session while alice decides; and one elsewhere (not fresh)
+    const fresh = SendMailResponse.parse(
+      (
+        await api(gw, 'POST', '/me/mail/send', bob, {
+          to: `pi@/w.${task.session_alias}`,
+          subject: 'wait, use the cache',
+          body: 'x',
+        })
+      ).body,
+    );
+    await api(gw, 'POST', '/me/mail/send', bob, { to: 'pi@/elsewhere.new', subject: 'unrelated', body: 'x' });
+    const d = await api(gw, 'POST', `/me/permissions/${req.request_id}/decide`, alice, {
+      decision: 'deny',
+      note: 'use make clean',
+    });
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+    expect(d.body.decision).toBe('deny');
+    for (const s of [bridge, hook]) {
+      const e = await s.next((x) => x.event === 'permission_decision');
+      const ev = PermissionDecisionEvent.parse(dataOf(e));
+      expect(ev.relay_key).toBe('d1');
+      expect(ev.decision).toBe('deny');
+      expect(ev.note).toBe('use make clean');
+      expect(ev.fresh_mails.map((m) => m.subject)).toEqual(['wait, use the cache']);
+      expect(ev.fresh_mails[0]?.mail_id).toBe(fresh.mail_id);
+    }
+    // deciding twice is a 409
+    expect(
+      (await api(gw, 'POST', `/me/permissions/${req.request_id}/decide`, alice, { decision: 'approve' }))
+        .status,
+    ).toBe(409);
+    // the person who was not asked can not decide
+    const req2 = PermissionRequestResponse.parse(
+      (await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'd2'))).body,
+    );
+    if (req2.status !== 'pending') throw new Error('not pending');
+    expect(
+      (await api(gw, 'POST', `/me/permissions/${req2.request_id}/decide`, bob, { decision: 'approve' }))
+        .status,
+    ).toBe(404);
+    const ok = await api(gw, 'POST', `/me/permissions/${req2.request_id}/decide`, alice, {
+      decision: 'always',
+    });
+    expect(ok.body.decision).toBe('approve_always');
+    bridge.close();
+    hook.close();
+  });
+
+  it('questions are answered with labels or free text, never approve/deny words', async () => {
+    const { gw, pi, alice } = await setup();
+    const task = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Q', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    const q = PermissionRequestResponse.parse(
+      (
+        await api(
+          gw,
+          'POST',
+          '/permission/request',
+          pi,
+          ask(task.session_id, 'qq', 'question', ['red', 'blue']),
+        )
+      ).body,
+    );
+    if (q.status !== 'pending') throw new Error('not pending');
+    expect(
+      (await api(gw, 'POST', `/me/permissions/${q.request_id}/decide`, alice, { decision: 'approve' }))
+        .status,
+    ).toBe(400);
+    const s = openSse(gw, '/events', pi);
+    await s.ready;
+    const r = await api(gw, 'POST', `/me/permissions/${q.request_id}/decide`, alice, { answers: ['blue'] });
+    expect(r.body.decision).toBe('answered');
+    const ev = PermissionDecisionEvent.parse(dataOf(await s.next((x) => x.event === 'permission_decision')));
+    expect(ev.answers).toEqual(['blue']);
+    const view = PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions?status=all', alice)).body);
+    expect(view.permissions[0]?.answers).toEqual(['blue']);
+    s.close();
+  });
+
+  it('question mails do not break or count in the relay run and are flagged for catch-up', async () => {
+    const { gw, pi, alice } = await setup();
+    const task = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Q', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'flag'));
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/me/inbox', alice)).body);
+    const perm = inbox.mails.filter((m) => m.is_permission);
+    expect(perm.length).toBe(1);
+    expect(perm[0]?.relay).toBe(false);
+  });
+});

@@ -1,0 +1,623 @@
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  buildContentWithToolCallsChunks,
+  buildContentWithToolCallsCompletion,
+  buildTextChunks,
+  buildTextCompletion,
+  buildToolCallChunks,
+  buildToolCallCompletion,
+  type ResponseOverrides,
+  type SSEChunk,
+  type ToolCall,
+  writeErrorResponse,
+  writeSSEStream,
+} from '@copilotkit/aimock';
+import { TESTKIT_ERROR_CODES, TestkitError } from './errors.js';
+import {
+  type ChatRequestBody,
+  chatRequestBodySchema,
+  contentText,
+  deriveViews,
+  describeRequest,
+  type RecordedRequest,
+  type RequestEnd,
+} from './request.js';
+import {
+  matchesRequest,
+  type RequestMatch,
+  type RequestPredicate,
+  type Scenario,
+  type ScenarioReply,
+  type UsageOverride,
+} from './scenario.js';
+
+// Why not aimock's own server (LLMock): probed with 1.43.0 (see README "Why not LLMock").
+// (1) a `hang` (a response factory that never resolves) is not in the journal until it resolves
+// and makes `stop()` wait for the client; (2) a stream cannot end without `finish_reason`
+// (`finishReason: null` becomes "stop"); (3) the journal has no arrival event to wait on;
+// (4) no `times`; (5) `/v1/models` lists vendor model names; (6) an unmatched request gets 404,
+// which opencode retries five times with backoff. This file owns the request lifecycle and the
+// scenario layer; the OpenAI wire shapes (chunks, completions, SSE framing, error writing) are
+// aimock's exported builders.
+
+/** Model id used when a request names none, and the default `/v1/models` catalogue. */
+export const DEFAULT_MODEL_ID = 'scripted-model';
+
+/** Characters per streamed text or tool-argument delta. */
+export const DEFAULT_CHUNK_SIZE_CHARS = 20;
+
+/** Default timeout of {@link ModelServer.waitForRequest} and {@link ModelServer.waitForEnd}, in ms. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 5_000;
+
+/** Largest accepted request body; a 20 MB pi session produces ~14 MB requests. */
+export const MAX_REQUEST_BODY_BYTES = 64 * 1024 * 1024;
+
+/** Path of the journal as JSON (`GET`), for a server run as a child process. */
+export const JOURNAL_PATH = '/_testkit/requests';
+
+/** Options of {@link startModelServer}. */
+export interface ModelServerOptions {
+  /** Scenarios, tried in order. More can be added with {@link ModelServer.addScenarios}. @default [] */
+  scenarios?: readonly Scenario[];
+  /** Model ids listed by `GET /v1/models`. @default [DEFAULT_MODEL_ID] */
+  models?: readonly string[];
+  /** Characters per streamed delta. @default DEFAULT_CHUNK_SIZE_CHARS */
+  chunkSizeChars?: number;
+  /** TCP port on 127.0.0.1; 0 picks a free one. @default 0 */
+  port?: number;
+  /** Aborting it closes the server (same as {@link ModelServer.close}). */
+  signal?: AbortSignal;
+}
+
+/** Filter of {@link ModelServer.requests}. */
+export interface RequestFilter {
+  /** Content conditions or a predicate. */
+  match?: RequestMatch | RequestPredicate;
+  /** Only requests answered by the scenario with this label. */
+  scenario?: string;
+}
+
+type MutableRecord = { -readonly [K in keyof RecordedRequest]: RecordedRequest[K] } & {
+  response: { status: number | undefined; end: RequestEnd };
+};
+
+interface ActiveScenario {
+  scenario: Scenario;
+  label: string;
+  used: number;
+}
+
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+};
+
+function toPredicate(match: RequestMatch | RequestPredicate): RequestPredicate {
+  return typeof match === 'function' ? match : (request) => matchesRequest(match, request);
+}
+
+function estimateTokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / 4));
+}
+
+function defaultError(status: number): { type: string; message: string } {
+  // 4xx messages avoid words like "server_error", "overloaded" or status numbers: opencode retries
+  // any error whose body matches them, which would turn a 400 into five slow retries.
+  if (status === 400) return { type: 'invalid_request_error', message: 'Scripted invalid request.' };
+  if (status === 401) return { type: 'authentication_error', message: 'Scripted authentication failure.' };
+  if (status === 402) return { type: 'insufficient_quota', message: 'Scripted: insufficient credits.' };
+  if (status === 429) return { type: 'rate_limit_error', message: 'Scripted rate limit.' };
+  if (status >= 500) return { type: 'server_error', message: 'Scripted upstream failure.' };
+  return { type: 'invalid_request_error', message: 'Scripted error.' };
+}
+
+function errorBody(message: string, type: string, code: string | null): string {
+  return JSON.stringify({ error: { message, type, param: null, code } });
+}
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_REQUEST_BODY_BYTES) return undefined;
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function flattenHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/**
+ * A scripted OpenAI-compatible model on 127.0.0.1: `POST /v1/chat/completions` (also
+ * `/chat/completions`), streaming (SSE deltas, tool calls, `finish_reason`, a usage chunk when
+ * `stream_options.include_usage` is set, `data: [DONE]`) or JSON; `GET /v1/models`; and
+ * `GET /_testkit/requests` (the journal). Each request is answered by the first matching
+ * {@link Scenario}; one that matches none gets HTTP 400 `code: "no_scenario_matched"` (not 404,
+ * which opencode retries). Every chat request is recorded on arrival.
+ *
+ * @example
+ * const model = await startModelServer({ scenarios: [
+ *   { match: { lastUserMessage: 'list files', hasToolResult: false }, reply: { type: 'tool_calls', calls: [{ name: 'ls', arguments: { path: '.' } }] } },
+ *   { match: { hasToolResult: true }, reply: { type: 'text', text: 'Two files.' } },
+ * ] });
+ * // point the host at model.baseUrl (…/v1), then:
+ * await model.waitForRequest({ hasToolResult: true });
+ * await model.close();
+ */
+export class ModelServer {
+  /** Origin, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  /** OpenAI base URL to give a host, `${url}/v1`. */
+  readonly baseUrl: string;
+  readonly port: number;
+
+  readonly #server: Server;
+  readonly #events = new EventEmitter();
+  readonly #journal: MutableRecord[] = [];
+  readonly #scenarios: ActiveScenario[] = [];
+  readonly #models: readonly string[];
+  readonly #chunkSizeChars: number;
+  #seq = 0;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  private constructor(server: Server, options: ModelServerOptions) {
+    this.#server = server;
+    const port = (server.address() as AddressInfo).port;
+    this.port = port;
+    this.url = `http://127.0.0.1:${port}`;
+    this.baseUrl = `${this.url}/v1`;
+    this.#models = options.models ?? [DEFAULT_MODEL_ID];
+    this.#chunkSizeChars = Math.max(1, options.chunkSizeChars ?? DEFAULT_CHUNK_SIZE_CHARS);
+    this.#events.setMaxListeners(0);
+    this.addScenarios(options.scenarios ?? []);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        // A failure here is a bug of this server; answer 500 rather than leave the host hanging.
+        if (!res.headersSent) writeErrorResponse(res, 500, errorBody(String(error), 'server_error', null));
+        else res.destroy();
+      });
+    });
+  }
+
+  /**
+   * Starts a server on 127.0.0.1 (random port unless `options.port`).
+   * @throws {TestkitError} `AM_TESTKIT_SCENARIO_INVALID` when a scenario's `times` is not a positive integer.
+   */
+  static async start(options: ModelServerOptions = {}): Promise<ModelServer> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    let instance: ModelServer;
+    try {
+      instance = new ModelServer(server, options);
+    } catch (error) {
+      server.close();
+      throw error;
+    }
+    const signal = options.signal;
+    if (signal !== undefined) {
+      if (signal.aborted) await instance.close();
+      else signal.addEventListener('abort', () => void instance.close(), { once: true });
+    }
+    return instance;
+  }
+
+  /**
+   * Appends scenarios after the existing ones (they are tried in order).
+   * @throws {TestkitError} `AM_TESTKIT_SCENARIO_INVALID` when `times` is not a positive integer.
+   */
+  addScenarios(scenarios: readonly Scenario[]): this {
+    for (const scenario of scenarios) {
+      if (scenario.times !== undefined && !(Number.isInteger(scenario.times) && scenario.times > 0)) {
+        throw new TestkitError(
+          TESTKIT_ERROR_CODES.SCENARIO_INVALID,
+          `scenario ${scenario.name ?? `#${this.#scenarios.length}`}: times must be a positive integer, got ${scenario.times}; omit it for unlimited.`,
+        );
+      }
+      this.#scenarios.push({ scenario, label: scenario.name ?? `#${this.#scenarios.length}`, used: 0 });
+    }
+    return this;
+  }
+
+  /** Removes every scenario (and their `times` counters); the journal is kept. */
+  clearScenarios(): this {
+    this.#scenarios.length = 0;
+    return this;
+  }
+
+  /** Recorded chat requests in arrival order, optionally filtered. The entries are live (see {@link RecordedRequest}). */
+  requests(filter: RequestFilter = {}): RecordedRequest[] {
+    const predicate = filter.match === undefined ? undefined : toPredicate(filter.match);
+    return this.#journal.filter(
+      (request) =>
+        (filter.scenario === undefined || request.scenario === filter.scenario) &&
+        (predicate === undefined || predicate(request)),
+    );
+  }
+
+  /** Recorded requests that no scenario answered (including invalid bodies). Assert it is empty at the end of a test. */
+  unmatched(): RecordedRequest[] {
+    return this.#journal.filter((request) => request.scenario === undefined);
+  }
+
+  /** Forgets the recorded requests (sequence numbers keep counting). */
+  clearRequests(): void {
+    this.#journal.length = 0;
+  }
+
+  /**
+   * Calls `listener` with each chat request on arrival (after its scenario is chosen, before it is
+   * answered). Returns the unsubscribe function.
+   */
+  onRequest(listener: (request: RecordedRequest) => void): () => void {
+    this.#events.on('request', listener);
+    return () => this.#events.off('request', listener);
+  }
+
+  /**
+   * Resolves with the first recorded request that matches, already recorded or arriving within
+   * `timeoutMs`. Event-driven, no polling.
+   * @throws {TestkitError} `AM_TESTKIT_WAIT_TIMEOUT` (the message lists what was recorded), `AM_TESTKIT_SERVER_CLOSED`.
+   */
+  waitForRequest(
+    match: RequestMatch | RequestPredicate,
+    timeoutMs: number = DEFAULT_WAIT_TIMEOUT_MS,
+  ): Promise<RecordedRequest> {
+    const predicate = toPredicate(match);
+    const found = this.#journal.find(predicate);
+    if (found !== undefined) return Promise.resolve(found);
+    return this.#waitFor<RecordedRequest>(
+      'request',
+      (request: RecordedRequest) => (predicate(request) ? request : undefined),
+      timeoutMs,
+      () => `no matching request within ${timeoutMs} ms`,
+    );
+  }
+
+  /**
+   * Resolves when the response to `request` has ended: `complete`, `client_closed` or
+   * `server_closed`. Event-driven, no polling.
+   * @throws {TestkitError} `AM_TESTKIT_WAIT_TIMEOUT`.
+   */
+  waitForEnd(request: RecordedRequest, timeoutMs: number = DEFAULT_WAIT_TIMEOUT_MS): Promise<RequestEnd> {
+    if (request.response.end !== 'pending') return Promise.resolve(request.response.end);
+    // Not cut short by close(): closing ends every open response, which resolves this wait.
+    return this.#waitFor<RequestEnd>(
+      'end',
+      (ended: RecordedRequest) => (ended === request ? ended.response.end : undefined),
+      timeoutMs,
+      () => `request #${request.seq} still pending after ${timeoutMs} ms`,
+      false,
+    );
+  }
+
+  /**
+   * Stops listening and cuts every open response (hung ones end as `server_closed`). Pending
+   * waits reject with `AM_TESTKIT_SERVER_CLOSED`. Idempotent.
+   */
+  close(): Promise<void> {
+    if (this.#closed !== undefined) return this.#closed;
+    this.#closing = true;
+    this.#events.emit('closed');
+    this.#closed = new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    return this.#closed;
+  }
+
+  #waitFor<T>(
+    event: 'request' | 'end',
+    check: (request: RecordedRequest) => T | undefined,
+    timeoutMs: number,
+    what: () => string,
+    rejectOnClose = true,
+  ): Promise<T> {
+    if (this.#closing && rejectOnClose) {
+      return Promise.reject(
+        new TestkitError(TESTKIT_ERROR_CODES.SERVER_CLOSED, 'the model server is closed.'),
+      );
+    }
+    return new Promise<T>((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        this.#events.off(event, onEvent);
+        if (rejectOnClose) this.#events.off('closed', onClosed);
+      };
+      const onEvent = (request: RecordedRequest): void => {
+        const value = check(request);
+        if (value === undefined) return;
+        cleanup();
+        resolve(value);
+      };
+      const onClosed = (): void => {
+        cleanup();
+        reject(
+          new TestkitError(
+            TESTKIT_ERROR_CODES.SERVER_CLOSED,
+            `the model server closed while waiting: ${what()}.`,
+          ),
+        );
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        const recorded = this.#journal.map(describeRequest);
+        reject(
+          new TestkitError(
+            TESTKIT_ERROR_CODES.WAIT_TIMEOUT,
+            `${what()}; ${recorded.length} request(s) recorded${recorded.length > 0 ? `:\n  ${recorded.join('\n  ')}` : ''}. Check the match, or raise timeoutMs.`,
+          ),
+        );
+      }, timeoutMs);
+      this.#events.on(event, onEvent);
+      if (rejectOnClose) this.#events.on('closed', onClosed);
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', this.url).pathname;
+    if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
+      const data = this.#models.map((id) => ({
+        id,
+        object: 'model',
+        created: 0,
+        owned_by: 'agentmail-testkit',
+      }));
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data }));
+      return;
+    }
+    if (req.method === 'GET' && path === JOURNAL_PATH) {
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ requests: this.#journal }));
+      return;
+    }
+    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
+      const message = `Unknown route ${req.method} ${path}; the scripted model serves POST /v1/chat/completions and GET /v1/models.`;
+      writeErrorResponse(res, 404, errorBody(message, 'invalid_request_error', 'unknown_route'));
+      return;
+    }
+    await this.#handleChat(req, res, path);
+  }
+
+  async #handleChat(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const raw = await readBody(req);
+    let body: ChatRequestBody | undefined;
+    let invalid: string | undefined;
+    if (raw === undefined) {
+      invalid = `body larger than ${MAX_REQUEST_BODY_BYTES} bytes`;
+    } else {
+      let json: unknown;
+      try {
+        json = JSON.parse(raw);
+      } catch (error) {
+        invalid = `body is not JSON: ${(error as Error).message}`;
+      }
+      if (invalid === undefined) {
+        const parsed = chatRequestBodySchema.safeParse(json);
+        if (parsed.success) body = parsed.data;
+        else
+          invalid = `body is not a chat request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+      }
+    }
+
+    const record: MutableRecord = {
+      seq: ++this.#seq,
+      receivedAtMs: Date.now(),
+      method: req.method ?? 'POST',
+      path,
+      headers: flattenHeaders(req),
+      body,
+      invalid,
+      ...deriveViews(body),
+      scenario: undefined,
+      response: { status: undefined, end: 'pending' },
+    };
+    // Choose synchronously, right at arrival: concurrent requests (a title request next to the
+    // first turn) cannot both take a scenario limited to `times: 1`.
+    const active = body === undefined ? undefined : this.#scenarios.find((s) => this.#selects(s, record));
+    if (active !== undefined) {
+      active.used += 1;
+      record.scenario = active.label;
+    }
+    this.#journal.push(record);
+    res.on('close', () => {
+      record.response.end = res.writableFinished
+        ? 'complete'
+        : this.#closing
+          ? 'server_closed'
+          : 'client_closed';
+      this.#events.emit('end', record);
+    });
+    this.#events.emit('request', record);
+
+    if (body === undefined) {
+      record.response.status = raw === undefined ? 413 : 400;
+      writeErrorResponse(
+        res,
+        record.response.status,
+        errorBody(invalid ?? '', 'invalid_request_error', 'invalid_body'),
+      );
+      return;
+    }
+    if (active === undefined) {
+      record.response.status = 400;
+      const message = `No scenario matched request ${describeRequest(record)}. Add a scenario whose match fits, or a catch-all ({ match: {} }) last.`;
+      writeErrorResponse(res, 400, errorBody(message, 'invalid_request_error', 'no_scenario_matched'));
+      return;
+    }
+    let reply: ScenarioReply;
+    try {
+      reply =
+        typeof active.scenario.reply === 'function' ? active.scenario.reply(record) : active.scenario.reply;
+    } catch (error) {
+      record.response.status = 500;
+      const message = `scenario ${active.label} reply function threw: ${String(error)}`;
+      writeErrorResponse(res, 500, errorBody(message, 'server_error', 'scenario_reply_failed'));
+      return;
+    }
+    await this.#reply(reply, record, body, res);
+  }
+
+  #selects(active: ActiveScenario, record: RecordedRequest): boolean {
+    const { times, match } = active.scenario;
+    if (times !== undefined && active.used >= times) return false;
+    return match === undefined || matchesRequest(match, record);
+  }
+
+  async #reply(
+    reply: ScenarioReply,
+    record: MutableRecord,
+    body: ChatRequestBody,
+    res: ServerResponse,
+  ): Promise<void> {
+    const model = body.model !== undefined && body.model !== '' ? body.model : DEFAULT_MODEL_ID;
+    const chunkSize = this.#chunkSizeChars;
+    const promptChars = body.messages.reduce((sum, m) => sum + contentText(m.content).length, 0);
+    const usage = (override: UsageOverride | undefined, completionChars: number) => {
+      const prompt = override?.promptTokens ?? estimateTokens(promptChars);
+      const completion = override?.completionTokens ?? estimateTokens(completionChars);
+      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    };
+    const usageChunk = (chunks: SSEChunk[], tokens: ReturnType<typeof usage>): SSEChunk | undefined =>
+      body.stream_options?.include_usage === true && chunks[0] !== undefined
+        ? {
+            id: chunks[0].id,
+            object: 'chat.completion.chunk',
+            created: chunks[0].created,
+            model,
+            choices: [],
+            usage: tokens,
+          }
+        : undefined;
+
+    switch (reply.type) {
+      case 'error': {
+        const defaults = defaultError(reply.status);
+        record.response.status = reply.status;
+        for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+        const text = errorBody(
+          reply.message ?? defaults.message,
+          reply.errorType ?? defaults.type,
+          reply.code ?? null,
+        );
+        writeErrorResponse(res, reply.status, text);
+        return;
+      }
+      case 'text': {
+        const overrides: ResponseOverrides = { usage: usage(reply.usage, reply.text.length) };
+        if (reply.finishReason !== undefined) overrides.finishReason = reply.finishReason;
+        record.response.status = 200;
+        if (!record.stream) {
+          this.#json(res, buildTextCompletion(reply.text, model, undefined, overrides));
+          return;
+        }
+        const chunks = buildTextChunks(reply.text, model, chunkSize, undefined, overrides);
+        await this.#stream(res, chunks, usageChunk(chunks, usage(reply.usage, reply.text.length)));
+        return;
+      }
+      case 'tool_calls': {
+        const calls: ToolCall[] = reply.calls.map((call, index) => ({
+          id: call.id ?? `call_${record.seq}_${index}`,
+          name: call.name,
+          arguments:
+            typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
+        }));
+        const completionChars =
+          (reply.text ?? '').length + calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+        const overrides: ResponseOverrides = { usage: usage(reply.usage, completionChars) };
+        if (reply.finishReason !== undefined) overrides.finishReason = reply.finishReason;
+        record.response.status = 200;
+        const text = reply.text;
+        if (!record.stream) {
+          this.#json(
+            res,
+            text === undefined
+              ? buildToolCallCompletion(calls, model, undefined, overrides)
+              : buildContentWithToolCallsCompletion(text, calls, model, undefined, overrides),
+          );
+          return;
+        }
+        const chunks =
+          text === undefined
+            ? buildToolCallChunks(calls, model, chunkSize, undefined, overrides)
+            : buildContentWithToolCallsChunks(text, calls, model, chunkSize, undefined, overrides);
+        await this.#stream(res, chunks, usageChunk(chunks, usage(reply.usage, completionChars)));
+        return;
+      }
+      case 'no_finish_reason': {
+        record.response.status = 200;
+        if (!record.stream) {
+          const completion = buildTextCompletion(reply.text, model, undefined, {
+            usage: usage(undefined, reply.text.length),
+          });
+          const choices = completion.choices.map((choice) => ({ ...choice, finish_reason: null }));
+          this.#json(res, { ...completion, choices });
+          return;
+        }
+        // aimock's last text chunk is the one carrying `finish_reason`: drop it.
+        const chunks = buildTextChunks(reply.text, model, chunkSize).slice(0, -1);
+        if (reply.done ?? true) {
+          await this.#stream(res, chunks, undefined);
+        } else {
+          res.writeHead(200, SSE_HEADERS);
+          for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+          res.end();
+        }
+        return;
+      }
+      case 'hang': {
+        // Keep the response open; `close()` or the client ends it (recorded by the 'close' handler).
+        if (reply.text !== undefined && record.stream) {
+          record.response.status = 200;
+          res.writeHead(200, SSE_HEADERS);
+          for (const chunk of buildTextChunks(reply.text, model, chunkSize).slice(0, -1)) {
+            res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+          }
+        }
+        return;
+      }
+    }
+  }
+
+  #json(res: ServerResponse, value: unknown): void {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(value));
+  }
+
+  async #stream(res: ServerResponse, chunks: SSEChunk[], usageChunk: SSEChunk | undefined): Promise<void> {
+    // Stop writing once the client is gone; writes to a destroyed socket must not throw.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    res.on('error', () => gone.abort());
+    const options = usageChunk === undefined ? { signal: gone.signal } : { signal: gone.signal, usageChunk };
+    const finished = await writeSSEStream(res, chunks, options);
+    if (!finished && !res.writableEnded) res.destroy();
+  }
+}
+
+/**
+ * Starts a scripted model server; see {@link ModelServer}.
+ * @throws {TestkitError} `AM_TESTKIT_SCENARIO_INVALID` when a scenario's `times` is not a positive integer.
+ */
+export function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
+  return ModelServer.start(options);
+}
