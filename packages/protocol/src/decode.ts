@@ -1,3 +1,4 @@
+import { type ParseError, parse as parseTolerant, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import type { ErrorBody } from './common.js';
 
@@ -227,14 +228,35 @@ export function decodeJson<S extends AnySchema>(
   return decode(schema, value);
 }
 
-/** The G-10 body for a JSON syntax error in `text`. */
-export function jsonSyntaxError(schema: AnySchema, text: string, err: unknown): DecodeErrorBody {
+/**
+ * Where a JSON text first goes wrong, in UTF-16 code units, and whether it simply ends early.
+ * Node's JSON.parse does not always say where (`Unexpected token 'x', "{"to": x}" is not valid
+ * JSON`), so the offset comes from jsonc-parser's scanner in strict JSON mode; Node's
+ * `position N` is the fallback.
+ */
+function locateSyntaxError(text: string, err: unknown): { charOffset: number; truncated: boolean } {
+  const errors: ParseError[] = [];
+  parseTolerant(text, errors, {
+    disallowComments: true,
+    allowTrailingComma: false,
+    allowEmptyContent: false,
+  });
+  const first = errors[0];
+  if (first) {
+    const truncated =
+      first.offset >= text.length || printParseErrorCode(first.error).startsWith('UnexpectedEndOf');
+    return { charOffset: truncated ? text.length : first.offset, truncated };
+  }
   const message = err instanceof Error ? err.message : String(err);
   const m = /position (\d+)/.exec(message);
-  const charOffset = m ? Number(m[1]) : text.length;
+  if (m) return { charOffset: Number(m[1]), truncated: Number(m[1]) >= text.length };
+  return { charOffset: text.length, truncated: /end of (JSON )?(data|input)/i.test(message) };
+}
+
+/** The G-10 body for a JSON syntax error in `text` (offset in UTF-8 bytes). */
+export function jsonSyntaxError(schema: AnySchema, text: string, err: unknown): DecodeErrorBody {
+  const { charOffset, truncated } = locateSyntaxError(text, err);
   const byteOffset = Buffer.byteLength(text.slice(0, charOffset), 'utf8');
-  // A fault at (or past) the last character means the text ended early.
-  const truncated = !m || charOffset >= text.length || /end of (JSON )?(data|input)/i.test(message);
   const accepted = acceptedFields(schema);
   return {
     error: 'invalid_request',

@@ -112,6 +112,12 @@ export const SendMailRequest = z.strictObject({
   cc: z.array(z.string().min(1)).max(20).optional(),
   /** Id of the mail this answers. */
   reply_to: Id.optional(),
+  /**
+   * The sender's own session this mail is written from (the session of the turn that sends it).
+   * It must be a session of the sending agent. Omitted: the session of `reply_to` if given, else
+   * the sender's default session.
+   */
+  from_session_id: Id.optional(),
   /** Use this alias for a session created by `.new`. */
   session_alias: z.string().max(80).optional(),
   attachment_ids: z.array(Id).max(20).optional(),
@@ -148,6 +154,8 @@ export type SendMailResponse = z.infer<typeof SendMailResponse>;
 export const ForwardMailRequest = z.strictObject({
   to: z.string().min(1),
   comment: z.string().max(100_000).optional(),
+  /** The sender's own session the forward is written from (see {@link SendMailRequest}). */
+  from_session_id: Id.optional(),
 });
 export type ForwardMailRequest = z.infer<typeof ForwardMailRequest>;
 

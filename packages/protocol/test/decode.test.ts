@@ -71,6 +71,18 @@ describe('decode (G-10)', () => {
     }
   });
 
+  it('finds the offset even when Node does not report a position', () => {
+    const r = decodeJson(SendMailRequest, '{"to": x}');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.detail).toMatch(/^JSON syntax error at byte offset 7:/);
+    const trailing = decodeJson(SendMailRequest, '{"to": "a@.",}');
+    expect(trailing.ok).toBe(false);
+    if (!trailing.ok) expect(trailing.error.detail).toMatch(/^JSON syntax error at byte offset 13:/);
+    const bracket = decodeJson(SendMailRequest, '[1,2');
+    expect(bracket.ok).toBe(false);
+    if (!bracket.ok) expect(bracket.error.detail).toMatch(/^truncated JSON at byte offset 4:/);
+  });
+
   it('says truncated JSON is truncated, with the offset of its end', () => {
     const r = decodeJson(RegisterRequest, '{"name":"pi","platf');
     expect(r.ok).toBe(false);
