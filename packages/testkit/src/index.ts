@@ -2,7 +2,6 @@
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
 export {
   DEFAULT_CHUNK_SIZE_CHARS,
-  DEFAULT_MODEL_ID,
   DEFAULT_WAIT_TIMEOUT_MS,
   JOURNAL_PATH,
   MAX_REQUEST_BODY_BYTES,
@@ -11,6 +10,7 @@ export {
   type RequestFilter,
   startModelServer,
 } from './model-server.js';
+export { DEFAULT_MODEL_ID } from './reply-writer.js';
 export {
   type ChatRequestBody,
   type ChatRequestMessage,

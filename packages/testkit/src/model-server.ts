@@ -1,24 +1,12 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  buildContentWithToolCallsChunks,
-  buildContentWithToolCallsCompletion,
-  buildTextChunks,
-  buildTextCompletion,
-  buildToolCallChunks,
-  buildToolCallCompletion,
-  type ResponseOverrides,
-  type SSEChunk,
-  type ToolCall,
-  writeErrorResponse,
-  writeSSEStream,
-} from '@copilotkit/aimock';
+import { writeErrorResponse } from '@copilotkit/aimock';
 import { TESTKIT_ERROR_CODES, TestkitError } from './errors.js';
+import { DEFAULT_MODEL_ID, errorBody, writeReply } from './reply-writer.js';
 import {
   type ChatRequestBody,
   chatRequestBodySchema,
-  contentText,
   deriveViews,
   describeRequest,
   type RecordedRequest,
@@ -30,20 +18,15 @@ import {
   type RequestPredicate,
   type Scenario,
   type ScenarioReply,
-  type UsageOverride,
 } from './scenario.js';
 
-// Why not aimock's own server (LLMock): probed with 1.43.0 (see README "Why not LLMock").
+// Why not aimock's own server (LLMock): probed with 1.43.0 (see README "Why not aimock's own server").
 // (1) a `hang` (a response factory that never resolves) is not in the journal until it resolves
 // and makes `stop()` wait for the client; (2) a stream cannot end without `finish_reason`
 // (`finishReason: null` becomes "stop"); (3) the journal has no arrival event to wait on;
 // (4) no `times`; (5) `/v1/models` lists vendor model names; (6) an unmatched request gets 404,
 // which opencode retries five times with backoff. This file owns the request lifecycle and the
-// scenario layer; the OpenAI wire shapes (chunks, completions, SSE framing, error writing) are
-// aimock's exported builders.
-
-/** Model id used when a request names none, and the default `/v1/models` catalogue. */
-export const DEFAULT_MODEL_ID = 'scripted-model';
+// scenario layer; reply-writer.ts turns a reply into the OpenAI wire with aimock's exported builders.
 
 /** Characters per streamed text or tool-argument delta. */
 export const DEFAULT_CHUNK_SIZE_CHARS = 20;
@@ -89,45 +72,21 @@ interface ActiveScenario {
   used: number;
 }
 
-const SSE_HEADERS = {
-  'Content-Type': 'text/event-stream',
-  'Cache-Control': 'no-cache',
-  Connection: 'keep-alive',
-};
-
 function toPredicate(match: RequestMatch | RequestPredicate): RequestPredicate {
   return typeof match === 'function' ? match : (request) => matchesRequest(match, request);
-}
-
-function estimateTokens(chars: number): number {
-  return Math.max(1, Math.ceil(chars / 4));
-}
-
-function defaultError(status: number): { type: string; message: string } {
-  // 4xx messages avoid words like "server_error", "overloaded" or status numbers: opencode retries
-  // any error whose body matches them, which would turn a 400 into five slow retries.
-  if (status === 400) return { type: 'invalid_request_error', message: 'Scripted invalid request.' };
-  if (status === 401) return { type: 'authentication_error', message: 'Scripted authentication failure.' };
-  if (status === 402) return { type: 'insufficient_quota', message: 'Scripted: insufficient credits.' };
-  if (status === 429) return { type: 'rate_limit_error', message: 'Scripted rate limit.' };
-  if (status >= 500) return { type: 'server_error', message: 'Scripted upstream failure.' };
-  return { type: 'invalid_request_error', message: 'Scripted error.' };
-}
-
-function errorBody(message: string, type: string, code: string | null): string {
-  return JSON.stringify({ error: { message, type, param: null, code } });
 }
 
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // Drain a too-large body instead of breaking out: leaving the loop destroys the socket, and
+  // the 413 could not be sent.
   for await (const chunk of req) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > MAX_REQUEST_BODY_BYTES) return undefined;
-    chunks.push(buffer);
+    if (size <= MAX_REQUEST_BODY_BYTES) chunks.push(buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return size > MAX_REQUEST_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8');
 }
 
 function flattenHeaders(req: IncomingMessage): Record<string, string> {
@@ -434,7 +393,13 @@ export class ModelServer {
     };
     // Choose synchronously, right at arrival: concurrent requests (a title request next to the
     // first turn) cannot both take a scenario limited to `times: 1`.
-    const active = body === undefined ? undefined : this.#scenarios.find((s) => this.#selects(s, record));
+    let active: ActiveScenario | undefined;
+    let matchFailure: string | undefined;
+    try {
+      active = body === undefined ? undefined : this.#scenarios.find((s) => this.#selects(s, record));
+    } catch (error) {
+      matchFailure = `a scenario predicate threw: ${String(error)}`;
+    }
     if (active !== undefined) {
       active.used += 1;
       record.scenario = active.label;
@@ -459,6 +424,11 @@ export class ModelServer {
       );
       return;
     }
+    if (matchFailure !== undefined) {
+      record.response.status = 500;
+      writeErrorResponse(res, 500, errorBody(matchFailure, 'server_error', 'scenario_match_failed'));
+      return;
+    }
     if (active === undefined) {
       record.response.status = 400;
       const message = `No scenario matched request ${describeRequest(record)}. Add a scenario whose match fits, or a catch-all ({ match: {} }) last.`;
@@ -475,142 +445,20 @@ export class ModelServer {
       writeErrorResponse(res, 500, errorBody(message, 'server_error', 'scenario_reply_failed'));
       return;
     }
-    await this.#reply(reply, record, body, res);
+    await writeReply(
+      reply,
+      { seq: record.seq, body, chunkSizeChars: this.#chunkSizeChars },
+      res,
+      (status) => {
+        record.response.status = status;
+      },
+    );
   }
 
   #selects(active: ActiveScenario, record: RecordedRequest): boolean {
     const { times, match } = active.scenario;
     if (times !== undefined && active.used >= times) return false;
     return match === undefined || matchesRequest(match, record);
-  }
-
-  async #reply(
-    reply: ScenarioReply,
-    record: MutableRecord,
-    body: ChatRequestBody,
-    res: ServerResponse,
-  ): Promise<void> {
-    const model = body.model !== undefined && body.model !== '' ? body.model : DEFAULT_MODEL_ID;
-    const chunkSize = this.#chunkSizeChars;
-    const promptChars = body.messages.reduce((sum, m) => sum + contentText(m.content).length, 0);
-    const usage = (override: UsageOverride | undefined, completionChars: number) => {
-      const prompt = override?.promptTokens ?? estimateTokens(promptChars);
-      const completion = override?.completionTokens ?? estimateTokens(completionChars);
-      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-    };
-    const usageChunk = (chunks: SSEChunk[], tokens: ReturnType<typeof usage>): SSEChunk | undefined =>
-      body.stream_options?.include_usage === true && chunks[0] !== undefined
-        ? {
-            id: chunks[0].id,
-            object: 'chat.completion.chunk',
-            created: chunks[0].created,
-            model,
-            choices: [],
-            usage: tokens,
-          }
-        : undefined;
-
-    switch (reply.type) {
-      case 'error': {
-        const defaults = defaultError(reply.status);
-        record.response.status = reply.status;
-        for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-        const text = errorBody(
-          reply.message ?? defaults.message,
-          reply.errorType ?? defaults.type,
-          reply.code ?? null,
-        );
-        writeErrorResponse(res, reply.status, text);
-        return;
-      }
-      case 'text': {
-        const overrides: ResponseOverrides = { usage: usage(reply.usage, reply.text.length) };
-        if (reply.finishReason !== undefined) overrides.finishReason = reply.finishReason;
-        record.response.status = 200;
-        if (!record.stream) {
-          this.#json(res, buildTextCompletion(reply.text, model, undefined, overrides));
-          return;
-        }
-        const chunks = buildTextChunks(reply.text, model, chunkSize, undefined, overrides);
-        await this.#stream(res, chunks, usageChunk(chunks, usage(reply.usage, reply.text.length)));
-        return;
-      }
-      case 'tool_calls': {
-        const calls: ToolCall[] = reply.calls.map((call, index) => ({
-          id: call.id ?? `call_${record.seq}_${index}`,
-          name: call.name,
-          arguments:
-            typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
-        }));
-        const completionChars =
-          (reply.text ?? '').length + calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
-        const overrides: ResponseOverrides = { usage: usage(reply.usage, completionChars) };
-        if (reply.finishReason !== undefined) overrides.finishReason = reply.finishReason;
-        record.response.status = 200;
-        const text = reply.text;
-        if (!record.stream) {
-          this.#json(
-            res,
-            text === undefined
-              ? buildToolCallCompletion(calls, model, undefined, overrides)
-              : buildContentWithToolCallsCompletion(text, calls, model, undefined, overrides),
-          );
-          return;
-        }
-        const chunks =
-          text === undefined
-            ? buildToolCallChunks(calls, model, chunkSize, undefined, overrides)
-            : buildContentWithToolCallsChunks(text, calls, model, chunkSize, undefined, overrides);
-        await this.#stream(res, chunks, usageChunk(chunks, usage(reply.usage, completionChars)));
-        return;
-      }
-      case 'no_finish_reason': {
-        record.response.status = 200;
-        if (!record.stream) {
-          const completion = buildTextCompletion(reply.text, model, undefined, {
-            usage: usage(undefined, reply.text.length),
-          });
-          const choices = completion.choices.map((choice) => ({ ...choice, finish_reason: null }));
-          this.#json(res, { ...completion, choices });
-          return;
-        }
-        // aimock's last text chunk is the one carrying `finish_reason`: drop it.
-        const chunks = buildTextChunks(reply.text, model, chunkSize).slice(0, -1);
-        if (reply.done ?? true) {
-          await this.#stream(res, chunks, undefined);
-        } else {
-          res.writeHead(200, SSE_HEADERS);
-          for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-          res.end();
-        }
-        return;
-      }
-      case 'hang': {
-        // Keep the response open; `close()` or the client ends it (recorded by the 'close' handler).
-        if (reply.text !== undefined && record.stream) {
-          record.response.status = 200;
-          res.writeHead(200, SSE_HEADERS);
-          for (const chunk of buildTextChunks(reply.text, model, chunkSize).slice(0, -1)) {
-            res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-          }
-        }
-        return;
-      }
-    }
-  }
-
-  #json(res: ServerResponse, value: unknown): void {
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(value));
-  }
-
-  async #stream(res: ServerResponse, chunks: SSEChunk[], usageChunk: SSEChunk | undefined): Promise<void> {
-    // Stop writing once the client is gone; writes to a destroyed socket must not throw.
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    res.on('error', () => gone.abort());
-    const options = usageChunk === undefined ? { signal: gone.signal } : { signal: gone.signal, usageChunk };
-    const finished = await writeSSEStream(res, chunks, options);
-    if (!finished && !res.writableEnded) res.destroy();
   }
 }
 

@@ -407,6 +407,40 @@ describe('errors', () => {
     ]);
   });
 
+  it('a throwing predicate or reply function gets 500 naming the failure, and is recorded', async () => {
+    const { server } = await start([
+      {
+        match: {
+          predicate: (r) => {
+            if (r.lastUserText === 'boom-match') throw new Error('bad predicate');
+            return false;
+          },
+        },
+        reply: { type: 'text', text: 'never' },
+      },
+      {
+        reply: () => {
+          throw new Error('bad reply');
+        },
+      },
+    ]);
+    const send = (content: string) => rawPost(server, { model: 'm', messages: [{ role: 'user', content }] });
+    const matchFailure = await send('boom-match');
+    expect(matchFailure.status).toBe(500);
+    expect(await matchFailure.json()).toMatchObject({
+      error: { code: 'scenario_match_failed', message: /bad predicate/ },
+    });
+    const replyFailure = await send('boom-reply');
+    expect(replyFailure.status).toBe(500);
+    expect(await replyFailure.json()).toMatchObject({
+      error: { code: 'scenario_reply_failed', message: /bad reply/ },
+    });
+    expect(server.requests().map((r) => [r.lastUserText, r.response.status])).toEqual([
+      ['boom-match', 500],
+      ['boom-reply', 500],
+    ]);
+  });
+
   it('an invalid body gets 400 invalid_body and is still recorded', async () => {
     const { server } = await start([{ reply: { type: 'text', text: 'never' } }]);
     const res = await rawPost(server, { model: 'm' });
