@@ -8,4 +8,5 @@ export const projects: string[] = [
   'packages/shared-policy',
   'packages/gateway',
   'packages/testkit',
+  'packages/bridge-pi',
 ];

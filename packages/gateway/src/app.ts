@@ -4,7 +4,7 @@
 import { API_PREFIX } from '@agentmail/protocol';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import pino from 'pino';
 import { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
 import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, resolveConfig } from './config.js';
@@ -56,7 +56,11 @@ export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {
   // pino, JSON lines on stderr (stdout stays free for CLI output).
   const app = Fastify({
     logger: { level: config.logLevel, base: { service: 'agentmail-gateway' }, stream: pino.destination(2) },
-    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    // Per-request log lines only at debug/trace. Through a LogController: the top-level
+    // `disableRequestLogging` option is deprecated (FSTDEP023) and goes away in Fastify 6.
+    logController: new LogController({
+      disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    }),
     bodyLimit: 2 * 1024 * 1024,
     return503OnClosing: true,
     // SSE streams and keep-alive sockets must not hold a shutdown open.

@@ -1,6 +1,7 @@
 /**
  * Gateway options and their defaults. Every limit is per SPEC §4 unless said otherwise.
  */
+import { DEFAULT_LOCALE, type Locale } from '@agentmail/shared-policy';
 import type { Clock } from './ids.js';
 
 /** Round budget of a new session when the first send names none (SPEC G-31). @default 20 */
@@ -51,6 +52,12 @@ export interface GatewayOptions {
   eventLogMaxPerStream?: number;
   /** pino log level; `silent` for tests. @default 'info' */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Language of the mail texts the Gateway writes itself (permission and question mails, the
+   * forward header), from the shared-policy text catalogue; `agentmail serve` takes it from
+   * `--locale` or `AGENTMAIL_LOCALE`. @default 'en'
+   */
+  locale?: Locale;
 }
 
 /** {@link GatewayOptions} with every default filled. */
@@ -66,6 +73,7 @@ export interface ResolvedConfig {
   sseKeepaliveMs: number;
   eventLogMaxPerStream: number;
   logLevel: NonNullable<GatewayOptions['logLevel']>;
+  locale: Locale;
 }
 
 /** Fill the defaults of {@link GatewayOptions}. */
@@ -82,5 +90,6 @@ export function resolveConfig(options: GatewayOptions): ResolvedConfig {
     sseKeepaliveMs: options.sseKeepaliveMs ?? 15_000,
     eventLogMaxPerStream: options.eventLogMaxPerStream ?? 1_000,
     logLevel: options.logLevel ?? 'info',
+    locale: options.locale ?? DEFAULT_LOCALE,
   };
 }

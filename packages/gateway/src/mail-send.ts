@@ -34,6 +34,8 @@ export interface SendInput {
   body: string;
   cc?: readonly string[] | undefined;
   reply_to?: string | undefined;
+  /** The sender's own session (agents only): overrides the session of `reply_to` and the default. */
+  from_session_id?: string | undefined;
   session_alias?: string | undefined;
   attachment_ids?: readonly string[] | undefined;
   max_rounds?: number | undefined;
@@ -167,12 +169,41 @@ async function checkAttachments(db: Db, actor: Actor, ids: readonly string[]): P
 }
 
 /**
+ * The session an agent names with `from_session_id`: it must exist and be one of its own.
+ * @throws GatewayError `AM_GW_NOT_FOUND` (404, no such session), `AM_GW_FORBIDDEN` (403, the
+ *   session belongs to another agent — the answer says which)
+ */
+async function ownSession(db: Db, agentName: string, id: string): Promise<SessionRow> {
+  const session = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!session)
+    throw new GatewayError('NOT_FOUND', `field "from_session_id": no session "${id}"`, {
+      suggestion: 'pass the session_id of the new_mail event your turn works on, or leave the field out',
+      extra: { field: 'from_session_id' },
+    });
+  if (session.agent_name !== agentName)
+    throw new GatewayError(
+      'FORBIDDEN',
+      `field "from_session_id": session "${id}" belongs to agent "${session.agent_name}", not to "${agentName}"`,
+      {
+        detail: 'an agent writes only from its own sessions',
+        suggestion: 'pass the session_id of a mail delivered to you, or leave the field out',
+        extra: { field: 'from_session_id', session_agent: session.agent_name },
+      },
+    );
+  return session;
+}
+
+/**
  * Send a mail. Everything happens in one transaction; events are published after the commit.
+ * An agent writes from `from_session_id` when given (its from address, round budget, hop-limit
+ * run and the thread all use that session), else from its session of `reply_to`, else from its
+ * default session.
  *
  * @returns `{status: 'sent', …}` or `{status: 'duplicate_relay', mail_id}` (SPEC G-32)
  * @throws GatewayError `AM_GW_BAD_REQUEST` (bad address, relay key too long, person to person),
  *   `AM_GW_UNKNOWN_RECIPIENT` / `AM_GW_UNKNOWN_ALIAS` / `AM_GW_UNKNOWN_ATTACHMENT` /
- *   `AM_GW_NOT_FOUND` (404), `AM_GW_BUDGET_EXHAUSTED` / `AM_GW_HOP_LIMIT` (409),
+ *   `AM_GW_NOT_FOUND` (404, also an unknown `from_session_id`), `AM_GW_FORBIDDEN` (403,
+ *   `from_session_id` of another agent), `AM_GW_BUDGET_EXHAUSTED` / `AM_GW_HOP_LIMIT` (409),
  *   `AM_GW_SESSION_RATE_LIMIT` (429)
  */
 export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInput): Promise<SendResult> {
@@ -247,7 +278,8 @@ async function sendInTransaction(
   await add(input.to, 'to', 'to');
   for (const [i, cc] of (input.cc ?? []).entries()) await add(cc, `cc[${i}]`, 'cc');
 
-  // The sender's session (agents): the session it has for the parent, else its default one.
+  // The sender's session (agents): the one it names, else the session it has for the parent,
+  // else its default one.
   const parentSessions = parent
     ? await sessionsById(trx, [parent.mail.session_id, ...parent.deliveries.map((d) => d.session_id)])
     : new Map<string, SessionRow>();
@@ -262,7 +294,9 @@ async function sendInTransaction(
     maxRounds: input.max_rounds ?? ctx.config.defaultMaxRounds,
   });
   if (!isPerson) {
-    if (parentSessionForActor !== undefined) senderSession = parentSessions.get(parentSessionForActor);
+    if (input.from_session_id !== undefined)
+      senderSession = await ownSession(trx, actor.name, input.from_session_id);
+    else if (parentSessionForActor !== undefined) senderSession = parentSessions.get(parentSessionForActor);
     // `alice@.pi-fix-x`: a person's address names the session of the sender it belongs to (G-6).
     const personInSession = recipients.find((r) => r.human && r.address.session !== '');
     if (!senderSession && personInSession) {

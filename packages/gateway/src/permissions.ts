@@ -13,6 +13,7 @@ import type {
   PermissionView,
 } from '@agentmail/protocol';
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
+import { formatText, type Locale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import type { Selectable } from 'kysely';
 import type { Db, GatewayContext, SessionRow } from './context.js';
 import { iso } from './context.js';
@@ -86,20 +87,37 @@ export async function routePermission(
   return best ? { id: best.id, name: best.name } : undefined;
 }
 
-function questionBody(agent: string, input: PermissionInput): string {
+/** Subject of the question mail to the person (text catalogue `gateway.permission.subject.*`). */
+function questionSubject(agent: string, input: PermissionInput, locale: Locale): string {
+  const question = input.question.split('\n')[0]?.slice(0, 120) ?? '';
+  return formatText(`gateway.permission.subject.${input.kind}`, { agent, question }, locale);
+}
+
+/** Body of the question mail: the question, the options, the context and how to answer. */
+function questionBody(agent: string, requestId: string, input: PermissionInput, locale: Locale): string {
+  const t = (key: TextKey, params: TextParams = {}) => formatText(key, params, locale);
   const lines = [input.question, ''];
   if (input.options.length) {
     lines.push(
-      input.kind === 'approval'
-        ? 'Answer with one of:'
-        : `Options${input.multi_select ? ' (several allowed)' : ''}:`,
+      t(
+        input.kind === 'approval'
+          ? 'gateway.permission.body.approval_options'
+          : input.multi_select
+            ? 'gateway.permission.body.options_several'
+            : 'gateway.permission.body.options',
+      ),
     );
     for (const o of input.options) lines.push(`- ${o}`);
-  } else lines.push('Answer in your own words.');
-  if (input.context.trim() !== '') lines.push('', 'Context:', input.context);
+  } else lines.push(t('gateway.permission.body.free_text'));
+  if (input.context.trim() !== '') lines.push('', t('gateway.permission.body.context'), input.context);
   lines.push(
     '',
-    `(asked by ${agent}; answer with: agentmail ${input.kind === 'approval' ? 'approve|deny' : 'answer'} <id>)`,
+    t(
+      input.kind === 'approval'
+        ? 'gateway.permission.body.how_approval'
+        : 'gateway.permission.body.how_question',
+      { agent, request_id: requestId },
+    ),
   );
   return lines.join('\n');
 }
@@ -155,7 +173,9 @@ export async function requestPermission(
         );
       const now = ctx.config.clock();
       const mailId = newId('m', now);
-      const subject = `${input.kind === 'approval' ? 'Permission' : 'Question'} from ${agentName}: ${input.question.split('\n')[0]?.slice(0, 120) ?? ''}`;
+      // The request id is known before the mail so the mail can say how to answer it.
+      const id = newId('p', now);
+      const subject = questionSubject(agentName, input, ctx.config.locale);
       await trx
         .insertInto('mails')
         .values({
@@ -165,7 +185,7 @@ export async function requestPermission(
           from_human: 0,
           from_address: addressIn(agentName, false, session),
           subject,
-          body: questionBody(agentName, input),
+          body: questionBody(agentName, id, input, ctx.config.locale),
           to_addresses: JSON.stringify([addressIn(person.name, true, session)]),
           cc_addresses: '[]',
           in_reply_to: null,
@@ -188,7 +208,6 @@ export async function requestPermission(
           created_at: now,
         })
         .execute();
-      const id = newId('p', now);
       await trx
         .insertInto('permissions')
         .values({

@@ -101,6 +101,16 @@ describe('G-10 strict decoding', () => {
     expect(truncated.body.accepted_fields).toContain('relay_key');
   });
 
+  it('regression: a syntax error Node reports without a position ({"to": x}) names its byte offset, not "truncated"', async () => {
+    // Node 22's JSON.parse says `Unexpected token 'x', "{"to": x}" is not valid JSON`: no position.
+    const r = await api(gw, 'POST', '/mail/send', piKey, '{"to": x}');
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_request');
+    expect(String(r.body.detail)).toContain('JSON syntax error at byte offset 7');
+    expect(String(r.body.detail)).not.toContain('truncated');
+    expect(r.body.accepted_fields).toContain('from_session_id');
+  });
+
   it('unknown query parameters are refused too', async () => {
     const r = await api(gw, 'GET', '/mail/inbox?colour=red', piKey);
     expect(r.status).toBe(400);

@@ -17,6 +17,7 @@ import { HumanApi } from '../src/cli/http.js';
 import type { CliIo } from '../src/cli/output.js';
 import { answersFor } from '../src/cli/permissions.js';
 import { runCli } from '../src/cli/program.js';
+import { serveLocale } from '../src/cli/serve.js';
 
 let tmp = '';
 beforeAll(async () => {
@@ -50,6 +51,16 @@ describe('CLI error registry', () => {
     expect(CLI_ERRORS.NO_TOKEN.exit).toBe(2);
     expect(CLI_ERRORS.SERVER_REFUSED.exit).toBe(1);
     expect(CLI_ERRORS.UNREACHABLE.exit).toBe(1);
+  });
+});
+
+describe('serve locale', () => {
+  it('--locale beats AGENTMAIL_LOCALE; the default is en; tags are matched leniently', () => {
+    expect(serveLocale(undefined, {})).toBe('en');
+    expect(serveLocale(undefined, { AGENTMAIL_LOCALE: 'zh_CN' })).toBe('zh-CN');
+    expect(serveLocale('zh-Hans', {})).toBe('zh-CN');
+    expect(serveLocale('en', { AGENTMAIL_LOCALE: 'zh-CN' })).toBe('en');
+    expect(serveLocale(undefined, { AGENTMAIL_LOCALE: 'fr' })).toBe('en');
   });
 });
 

@@ -6,25 +6,34 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import {
+  type Contact,
   type InboxResponse,
   type MailResponse,
   type PermissionsResponse,
   routePath,
   type ThreadResponse,
 } from '@agentmail/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from './helpers/cli-build.js';
 import {
   callApi,
   cleanEnv,
   type EventStream,
   openEvents,
+  PROCESS_TEST_TIMEOUT_MS,
   type RunResult,
   run,
   type ServeProcess,
   startServe,
 } from './helpers/processes.js';
+
+// Every test here runs a chain of Node processes (the CLI, `agentmail serve`); under load one
+// start alone took 13–20 s, so the 30 s default once timed out "usage errors exit 2…" (8 CLI runs)
+// in a full run. Each child is bounded by CHILD_TIMEOUT_MS and each wait by an event or an exit;
+// the test and hook budgets below are only the backstop.
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 let mainJs = '';
 let removeBuild: () => Promise<void> = async () => {};
@@ -103,6 +112,56 @@ describe('agentmail serve', () => {
     expect(await second.stop()).toBe(0);
   });
 
+  it('AGENTMAIL_LOCALE sets the language of the mails the Gateway writes', async () => {
+    const dir = join(tmp, 'data-zh');
+    const args = ['--data-dir', dir, '--port', '0', '--log-level', 'silent', '--json'];
+    const zh = await startServe(mainJs, args, { ...env, AGENTMAIL_LOCALE: 'zh-CN' });
+    try {
+      const admin = (JSON.parse(zh.startupLines[0] ?? '{}') as { admin_token: string }).admin_token;
+      const carol = await callApi<{ token: string }>(zh.url, 'POST', routePath('adminUsers'), admin, {
+        name: 'carol',
+      });
+      const key = await callApi<{ key: string }>(zh.url, 'POST', routePath('adminAgentKeys'), admin, {
+        agent_name: 'zhi',
+      });
+      await callApi(zh.url, 'POST', routePath('register'), key.body.key, { name: 'zhi', platform: 'pi' });
+      const task = await callApi<{ session_id: string }>(
+        zh.url,
+        'POST',
+        routePath('meSend'),
+        carol.body.token,
+        {
+          to: 'zhi@/w.new',
+          subject: 'task',
+          body: 'x',
+        },
+      );
+      const asked = await callApi<{ mail_id: string }>(
+        zh.url,
+        'POST',
+        routePath('permissionRequest'),
+        key.body.key,
+        {
+          question: 'Run tests?',
+          options: ['approve', 'deny'],
+          session_id: task.body.session_id,
+          relay_key: 'zh-1',
+          kind: 'approval',
+        },
+      );
+      expect(asked.status).toBe(200);
+      const mail = await callApi<MailResponse>(
+        zh.url,
+        'GET',
+        routePath('meMail', { id: asked.body.mail_id }),
+        carol.body.token,
+      );
+      expect(mail.body.mail.subject).toBe('zhi 请求许可：Run tests?');
+    } finally {
+      expect(await zh.stop()).toBe(0);
+    }
+  });
+
   it('regression: SIGTERM sent the moment "listening" is printed still closes cleanly (exit 0)', async () => {
     // The stop handlers were once installed after the line was printed, so a fast supervisor's
     // SIGTERM hit the default action (killed by signal, nothing closed).
@@ -113,16 +172,21 @@ describe('agentmail serve', () => {
         [mainJs, 'serve', '--data-dir', dir, '--port', '0', '--log-level', 'silent'],
         {
           env,
-          stdio: ['ignore', 'pipe', 'ignore'],
+          stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (chunk.toString().includes('listening on')) child.kill('SIGTERM');
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (text: string) => {
+        stderr += text;
+      });
+      // Whole lines, not chunks: a chunk may end in the middle of the line.
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.includes('listening on')) child.kill('SIGTERM');
       });
       const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
         child.once('exit', (c, s) => done([c, s])),
       );
-      expect({ code, signal }).toEqual({ code: 0, signal: null });
+      expect({ code, signal }, `run ${i}, stderr: ${stderr}`).toEqual({ code: 0, signal: null });
     }
   });
 });
@@ -385,6 +449,41 @@ describe('agentmail status and errors', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/: ok/);
     expect(json<{ status: string }>(await cli(['--json', 'status'])).status).toBe('ok');
+  });
+
+  it('status lists the agents, online or offline, with their last heartbeat (GET /me/contacts)', async () => {
+    const key = json<{ key: string }>(
+      await cli(['--url', server!.url, '--token', adminToken, '--json', 'agent', 'key', 'idle']),
+    ).key;
+    expect(
+      (await callApi(server!.url, 'POST', routePath('register'), key, { name: 'idle', platform: 'opencode' }))
+        .status,
+    ).toBe(200);
+    const beat = await callApi(server!.url, 'POST', routePath('heartbeat'), piKey, {});
+    expect(beat.status).toBe(200);
+
+    const res = await cli(['status']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/: ok/);
+    expect(res.stdout).toContain('agents: 1 of 2 online');
+    expect(res.stdout).toMatch(/^idle\s+opencode\s+offline\s+never$/m);
+    expect(res.stdout).toMatch(/^pi\s+pi\s+online\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/m);
+
+    const asJson = json<{ status: string; agents: Contact[] }>(await cli(['--json', 'status']));
+    expect(asJson.status).toBe('ok');
+    expect(asJson.agents.map((a) => [a.name, a.online, a.last_seen === null])).toEqual([
+      ['idle', false, true],
+      ['pi', true, false],
+    ]);
+
+    // Without a token the Gateway's health is still shown, with a hint instead of the agents.
+    const anonymous = await cli(['--url', server!.url, 'status'], {
+      extraEnv: { AGENTMAIL_CONFIG: join(tmp, 'none.json') },
+    });
+    expect(anonymous.stderr).toBe('');
+    expect(anonymous.code).toBe(0);
+    expect(anonymous.stdout).toMatch(/: ok/);
+    expect(anonymous.stdout).toContain('agents: log in');
   });
 
   it('usage errors exit 2; server refusals exit 1 and print error, detail and suggestion', async () => {

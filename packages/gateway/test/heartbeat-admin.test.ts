@@ -139,3 +139,27 @@ describe('admin and directory', () => {
     expect(people.suggestions.map((x) => x.address)).toEqual(['alice@.']);
   });
 });
+
+describe('GET /me/contacts (person token)', () => {
+  it('answers what agents see: agents with online and last_seen, then people; agent keys are refused', async () => {
+    let now = Date.parse('2026-11-29T22:00:00.000Z');
+    gw = await startGateway({ clock: () => now });
+    const pi = await addAgent(gw, 'pi');
+    await addAgent(gw, 'oc', 'opencode');
+    const alice = await addUser(gw, 'alice');
+    await api(gw, 'POST', '/agent/heartbeat', pi, { workspaces: [{ path: '/srv/app' }] });
+    now += 1_000;
+    const res = await api(gw, 'GET', '/me/contacts', alice);
+    expect(res.status).toBe(200);
+    const mine = ContactsResponse.parse(res.body);
+    expect(mine).toEqual(ContactsResponse.parse((await api(gw, 'GET', '/agent/contacts', pi)).body));
+    expect(mine.contacts.map((c) => [c.name, c.kind, c.online, c.last_seen])).toEqual([
+      ['oc', 'agent', false, null],
+      ['pi', 'agent', true, '2026-11-29T22:00:00.000Z'],
+      ['admin', 'person', false, null],
+      ['alice', 'person', false, null],
+    ]);
+    expect((await api(gw, 'GET', '/me/contacts', pi)).status).toBe(403); // G-12: agent keys never reach /me
+    expect((await api(gw, 'GET', '/me/contacts', undefined)).status).toBe(401);
+  });
+});

@@ -1,11 +1,13 @@
 import {
   InboxResponse,
+  MailResponse,
   PermissionDecisionEvent,
   PermissionRequestEvent,
   PermissionRequestResponse,
   PermissionsResponse,
   SendMailResponse,
 } from '@agentmail/protocol';
+import { formatText } from '@agentmail/shared-policy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addAgent, addUser, api, dataOf, openSse, startGateway, type TestGateway } from './helpers.js';
 
@@ -15,8 +17,8 @@ afterEach(async () => {
   gw = undefined;
 });
 
-async function setup() {
-  gw = await startGateway();
+async function setup(options: Parameters<typeof startGateway>[0] = {}) {
+  gw = await startGateway(options);
   const pi = await addAgent(gw, 'pi');
   const oc = await addAgent(gw, 'oc');
   const alice = await addUser(gw, 'alice');
@@ -218,5 +220,90 @@ describe('decisions (G-21)', () => {
     const perm = inbox.mails.filter((m) => m.is_permission);
     expect(perm.length).toBe(1);
     expect(perm[0]?.relay).toBe(false);
+  });
+});
+
+describe('mail texts of the Gateway come from the text catalogue, in the configured locale', () => {
+  async function askAndRead(
+    g: TestGateway,
+    pi: string,
+    alice: string,
+    body: ReturnType<typeof ask> & { multi_select?: boolean },
+  ) {
+    const task = SendMailResponse.parse(
+      (await api(g, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Task', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    const r = PermissionRequestResponse.parse(
+      (await api(g, 'POST', '/permission/request', pi, { ...body, session_id: task.session_id })).body,
+    );
+    if (r.status !== 'pending') throw new Error('not pending');
+    const mail = MailResponse.parse((await api(g, 'GET', `/me/mail/${r.mail_id}`, alice)).body).mail;
+    return { id: r.request_id, mail };
+  }
+
+  it('English by default: subject, options, context and how to answer with the request id', async () => {
+    const { gw, pi, alice } = await setup();
+    const { id, mail } = await askAndRead(gw, pi, alice, ask('', 'en1'));
+    expect(mail.subject).toBe('Permission from pi: Run `rm -rf build`?');
+    expect(mail.body).toBe(
+      [
+        'Run `rm -rf build`?',
+        '',
+        'Answer with one of:',
+        '- approve',
+        '- always',
+        '- deny',
+        '',
+        'Context:',
+        'tool: bash',
+        '',
+        `(asked by pi; answer with: agentmail approve ${id}, or agentmail deny ${id})`,
+      ].join('\n'),
+    );
+  });
+
+  it('zh-CN: question subject and body in Chinese, several options or free text', async () => {
+    const { gw, pi, alice } = await setup({ locale: 'zh-CN' });
+    const zh = (key: Parameters<typeof formatText>[0], params = {}) => formatText(key, params, 'zh-CN');
+    const several = await askAndRead(gw, pi, alice, {
+      ...ask('', 'zh1', 'question', ['Postgres', 'SQLite']),
+      multi_select: true,
+    });
+    expect(several.mail.subject).toBe(
+      zh('gateway.permission.subject.question', { agent: 'pi', question: 'Run `rm -rf build`?' }),
+    );
+    expect(several.mail.subject).toContain('提问');
+    expect(several.mail.body).toContain(
+      `${zh('gateway.permission.body.options_several')}\n- Postgres\n- SQLite`,
+    );
+    expect(several.mail.body).toContain(`${zh('gateway.permission.body.context')}\ntool: bash`);
+    expect(several.mail.body).toContain(
+      zh('gateway.permission.body.how_question', { agent: 'pi', request_id: several.id }),
+    );
+    expect(several.mail.body).not.toMatch(/Options|Context|asked by/);
+    const free = await askAndRead(gw, pi, alice, ask('', 'zh2', 'question', []));
+    expect(free.mail.body).toContain(zh('gateway.permission.body.free_text'));
+    expect(free.mail.body).toContain('请用你自己的话回答');
+  });
+
+  it('zh-CN: the forward subject and quoting header; a forward of a forward keeps one prefix', async () => {
+    const { gw, pi, oc, alice } = await setup({ locale: 'zh-CN' });
+    const s = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi', subject: 'fwd me', body: 'line1' })).body,
+    );
+    if (s.status !== 'sent') throw new Error('not sent');
+    const f = await api(gw, 'POST', `/mail/${s.mail_id}/forward`, pi, { to: 'oc', comment: 'FYI' });
+    expect(f.status, JSON.stringify(f.body)).toBe(200);
+    const m = MailResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${String(f.body.mail_id)}`, oc)).body,
+    ).mail;
+    expect(m.subject).toBe('转发：fwd me');
+    expect(m.body).toBe('FYI\n\n---------- 转发的邮件 ----------\n发件人：alice\n主题：fwd me\n\n> line1');
+    const again = await api(gw, 'POST', `/mail/${String(f.body.mail_id)}/forward`, oc, { to: 'pi' });
+    const m2 = MailResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${String(again.body.mail_id)}`, pi)).body,
+    ).mail;
+    expect(m2.subject).toBe('转发：fwd me');
   });
 });

@@ -1,4 +1,4 @@
-import { SendMailResponse } from '@agentmail/protocol';
+import { MailResponse, ParticipantsResponse, SendMailResponse } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addAgent, addUser, api, startGateway, type TestGateway } from './helpers.js';
 
@@ -233,5 +233,173 @@ describe('new-session rate limit (G-34)', () => {
     expect(
       (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/c.new', subject: 's', body: 'b' })).status,
     ).toBe(200);
+  });
+});
+
+describe('sender session (from_session_id)', () => {
+  /** Alice starts a second session of pi; returns its send answer. */
+  async function secondTask(gw: TestGateway, alice: string) {
+    const r = SendMailResponse.parse(
+      (
+        await api(gw, 'POST', '/me/mail/send', alice, {
+          to: 'pi@/v.new',
+          subject: 'Other',
+          body: 'go',
+          max_rounds: 5,
+        })
+      ).body,
+    );
+    if (r.status !== 'sent') throw new Error('second task not sent');
+    return r;
+  }
+  const roundsUsed = async (gw: TestGateway, id: string) =>
+    (
+      await gw.app.gateway.db
+        .selectFrom('sessions')
+        .select('rounds_used')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).rounds_used;
+  const mailOf = (gw: TestGateway, id: unknown) =>
+    gw.app.gateway.db
+      .selectFrom('mails')
+      .select(['session_id', 'from_address'])
+      .where('id', '=', String(id))
+      .executeTakeFirstOrThrow();
+
+  it('the mail is written from the named session: from address, budget, thread, participants', async () => {
+    const { gw, pi, oc, task } = await setup();
+    // no reply_to: without the field this would be pi's default session
+    const sent = await api(gw, 'POST', '/mail/send', pi, {
+      to: 'oc',
+      subject: 'help',
+      body: 'b',
+      from_session_id: task.session_id,
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body.rounds_left).toBe(1); // the task session's budget of 2, not the default's 20
+    expect(await roundsUsed(gw, task.session_id)).toBe(1);
+    const row = await mailOf(gw, sent.body.mail_id);
+    expect(row.session_id).toBe(task.session_id);
+    expect(row.from_address).toBe(`pi@/w.${task.session_alias}`);
+    const seen = MailResponse.parse(
+      (await api(gw, 'GET', `/agent/mail/${String(sent.body.mail_id)}`, oc)).body,
+    ).mail;
+    expect(seen.reply_address).toBe(`pi@/w.${task.session_alias}`);
+    const p = ParticipantsResponse.parse(
+      (await api(gw, 'GET', `/agent/sessions/${task.session_id}/participants`, pi)).body,
+    );
+    expect(p.participants.map((x) => x.name).sort()).toEqual(['alice', 'oc', 'pi']);
+  });
+
+  it('the named session wins over the session of reply_to; omitted keeps reply_to, else the default', async () => {
+    const { gw, pi, alice, task } = await setup();
+    const other = await secondTask(gw, alice);
+    const fromOther = await api(gw, 'POST', '/mail/send', pi, {
+      to: 'oc',
+      subject: 's',
+      body: 'b',
+      reply_to: task.mail_id,
+      from_session_id: other.session_id,
+    });
+    expect(fromOther.status, JSON.stringify(fromOther.body)).toBe(200);
+    expect(fromOther.body.rounds_left).toBe(4);
+    expect((await mailOf(gw, fromOther.body.mail_id)).from_address).toBe(`pi@/v.${other.session_alias}`);
+    expect(await roundsUsed(gw, task.session_id)).toBe(0);
+    // omitted + reply_to: the session pi has for the parent (today's behaviour)
+    const viaReply = await api(gw, 'POST', '/mail/send', pi, {
+      to: 'oc',
+      subject: 's',
+      body: 'b',
+      reply_to: task.mail_id,
+    });
+    expect((await mailOf(gw, viaReply.body.mail_id)).session_id).toBe(task.session_id);
+    expect(await roundsUsed(gw, task.session_id)).toBe(1);
+    // omitted, no reply_to: the default session
+    const viaDefault = await api(gw, 'POST', '/mail/send', pi, { to: 'oc', subject: 's', body: 'b' });
+    expect((await mailOf(gw, viaDefault.body.mail_id)).from_address).toBe('pi@.');
+  });
+
+  it('an unknown session is a 404 naming it; a session of another agent a 403 saying whose; nothing is written', async () => {
+    const { gw, pi, alice, task } = await setup();
+    const ocTask = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'oc@/o.new', subject: 'Oc work', body: 'x' }))
+        .body,
+    );
+    if (ocTask.status !== 'sent') throw new Error('oc task not sent');
+    const count = async () => (await gw.app.gateway.db.selectFrom('mails').select('id').execute()).length;
+    const before = await count();
+
+    const missing = await api(gw, 'POST', '/mail/send', pi, {
+      to: 'oc',
+      subject: 's',
+      body: 'b',
+      from_session_id: 's_no_such_session',
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toBe('not_found');
+    expect(missing.body.field).toBe('from_session_id');
+    expect(String(missing.body.detail)).toContain('"s_no_such_session"');
+
+    const foreign = await api(gw, 'POST', '/mail/send', pi, {
+      to: `alice@.${task.session_alias}`,
+      subject: 's',
+      body: 'b',
+      from_session_id: ocTask.session_id,
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error).toBe('forbidden');
+    expect(foreign.body.field).toBe('from_session_id');
+    expect(String(foreign.body.detail)).toContain('belongs to agent "oc"');
+
+    const foreignForward = await api(gw, 'POST', `/mail/${task.mail_id}/forward`, pi, {
+      to: 'oc',
+      from_session_id: ocTask.session_id,
+    });
+    expect(foreignForward.status).toBe(403);
+    expect(String(foreignForward.body.detail)).toContain('belongs to agent "oc"');
+    const missingForward = await api(gw, 'POST', `/mail/${task.mail_id}/forward`, pi, {
+      to: 'oc',
+      from_session_id: 's_no_such_session',
+    });
+    expect(missingForward.status).toBe(404);
+    expect(await count()).toBe(before);
+    expect(await roundsUsed(gw, ocTask.session_id)).toBe(0);
+  });
+
+  it('forward is written from the named session', async () => {
+    const { gw, pi, alice, task } = await setup();
+    const other = await secondTask(gw, alice);
+    const f = await api(gw, 'POST', `/mail/${task.mail_id}/forward`, pi, {
+      to: 'oc',
+      comment: 'fyi',
+      from_session_id: other.session_id,
+    });
+    expect(f.status, JSON.stringify(f.body)).toBe(200);
+    const row = await mailOf(gw, f.body.mail_id);
+    expect(row.session_id).toBe(other.session_id);
+    expect(row.from_address).toBe(`pi@/v.${other.session_alias}`);
+    expect(f.body.rounds_left).toBe(4);
+  });
+
+  it('the hop-limit run is the named session’s', async () => {
+    const { gw, pi, alice, task } = await setup({ hopLimit: 2 });
+    const other = await secondTask(gw, alice);
+    const relay = (k: string, from: string | undefined) =>
+      api(gw, 'POST', '/mail/send', pi, {
+        to: 'oc',
+        subject: 'r',
+        body: 'b',
+        relay: 'summary',
+        relay_key: k,
+        ...(from === undefined ? {} : { from_session_id: from }),
+      });
+    expect((await relay('o1', other.session_id)).status).toBe(200);
+    expect((await relay('o2', other.session_id)).status).toBe(200);
+    const third = await relay('o3', other.session_id);
+    expect(third.status).toBe(409);
+    expect(third.body.error).toBe('hop_limit_reached');
+    // the task session has no run yet
+    expect((await relay('t1', task.session_id)).status).toBe(200);
   });
 });

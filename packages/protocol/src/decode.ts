@@ -35,6 +35,63 @@ function unwrap(schema: AnySchema): AnySchema {
   return s;
 }
 
+function acceptsNull(schema: AnySchema): boolean {
+  let s: AnySchema = schema;
+  for (let i = 0; i < 20; i++) {
+    if (s instanceof z.ZodNullable) return true;
+    if (s instanceof z.ZodOptional || s instanceof z.ZodDefault || s instanceof z.ZodPrefault)
+      s = s.unwrap() as AnySchema;
+    else return false;
+  }
+  return false;
+}
+
+function unwrapNullable(schema: AnySchema): AnySchema {
+  let s: AnySchema = schema;
+  while (
+    s instanceof z.ZodNullable ||
+    s instanceof z.ZodOptional ||
+    s instanceof z.ZodDefault ||
+    s instanceof z.ZodPrefault
+  ) {
+    s = s.unwrap() as AnySchema;
+  }
+  return s;
+}
+
+/**
+ * Limits a schema puts on a value, in words: `≤500 characters`, `1–100 items`, `1–1000`.
+ * Empty when there are none.
+ */
+export function describeLimits(schema: AnySchema): string {
+  const s = unwrap(schema);
+  const range = (min: number | null | undefined, max: number | null | undefined, unit: string) => {
+    const lo = min ?? null;
+    const hi = max ?? null;
+    if (lo !== null && hi !== null) return `${lo}–${hi}${unit}`;
+    if (hi !== null) return `≤${hi}${unit}`;
+    if (lo !== null && lo > 0) return `≥${lo}${unit}`;
+    return '';
+  };
+  if (s instanceof z.ZodString) return range(s.minLength, s.maxLength, ' characters');
+  if (s instanceof z.ZodNumber) {
+    const safe = (v: number | null) => (v !== null && Math.abs(v) < Number.MAX_SAFE_INTEGER ? v : null);
+    return range(safe(s.minValue), safe(s.maxValue), '');
+  }
+  if (s instanceof z.ZodArray) {
+    let min: number | null = null;
+    let max: number | null = null;
+    for (const c of (s._zod.def.checks ?? []) as Array<{
+      _zod: { def: { check: string; minimum?: number; maximum?: number } };
+    }>) {
+      if (c._zod.def.check === 'min_length') min = c._zod.def.minimum ?? null;
+      if (c._zod.def.check === 'max_length') max = c._zod.def.maximum ?? null;
+    }
+    return range(min, max, ' items');
+  }
+  return '';
+}
+
 const PLURAL: Record<string, string> = {
   object: 'objects',
   string: 'strings',
@@ -46,6 +103,7 @@ const PLURAL: Record<string, string> = {
 
 /** The JSON type a schema expects, in words: `string`, `array of objects`, `one of "a", "b"`. */
 export function describeJsonType(schema: AnySchema): string {
+  if (acceptsNull(schema)) return `${describeJsonType(unwrapNullable(schema))} or null`;
   const s = unwrap(schema);
   if (s instanceof z.ZodObject) return 'object';
   if (s instanceof z.ZodArray) {
@@ -236,11 +294,17 @@ export function decodeJson<S extends AnySchema>(
  */
 function locateSyntaxError(text: string, err: unknown): { charOffset: number; truncated: boolean } {
   const errors: ParseError[] = [];
-  parseTolerant(text, errors, {
-    disallowComments: true,
-    allowTrailingComma: false,
-    allowEmptyContent: false,
-  });
+  try {
+    parseTolerant(text, errors, {
+      disallowComments: true,
+      allowTrailingComma: false,
+      allowEmptyContent: false,
+    });
+  } catch {
+    // jsonc-parser recurses per nesting level: thousands of `[` overflow its stack. Node's own
+    // message is the fallback below.
+    errors.length = 0;
+  }
   const first = errors[0];
   if (first) {
     const truncated =

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { API_PREFIX } from './common.js';
-import { describeJsonType } from './decode.js';
+import { describeJsonType, describeLimits } from './decode.js';
 import { ENDPOINTS } from './endpoints.js';
 import { ROUTES } from './routes.js';
 
@@ -9,13 +9,13 @@ function fieldRows(schema: z.ZodType): string[] {
   while (s instanceof z.ZodPipe) s = s.in as z.ZodType;
   if (!(s instanceof z.ZodObject)) {
     if (s instanceof z.ZodDiscriminatedUnion || s instanceof z.ZodUnion) {
-      return (s.options as z.ZodType[]).flatMap((o, i) => [`| *variant ${i + 1}* | | |`, ...fieldRows(o)]);
+      return (s.options as z.ZodType[]).flatMap((o, i) => [`| *variant ${i + 1}* | | | |`, ...fieldRows(o)]);
     }
-    return [`| *(${describeJsonType(s)})* | | |`];
+    return [`| *(${describeJsonType(s)})* | | | |`];
   }
   return Object.entries(s.shape as Record<string, z.ZodType>).map(([name, f]) => {
     const optional = f.safeParse(undefined).success;
-    return `| \`${name}\` | ${describeJsonType(f)} | ${optional ? 'no' : 'yes'} |`;
+    return `| \`${name}\` | ${describeJsonType(f)} | ${optional ? 'no' : 'yes'} | ${describeLimits(f)} |`;
   });
 }
 

@@ -259,6 +259,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
     response: DecideResponse,
   },
   {
+    route: 'meContacts',
+    method: 'GET',
+    auth: 'person',
+    summary: 'Agents (online, last seen) and people, as agents see them (read only).',
+    response: ContactsResponse,
+  },
+  {
     route: 'adminUsers',
     method: 'POST',
     auth: 'admin',

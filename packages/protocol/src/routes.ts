@@ -32,6 +32,7 @@ export const ROUTES = {
   meAttachment: '/me/attachments/:id',
   mePermissions: '/me/permissions',
   meDecide: '/me/permissions/:id/decide',
+  meContacts: '/me/contacts',
   adminUsers: '/admin/users',
   adminAgentKeys: '/admin/agent-keys',
   adminAgentKey: '/admin/agent-keys/:id',

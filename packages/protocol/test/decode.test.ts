@@ -8,6 +8,7 @@ import {
   HeartbeatRequest,
   heartbeatUnknownFields,
   InboxQuery,
+  MarkReadRequest,
   RegisterRequest,
   SendMailRequest,
 } from '../src/index.js';
@@ -81,6 +82,12 @@ describe('decode (G-10)', () => {
     const bracket = decodeJson(SendMailRequest, '[1,2');
     expect(bracket.ok).toBe(false);
     if (!bracket.ok) expect(bracket.error.detail).toMatch(/^truncated JSON at byte offset 4:/);
+  });
+
+  it('never throws, even on JSON nested deeper than any parser stack', () => {
+    const r = decodeJson(MarkReadRequest, '['.repeat(100_000));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.detail).toMatch(/JSON at byte offset \d+/);
   });
 
   it('says truncated JSON is truncated, with the offset of its end', () => {

@@ -23,7 +23,16 @@ export {
   selfAddress,
 } from './addressing.js';
 export { type ApprovalDecision, parseApproval } from './approval.js';
+export {
+  APPROVAL_INPUT_MAX_CHARS,
+  APPROVAL_OPTIONS,
+  type ApprovalRequest,
+  type ApprovalRequestInput,
+  buildApprovalRequest,
+} from './approval-request.js';
+
 export { normalizeAttachmentIds } from './attachment-ids.js';
+export { backlogEvent } from './backlog-event.js';
 export {
   type BacklogDelivery,
   CATCH_UP_FETCH_LIMIT,
@@ -46,6 +55,13 @@ export {
   hasErrorCode,
 } from './errors.js';
 export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
+export {
+  buildFailureMail,
+  FAILURE_CAUSE_MAX_CHARS,
+  type FailureKind,
+  type FailureMail,
+  type FailureMailInput,
+} from './failure-mail.js';
 export {
   type CallOptions,
   type DownloadOptions,

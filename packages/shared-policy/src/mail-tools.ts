@@ -73,6 +73,10 @@ export interface MailToolResult {
 /** The mail or session the current turn works on (from the `new_mail` event, G-20). */
 export interface MailToolMailContext {
   mail_id?: string;
+  /**
+   * The recipient's session of the current turn; `send_mail` and `forward_mail` write from it
+   * (`from_session_id`), so the mail spends that session's budget and joins its thread.
+   */
   session_id?: string;
   reply_address?: string;
   self_address?: string;
@@ -310,6 +314,12 @@ async function recordSends(ctx: MailToolContext, targets: readonly string[]): Pr
   }
 }
 
+/** `from_session_id` of a send: the turn's current session, when the context has one. */
+function fromSession(ctx: MailToolContext): { from_session_id?: string } {
+  const id = ctx.mail?.session_id;
+  return id ? { from_session_id: id } : {};
+}
+
 function callOptions(ctx: MailToolContext): { signal?: AbortSignal } {
   return ctx.signal ? { signal: ctx.signal } : {};
 }
@@ -453,6 +463,7 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
               // B-16: normalised above; an empty list is left out (the Gateway stays strict).
               ...(args.attachment_ids?.length ? { attachment_ids: args.attachment_ids } : {}),
               ...(args.max_rounds === undefined ? {} : { max_rounds: args.max_rounds }),
+              ...fromSession(ctx),
             },
             callOptions(ctx),
           );
@@ -494,7 +505,11 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
         async run(args, ctx, lc) {
           const res = await ctx.client.forward(
             args.mail_id,
-            { to: args.to, ...(args.comment === undefined ? {} : { comment: args.comment }) },
+            {
+              to: args.to,
+              ...(args.comment === undefined ? {} : { comment: args.comment }),
+              ...fromSession(ctx),
+            },
             callOptions(ctx),
           );
           if (res.status === 'duplicate_relay')

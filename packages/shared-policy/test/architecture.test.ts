@@ -21,8 +21,11 @@ const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   '@agentmail/gateway': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
   '@agentmail/testkit': (d) => !d.startsWith('@agentmail/bridge-'),
 };
+// Bridge tests start a real Gateway in-process (buildApp), so a bridge may dev-depend on it.
 const bridgeRule = (d: string, dev: boolean) =>
-  d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || (dev && d === '@agentmail/testkit');
+  d === '@agentmail/protocol' ||
+  d === '@agentmail/shared-policy' ||
+  (dev && (d === '@agentmail/testkit' || d === '@agentmail/gateway'));
 
 it('internal dependencies point one way', () => {
   const dirs = readdirSync(PACKAGES, { withFileTypes: true }).filter((d) => d.isDirectory());

@@ -152,6 +152,7 @@ describe('send_mail and forward_mail (SPEC B-16, B-10)', () => {
       subject: 'report',
       body: 'done',
       attachment_ids: ['att_1', 'att_2'],
+      from_session_id: 's1',
     });
     expect(res.text).toBe('Sent mail m9 to alice@.pi-fix (session pi-fix, s1). Rounds left: free.');
   });
@@ -168,6 +169,7 @@ describe('send_mail and forward_mail (SPEC B-16, B-10)', () => {
       subject: '',
       body: 'hi',
       cc: ['carol', 'dave@/srv/d.'],
+      from_session_id: 's1',
     });
     expect(ctx.sends).toEqual(['bob@/srv/bob.', 'carol', 'dave@/srv/d.']);
     expect(res.text).toContain('Rounds left: 3.');
@@ -228,9 +230,31 @@ describe('send_mail and forward_mail (SPEC B-16, B-10)', () => {
     gw.on('POST', `${A}/mail/:id/forward`, () => ({ json: SENT }));
     const res = await tool('forward_mail').run({ mail_id: 'm1', to: 'alice@.pi-fix', comment: 'fyi' }, ctx);
     expect(gw.requests[0]?.path).toBe(`${A}/mail/m1/forward`);
-    expect(gw.requests[0]?.json).toEqual({ to: 'alice@.pi-fix', comment: 'fyi' });
+    expect(gw.requests[0]?.json).toEqual({ to: 'alice@.pi-fix', comment: 'fyi', from_session_id: 's1' });
     expect(ctx.sends).toEqual(['alice@.pi-fix']);
     expect(res.text).toContain('Forwarded mail m1 as mail m9');
+  });
+});
+
+describe('sender session of send_mail and forward_mail', () => {
+  it("both write from the turn's current session; without one the field is left out", async () => {
+    const ctx = await setup({ mail: { mail_id: 'm1', session_id: 's_turn' } });
+    gw.on('POST', `${A}/mail/send`, () => ({ json: SENT }));
+    gw.on('POST', `${A}/mail/:id/forward`, () => ({ json: SENT }));
+    await tool('send_mail').run({ to: 'oc', body: 'b', reply_to: 'm0' }, ctx);
+    await tool('forward_mail').run({ mail_id: 'm1', to: 'oc' }, ctx);
+    expect(gw.requests.map((r) => (r.json as { from_session_id?: string }).from_session_id)).toEqual([
+      's_turn',
+      's_turn',
+    ]);
+
+    const { mail: _none, ...noTurn } = ctx;
+    await tool('send_mail').run({ to: 'oc', body: 'b' }, noTurn);
+    await tool('forward_mail').run({ mail_id: 'm1', to: 'oc' }, { ...noTurn, mail: { mail_id: 'm1' } });
+    expect(gw.requests.slice(2).map((r) => r.json)).toEqual([
+      { to: 'oc', subject: '', body: 'b' },
+      { to: 'oc' },
+    ]);
   });
 });
 

@@ -1,5 +1,48 @@
 // Scripted model server
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
+// E2E harness
+export { AgentMailbox, type AwaitAgentMailOptions } from './harness/agent-mailbox.js';
+export type { ApiTarget, Download, FileSpec } from './harness/api.js';
+export {
+  BRIDGE_READY_TIMEOUT_MS,
+  type BridgeAdapter,
+  type BridgeEnv,
+  type BridgeToolNames,
+} from './harness/bridge.js';
+export { type EventCheck, EventLog } from './harness/event-log.js';
+export { GATEWAY_JS_ENV, gatewayCliPath, gatewayPackageRoot } from './harness/gateway-build.js';
+export { type CutResult, type EventStreamRecord, GatewayProxy } from './harness/gateway-proxy.js';
+export {
+  type AwaitMailOptions,
+  type AwaitPermissionOptions,
+  DEFAULT_AWAIT_TIMEOUT_MS,
+  type Decision,
+  PersonClient,
+  type SendOptions,
+  type SentMail,
+} from './harness/person.js';
+export {
+  PERSON_EVENTS_MAX_RECONNECTS,
+  type PersonEvent,
+  PersonEvents,
+} from './harness/person-events.js';
+export {
+  cleanEnv,
+  ManagedProcess,
+  PROCESS_LOG_MAX_LINES,
+  PROCESS_STOP_GRACE_MS,
+  type ProcessExit,
+  VERBOSE_ENV,
+} from './harness/processes.js';
+export {
+  type AgentIdentity,
+  DEFAULT_MODEL_PROVIDER,
+  GATEWAY_START_TIMEOUT_MS,
+  type PersonRef,
+  Stack,
+  type StackOptions,
+  startStack,
+} from './harness/stack.js';
 export {
   DEFAULT_CHUNK_SIZE_CHARS,
   DEFAULT_WAIT_TIMEOUT_MS,

@@ -195,6 +195,11 @@ export class ModelServer {
     return this;
   }
 
+  /** Model ids listed by `GET /v1/models`. */
+  get models(): readonly string[] {
+    return this.#models;
+  }
+
   /** Removes every scenario (and their `times` counters); the journal is kept. */
   clearScenarios(): this {
     this.#scenarios.length = 0;

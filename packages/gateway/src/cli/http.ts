@@ -2,6 +2,7 @@ import { openAsBlob } from 'node:fs';
 import { basename } from 'node:path';
 import {
   AllowedModelsResponse,
+  ContactsResponse,
   CreateUserResponse,
   type DecideRequest,
   DecideResponse,
@@ -186,6 +187,11 @@ export class HumanApi {
   /** `GET /healthz` (no token). */
   health(): Promise<HealthAnswer> {
     return apiRequest(this.options, { method: 'GET', path: HEALTHZ_PATH, auth: false }, HealthAnswer);
+  }
+
+  /** `GET /me/contacts`: agents (online, last seen) and people (see SPEC G-25). */
+  contacts(): Promise<ContactsResponse> {
+    return apiRequest(this.options, { method: 'GET', path: routePath('meContacts') }, ContactsResponse);
   }
 
   /** `GET /me/inbox`: unread by default (see SPEC §3). */

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type Locale, resolveLocale } from '@agentmail/shared-policy';
 import type { Command } from 'commander';
 import type { buildApp } from '../index.js';
 import { type CliContext, parseIntOption } from './context.js';
@@ -24,6 +25,15 @@ type LogLevel = (typeof LOG_LEVELS)[number];
 export function defaultDataDir(env: NodeJS.ProcessEnv): string {
   if (env.AGENTMAIL_DATA_DIR) return env.AGENTMAIL_DATA_DIR;
   return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'agentmail');
+}
+
+/**
+ * Language of the mails the Gateway writes (permission and question mails, forward headers):
+ * `--locale`, else `$AGENTMAIL_LOCALE`, else `en`. Tags are matched leniently (`zh`, `zh_CN`,
+ * `zh-Hans` → `zh-CN`); an unknown tag means `en`.
+ */
+export function serveLocale(flag: string | undefined, env: NodeJS.ProcessEnv): Locale {
+  return resolveLocale(flag ?? env.AGENTMAIL_LOCALE);
 }
 
 /** Resolves on the first SIGINT or SIGTERM; `cancel()` removes the listeners. */
@@ -57,6 +67,10 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .option('--host <host>', `interface to bind (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)`)
     .option('--log-level <level>', `${LOG_LEVELS.join(' | ')} (default info)`)
     .option('--requests-per-minute <n>', 'per-credential request limit; 0 turns it off (default 1200)')
+    .option(
+      '--locale <tag>',
+      'language of the mails the Gateway writes: en | zh-CN (env AGENTMAIL_LOCALE; default en)',
+    )
     .action(async (opts: Record<string, string | undefined>, cmd: Command) => {
       const { io } = ctx;
       const json = ctx.globals(cmd).json === true;
@@ -99,6 +113,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         app = await server.buildApp({
           dataDir,
           logLevel,
+          locale: serveLocale(opts.locale, io.env),
           ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
         });
         url = await app.listen({ port, host });

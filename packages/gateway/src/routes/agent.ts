@@ -14,6 +14,7 @@ import {
   SuggestQuery,
   ThreadQuery,
 } from '@agentmail/protocol';
+import { formatText } from '@agentmail/shared-policy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type AgentPrincipal, authenticateAgent, requireBoundName } from '../auth.js';
 import type { Actor, GatewayContext } from '../context.js';
@@ -105,7 +106,7 @@ export function agentRoutes(ctx: GatewayContext) {
 
     app.post(ROUTES.forward, { schema: { params: IdParams, body: ForwardMailRequest } }, async (req) => {
       await requireRegistered(ctx.db, agentOf(req).name);
-      return forwardMail(ctx, actorOf(req), req.params.id, req.body.to, req.body.comment);
+      return forwardMail(ctx, actorOf(req), req.params.id, req.body);
     });
 
     app.post(ROUTES.uploadAttachment, async (req) => {
@@ -160,16 +161,16 @@ export function agentRoutes(ctx: GatewayContext) {
 
 /**
  * Forward a mail the actor can read: the original quoted under the comment, its attachments
- * carried over.
+ * carried over; written from `request.from_session_id` when given (see {@link sendMail}).
  * @throws GatewayError `AM_GW_NOT_FOUND` and everything {@link sendMail} throws
  */
 export async function forwardMail(
   ctx: GatewayContext,
   actor: Actor,
   id: string,
-  to: string,
-  comment: string | undefined,
+  request: ForwardMailRequest,
 ) {
+  const { to, comment } = request;
   const row = await mailRow(ctx.db, id);
   if (!row || actorSessionFor(actor, row.mail, row.deliveries) === undefined)
     throw new GatewayError('NOT_FOUND', `mail "${id}" not found`, {
@@ -185,11 +186,22 @@ export async function forwardMail(
     .split('\n')
     .map((l) => `> ${l}`)
     .join('\n');
-  const body = `${comment ?? ''}${comment ? '\n\n' : ''}---------- Forwarded mail ----------\nFrom: ${row.mail.from_name}\nSubject: ${row.mail.subject}\n\n${quoted}`;
+  const lc = ctx.config.locale;
+  const header = formatText(
+    'gateway.forward.header',
+    { from_name: row.mail.from_name, subject: row.mail.subject },
+    lc,
+  );
+  const body = `${comment ?? ''}${comment ? '\n\n' : ''}${header}\n\n${quoted}`;
+  // An already forwarded subject keeps its one prefix.
+  const prefix = formatText('gateway.forward.subject', { subject: '' }, lc);
   return sendMail(ctx, actor, {
     to,
-    subject: row.mail.subject.startsWith('Fwd: ') ? row.mail.subject : `Fwd: ${row.mail.subject}`,
+    subject: row.mail.subject.startsWith(prefix)
+      ? row.mail.subject
+      : formatText('gateway.forward.subject', { subject: row.mail.subject }, lc),
     body,
     trustedAttachmentIds: attachments.map((a) => a.attachment_id),
+    ...(request.from_session_id === undefined ? {} : { from_session_id: request.from_session_id }),
   });
 }

@@ -13,6 +13,7 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateUser, type UserPrincipal } from '../auth.js';
 import type { Actor, GatewayContext } from '../context.js';
+import { listContacts } from '../directory.js';
 import { parseLastEventId, userStream } from '../event-hub.js';
 import { sendMail } from '../mail-send.js';
 import { markRead, readInbox, readMail, readThread } from '../mail-views.js';
@@ -82,6 +83,9 @@ export function humanRoutes(ctx: GatewayContext) {
     app.get(ROUTES.mePermissions, { schema: { querystring: PermissionsQuery } }, async (req) => ({
       permissions: await listPermissions(ctx.db, userOf(req).id, req.query.status),
     }));
+
+    // The same directory agents see (SPEC G-25 online status), for `agentmail status`.
+    app.get(ROUTES.meContacts, async () => ({ contacts: await listContacts(ctx) }));
 
     app.post(ROUTES.meDecide, { schema: { params: IdParams, body: DecideRequest } }, async (req) => {
       const { decision } = await decidePermission(ctx, userOf(req), req.params.id, req.body);

@@ -15,8 +15,19 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Default time a child process may run before the helper kills it, in ms. */
-export const CHILD_TIMEOUT_MS = 20_000;
+/**
+ * Default time a child process may run before the helper kills it, in ms. Generous on purpose:
+ * on a loaded 2-core machine (a full `pnpm test` beside other work) starting one Node process
+ * was measured at 13–20 s, so a short budget makes a correct test fail.
+ */
+export const CHILD_TIMEOUT_MS = 60_000;
+
+/**
+ * Per-test timeout for tests that run child processes one after another, in ms. Each child has
+ * its own {@link CHILD_TIMEOUT_MS}; this only backs them up, so it is never the limit that a
+ * slow but correct run hits first.
+ */
+export const PROCESS_TEST_TIMEOUT_MS = 300_000;
 
 /** Environment without any AGENTMAIL_* variable of the developer's shell, plus `extra`. */
 export function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
@@ -49,6 +60,11 @@ export function run(
     child.once('close', (code) => {
       clearTimeout(timer);
       done({ code, stdout, stderr });
+    });
+    // A child that exits without reading its input (a usage error) closes the pipe first; the
+    // EPIPE of our write is expected then, and its exit code is what the test checks.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') fail(err);
     });
     child.stdin.end(options.input ?? '');
   });
@@ -171,7 +187,7 @@ export async function openEvents(baseUrl: string, path: string, token: string): 
   })().catch(() => {});
   return {
     events,
-    waitFor: (predicate, timeoutMs = 10_000) =>
+    waitFor: (predicate, timeoutMs = CHILD_TIMEOUT_MS) =>
       new Promise((done, fail) => {
         const check = (): void => {
           const hit = events.find(predicate);

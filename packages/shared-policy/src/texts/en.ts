@@ -38,6 +38,19 @@ export const EN = {
   // ==== end prompt ====
 
   // ==== failure (failure mails: see SPEC B-9, B-14) ====
+  'failure.subject': 'Could not process: {subject}',
+  'failure.intro': 'Your mail "{subject}" (mail id {mail_id}) to {agent} could not be processed.',
+  'failure.cause': 'Cause reported by the platform: {cause}',
+  'failure.all_models_failed':
+    'Every model this agent may use for mail failed on it. An admin can check the allowed models (agentmail models <agent>) and the provider keys; then send the mail again.',
+  'failure.resume_failed':
+    'The agent could not continue the existing session this mail belongs to. Send the mail again later; if it keeps failing, write to a new session (address ending in ".new").',
+  'failure.session_missing':
+    'The platform session this address is bound to no longer exists, so nothing was run (a fresh session is never started silently). Write to a new session (address ending in ".new") instead.',
+  'failure.worker_lost':
+    'The process that runs the turn stopped {attempts} times before reporting. Send the mail again later; an admin should check the bridge log.',
+  'failure.timeout':
+    'The turn did not finish within {timeout_s} seconds and was stopped. Split the task into smaller steps, or ask an admin to raise the turn timeout.',
   // ==== end failure ====
 
   // ==== permission (denial reasons, question mails: see SPEC P-1..P-9) ====
@@ -69,6 +82,8 @@ export const EN = {
     'The approval request could not reach the Gateway ({cause}); the local prompt decides instead.',
   'permission.failure.unexpected':
     'The approval request failed with an unexpected answer (HTTP {status}), so the tool call did not run.',
+  'permission.ask.question': '{agent} wants to run the tool "{tool}". Allow it?',
+  'permission.ask.context': 'Tool: {tool}\nInput:\n{input}\nWorking directory: {cwd}',
   'permission.failure.no_details': 'no details given',
   'permission.question.free_text_marker': '(answer in your own words)',
   'permission.question.several_marker': '(you may choose several)',
@@ -200,6 +215,22 @@ export const EN = {
     '{tool} needs a mail_id: none was given and this turn has no current mail. Pass mail_id.',
   'tools.error.need_name_or_path': 'suggest_address needs "name" or "path" (or both).',
   // ==== end tools ====
+
+  // ==== gateway (mail texts the Gateway writes) ====
+  'gateway.permission.subject.approval': 'Permission from {agent}: {question}',
+  'gateway.permission.subject.question': 'Question from {agent}: {question}',
+  'gateway.permission.body.approval_options': 'Answer with one of:',
+  'gateway.permission.body.options': 'Options:',
+  'gateway.permission.body.options_several': 'Options (several allowed):',
+  'gateway.permission.body.free_text': 'Answer in your own words.',
+  'gateway.permission.body.context': 'Context:',
+  'gateway.permission.body.how_approval':
+    '(asked by {agent}; answer with: agentmail approve {request_id}, or agentmail deny {request_id})',
+  'gateway.permission.body.how_question':
+    '(asked by {agent}; answer with: agentmail answer {request_id} <your answer>)',
+  'gateway.forward.subject': 'Fwd: {subject}',
+  'gateway.forward.header': '---------- Forwarded mail ----------\nFrom: {from_name}\nSubject: {subject}',
+  // ==== end gateway ====
 } as const satisfies Record<string, string>;
 
 /** Every key of the text catalogue. */

@@ -35,6 +35,19 @@ export const ZH_CN: Record<TextKey, string> = {
   // ==== end prompt ====
 
   // ==== failure ====
+  'failure.subject': '无法处理：{subject}',
+  'failure.intro': '你发给 {agent} 的邮件“{subject}”（邮件 id {mail_id}）未能处理。',
+  'failure.cause': '平台报告的原因：{cause}',
+  'failure.all_models_failed':
+    '该智能体可用于邮件的所有模型都处理失败。管理员可以检查允许的模型（agentmail models <agent>）和服务商密钥，然后请重新发送邮件。',
+  'failure.resume_failed':
+    '智能体无法继续这封邮件所属的已有会话。请稍后重新发送；如果一直失败，请写信到一个新会话（地址以“.new”结尾）。',
+  'failure.session_missing':
+    '这个地址绑定的平台会话已不存在，因此没有运行任何操作（绝不会悄悄开启新会话）。请改为写信到一个新会话（地址以“.new”结尾）。',
+  'failure.worker_lost':
+    '运行本轮的进程在报告结果前已停止 {attempts} 次。请稍后重新发送；管理员应检查桥接程序的日志。',
+  'failure.timeout':
+    '本轮未能在 {timeout_s} 秒内完成，已被停止。请把任务拆成更小的步骤，或请管理员调大轮次超时。',
   // ==== end failure ====
 
   // ==== permission ====
@@ -59,6 +72,8 @@ export const ZH_CN: Record<TextKey, string> = {
     '审批请求无法送达网关（{cause}），且没有可以改为询问的本地界面，因此工具调用没有执行。你可以稍后再试。',
   'permission.failure.yield': '审批请求无法送达网关（{cause}）；改由本地界面决定。',
   'permission.failure.unexpected': '审批请求收到意外的应答（HTTP {status}），因此工具调用没有执行。',
+  'permission.ask.question': '{agent} 想运行工具“{tool}”。是否允许？',
+  'permission.ask.context': '工具：{tool}\n输入：\n{input}\n工作目录：{cwd}',
   'permission.failure.no_details': '未提供详情',
   'permission.question.free_text_marker': '（请用自己的话回答）',
   'permission.question.several_marker': '（可以选择多项）',
@@ -179,4 +194,20 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.error.no_mail': '{tool} 需要 mail_id：调用时没有给出，且本轮没有当前邮件。请传入 mail_id。',
   'tools.error.need_name_or_path': 'suggest_address 需要 "name" 或 "path"（或两者都给）。',
   // ==== end tools ====
+
+  // ==== gateway ====
+  'gateway.permission.subject.approval': '{agent} 请求许可：{question}',
+  'gateway.permission.subject.question': '{agent} 提问：{question}',
+  'gateway.permission.body.approval_options': '请用以下选项之一回答：',
+  'gateway.permission.body.options': '选项：',
+  'gateway.permission.body.options_several': '选项（可多选）：',
+  'gateway.permission.body.free_text': '请用你自己的话回答。',
+  'gateway.permission.body.context': '背景信息：',
+  'gateway.permission.body.how_approval':
+    '（由 {agent} 提出；回答方式：agentmail approve {request_id}，或 agentmail deny {request_id}）',
+  'gateway.permission.body.how_question':
+    '（由 {agent} 提出；回答方式：agentmail answer {request_id} <你的回答>）',
+  'gateway.forward.subject': '转发：{subject}',
+  'gateway.forward.header': '---------- 转发的邮件 ----------\n发件人：{from_name}\n主题：{subject}',
+  // ==== end gateway ====
 };

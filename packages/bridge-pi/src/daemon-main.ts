@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+/**
+ * `agentmail-pi`: the pi bridge daemon, configured by environment variables only (see
+ * {@link readConfig}). SIGTERM/SIGINT stop it gracefully (B-15); exit code 0 then, 2 on a
+ * configuration error, 1 when it cannot start.
+ */
+import { fileURLToPath } from 'node:url';
+import { readConfig } from './config.js';
+import { PiBridgeDaemon } from './daemon.js';
+import { createLogger } from './log.js';
+
+const log = createLogger('agentmail-pi');
+let daemon: PiBridgeDaemon;
+try {
+  daemon = new PiBridgeDaemon(
+    readConfig(process.env, fileURLToPath(new URL('./worker-main.js', import.meta.url))),
+    log,
+  );
+} catch (err) {
+  log.fatal({ code: (err as { code?: string }).code, err: (err as Error).message }, 'bad configuration');
+  process.exit(2);
+}
+let stopping = false;
+const stop = (signal: string): void => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'signal received');
+  void daemon.stop().then(() => process.exit(0));
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+daemon.start().then(
+  () => log.info('ready'),
+  (err: unknown) => {
+    log.fatal({ err: String(err) }, 'start failed');
+    process.exit(1);
+  },
+);

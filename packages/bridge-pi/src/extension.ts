@@ -1,0 +1,117 @@
+/**
+ * The AgentMail pi extension: the mail tools (B-17) and the permission seam (P-1..P-8) as one pi
+ * extension. The worker loads it for every mail turn; a person loads the default export into
+ * their own pi (`pi -e @agentmail/bridge-pi/extension`) to read and send mail interactively.
+ */
+import {
+  GatewayClient,
+  GrantStore,
+  type Locale,
+  type MailToolContext,
+  mailTools,
+  PendingPermissions,
+  resolveLocale,
+  SseClient,
+} from '@agentmail/shared-policy';
+import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
+import { createPermissionHandler, type PermissionSeamOptions } from './permission-seam.js';
+import { type MailToolContextSource, piMailTools } from './pi-tools.js';
+
+/** Options of {@link createMailExtension}. */
+export interface MailExtensionOptions {
+  locale: Locale;
+  /** The shared-policy context of each tool run (live client, current mail, send recording). */
+  toolContext: MailToolContextSource;
+  /** The permission seam; omitted → no `tool_call` handler (tools only). */
+  permission?: PermissionSeamOptions;
+  /** Called once the `tool_call` handler is registered (P-8: verified, not assumed). */
+  onSeamInstalled?: () => void;
+}
+
+/**
+ * A pi extension factory registering the eleven mail tools and (optionally) the permission seam.
+ * @example createAgentSession({ resourceLoader: new DefaultResourceLoader({ extensionFactories: [{ name: 'agentmail', factory: createMailExtension(opts) }] }) })
+ */
+export function createMailExtension(options: MailExtensionOptions): ExtensionFactory {
+  return (pi: ExtensionAPI) => {
+    for (const tool of piMailTools(mailTools(options.locale), options.toolContext)) pi.registerTool(tool);
+    if (options.permission) {
+      pi.on('tool_call', createPermissionHandler(options.permission));
+      options.onSeamInstalled?.();
+    }
+  };
+}
+
+/**
+ * Entry for a person's own pi (`pi -e`). Configuration from the environment:
+ * `AGENTMAIL_GATEWAY_URL`, `AGENTMAIL_AGENT_KEY` (or `AGENTMAIL_AGENT_SECRET`),
+ * `AGENTMAIL_AGENT_NAME` (default `pi`), `AGENTMAIL_LOCALE`. With `AGENTMAIL_SESSION_ID` (a
+ * Gateway session this pi session works for) the permission seam is installed too, with
+ * `AGENTMAIL_PERMISSION_MODE` (default `workspace`) and `AGENTMAIL_GRANT_FILE`; decisions arrive
+ * on the extension's own SSE stream (the Gateway fans events out to every stream, G-22).
+ * @throws Error when the Gateway URL or key is missing (pi lists it as an extension load error).
+ */
+export default function agentMailExtension(pi: ExtensionAPI): void {
+  const url = process.env.AGENTMAIL_GATEWAY_URL ?? '';
+  const key = process.env.AGENTMAIL_AGENT_KEY ?? process.env.AGENTMAIL_AGENT_SECRET ?? '';
+  if (!url || !key)
+    throw new Error(
+      'AgentMail extension: set AGENTMAIL_GATEWAY_URL and AGENTMAIL_AGENT_KEY before starting pi with this extension',
+    );
+  const agentName = process.env.AGENTMAIL_AGENT_NAME || 'pi';
+  const locale = resolveLocale(process.env.AGENTMAIL_LOCALE);
+  const sessionId = process.env.AGENTMAIL_SESSION_ID ?? '';
+  let client = new GatewayClient({ baseUrl: url, key, allowedRoots: [process.cwd()] });
+  const shutdown = new AbortController();
+  const pending = new PendingPermissions({ signal: shutdown.signal });
+  let sse: SseClient | undefined;
+  const startSse = (): void => {
+    if (sse) return;
+    sse = new SseClient({
+      url: client.baseUrl,
+      key: client.key,
+      signal: shutdown.signal,
+      onEvent: (e) => {
+        if (e.type === 'permission_decision') pending.resolve(e.data);
+      },
+    });
+    void sse.start();
+  };
+  const toolContext = (signal: AbortSignal | undefined): MailToolContext => ({
+    client,
+    identity: { name: agentName, platform: 'pi' },
+    locale,
+    reconnect: ({ client: next }) => {
+      client = next;
+      if (sse) sse.reconfigure({ url: next.baseUrl, key: next.key });
+    },
+    ...(sessionId ? { mail: { session_id: sessionId } } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  const grantFile = process.env.AGENTMAIL_GRANT_FILE;
+  const factory = createMailExtension({
+    locale,
+    toolContext,
+    ...(sessionId
+      ? {
+          permission: {
+            agentName,
+            mode: () => process.env.AGENTMAIL_PERMISSION_MODE,
+            sessionId: () => sessionId,
+            client: () => client,
+            grants: new GrantStore(grantFile ? { file: grantFile } : {}),
+            waitForDecision: (relayKey, signal) => {
+              startSse();
+              return pending.wait(relayKey, signal ? { signal } : {});
+            },
+            locale,
+            log: () => undefined,
+          },
+        }
+      : {}),
+  });
+  pi.on('session_shutdown', () => {
+    shutdown.abort();
+  });
+  void factory(pi);
+}

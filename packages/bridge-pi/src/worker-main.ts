@@ -1,0 +1,56 @@
+/**
+ * Entry of a worker child process (see SPEC B-12): receives one job over IPC, runs one turn,
+ * reports over IPC and exits. Forked by the daemon with an IPC channel; nothing else.
+ */
+import { PendingPermissions } from '@agentmail/shared-policy';
+import type { DaemonMessage, WorkerMessage } from './ipc.js';
+
+function send(message: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+const abort = new AbortController();
+const shutdown = new AbortController();
+const pending = new PendingPermissions({ signal: shutdown.signal });
+
+process.on('message', (raw: DaemonMessage) => {
+  switch (raw.type) {
+    case 'job':
+      void start(raw);
+      break;
+    case 'permission_decision':
+      pending.resolve(raw.event);
+      break;
+    case 'abort':
+      abort.abort(raw.reason);
+      break;
+    case 'shutdown':
+      // P-7, B-15: pending questions resolve as denied, then the turn is stopped.
+      shutdown.abort();
+      abort.abort('shutdown');
+      break;
+  }
+});
+// The daemon went away: stop at once (the turn cannot be reported any more).
+process.on('disconnect', () => {
+  shutdown.abort();
+  abort.abort('daemon disconnected');
+  setTimeout(() => process.exit(1), 2_000).unref();
+});
+
+let started = false;
+async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void> {
+  if (started) return;
+  started = true;
+  process.env.PI_CODING_AGENT_DIR = job.agentDir;
+  process.env.PI_OFFLINE ??= '1';
+  const { runTurn } = await import('./worker.js');
+  const report = await runTurn(job, { pending, signal: abort.signal, send: (m) => void send(m) });
+  await send(report);
+  process.exit(0);
+}
+
+void send({ type: 'ready' });

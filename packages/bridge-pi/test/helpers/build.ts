@@ -1,0 +1,58 @@
+/**
+ * Bundle the daemon and worker entries for child-process tests: `@agentmail/*` inlined from
+ * their TypeScript sources, the bridge's own dependencies (pi, pino, typebox) left as imports
+ * (pi must stay unbundled: its config reads the nearest package.json). The output lives under
+ * this package's node_modules so those imports resolve.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BRIDGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export async function buildBridge(): Promise<{
+  daemonJs: string;
+  workerJs: string;
+  remove: () => Promise<void>;
+}> {
+  const { build } = await import('tsup');
+  const pkg = JSON.parse(readFileSync(join(BRIDGE_ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const external = Object.keys(pkg.dependencies).filter((n) => !n.startsWith('@agentmail/'));
+  const outDir = join(BRIDGE_ROOT, 'node_modules', '.cache', `bridge-pi-${process.pid}-${Date.now()}`);
+  await mkdir(outDir, { recursive: true });
+  await build({
+    entry: {
+      'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
+      'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
+    },
+    outDir,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node22',
+    tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
+    dts: false,
+    sourcemap: true,
+    splitting: true,
+    clean: true,
+    silent: true,
+    config: false,
+    noExternal: [/^@agentmail\//],
+    external: external.map((n) => new RegExp(`^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/|$)`)),
+    // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
+    banner: {
+      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
+    },
+    esbuildOptions(options) {
+      options.conditions = ['@agentmail/source'];
+      options.mainFields = ['module', 'main'];
+    },
+  });
+  return {
+    daemonJs: join(outDir, 'daemon-main.js'),
+    workerJs: join(outDir, 'worker-main.js'),
+    remove: () => rm(outDir, { recursive: true, force: true }),
+  };
+}

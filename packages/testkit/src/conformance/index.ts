@@ -1,0 +1,44 @@
+/**
+ * `@agentmail/testkit/conformance`: the platform-neutral conformance scenarios every bridge must
+ * pass, and `conformanceSuite(adapter)` registering them as vitest tests. A separate entry point:
+ * it imports vitest, the harness (`@agentmail/testkit`) does not.
+ */
+export {
+  agentMailIsNotRelayed,
+  allModelsFailSendsFailureMail,
+  attachmentRoundTrip,
+  backlogAfterRestart,
+  CONFORMANCE_SCENARIOS,
+  type ConformanceScenario,
+  guardedToolDeniedWithNote,
+  guardedToolRunsAfterApproval,
+  personTaskGetsOneThreadedReply,
+  planModeRefusesWithoutAsking,
+  sseCutLosesNoEvent,
+} from './scenarios.js';
+export {
+  answerAtOnce,
+  CONFORMANCE_LOCALE,
+  CONFORMANCE_MODELS,
+  CONFORMANCE_STEP_TIMEOUT_MS,
+  mailIdOf,
+  marker,
+  readFileCall,
+  readMailThenAnswer,
+  shellCall,
+  TITLE_SCENARIO,
+  textPattern,
+  toolResultsSeen,
+  turnStart,
+  turnStarts,
+  unexpectedResult,
+  uploadedIdOf,
+  within,
+} from './script.js';
+export {
+  CONFORMANCE_TEST_TIMEOUT_MS,
+  type ConformanceOptions,
+  conformanceSuite,
+  runConformanceScenario,
+  startConformanceStack,
+} from './suite.js';

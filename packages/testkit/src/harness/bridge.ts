@@ -1,0 +1,106 @@
+/**
+ * How the harness starts a bridge: the adapter a bridge package writes once (how to start it,
+ * what its platform calls its tools), and the environment the harness hands it.
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { ManagedProcess } from './processes.js';
+
+/** The platform's own names of the tools the conformance scenarios make the model call (SPEC P-3). */
+export interface BridgeToolNames {
+  /** The shell tool (guarded), e.g. pi `bash`. */
+  shell: string;
+  /** The read-a-file tool (not guarded), e.g. pi `read`. */
+  readFile: string;
+  /** The write-a-file tool (guarded), e.g. pi `write`. */
+  writeFile?: string;
+  /** The edit-a-file tool (guarded), e.g. pi `edit`. */
+  editFile?: string;
+}
+
+/**
+ * What the harness gives {@link BridgeAdapter.start}. The bridge must talk to the Gateway only
+ * through `gatewayUrl` (a pass-through proxy the harness watches) and to the model only through
+ * `modelBaseUrl`.
+ */
+export interface BridgeEnv {
+  /** Gateway origin for the bridge (`AGENTMAIL_GATEWAY_URL`). */
+  gatewayUrl: string;
+  /** The agent identity (`AGENTMAIL_AGENT_NAME`, `AGENTMAIL_AGENT_KEY`). */
+  agentName: string;
+  agentKey: string;
+  /** The adapter's platform, as registered. */
+  platform: string;
+  /** OpenAI-compatible base URL of the scripted model, `http://127.0.0.1:<port>/v1`. */
+  modelBaseUrl: string;
+  /**
+   * Provider id to configure for the scripted model; allowed-model keys the scenarios set are
+   * `<modelProvider>/<model id>` (SPEC G-26). Any API key is accepted.
+   */
+  modelProvider: string;
+  /** The model to use when the admin allows none (the host default, SPEC B-8). */
+  modelId: string;
+  /** Every model id the scripted server lists; configure them all in the host's catalogue. */
+  modelIds: readonly string[];
+  /** Existing directory the scenarios' mails are addressed to (`<agent>@<workdir>.new`). */
+  workdir: string;
+  /**
+   * The bridge's own directory (configuration, session files, cursor, grants); kept across
+   * {@link Stack.stopBridge} / {@link Stack.startBridge} within one stack.
+   */
+  stateDir: string;
+  /**
+   * A process environment to pass on: the test process's environment without any `AGENTMAIL_*`
+   * variable, `HOME` set inside `stateDir`, plus `AGENTMAIL_GATEWAY_URL`, `AGENTMAIL_AGENT_NAME`,
+   * `AGENTMAIL_AGENT_KEY`, `AGENTMAIL_REPLY_PROVIDER` (= `modelProvider`) and
+   * `AGENTMAIL_REPLY_MODEL` (= `modelId`).
+   */
+  processEnv: NodeJS.ProcessEnv;
+  /**
+   * Spawns a process the harness owns: its own process group (killed as a group on stop and
+   * close), output captured for failure messages. Use it to start the bridge.
+   */
+  spawn(
+    command: string,
+    args: readonly string[],
+    options?: { env?: NodeJS.ProcessEnv; cwd?: string },
+  ): ManagedProcess;
+}
+
+/**
+ * A bridge as the conformance scenarios see it. A bridge package writes one and passes it to
+ * `conformanceSuite(adapter)`.
+ *
+ * @example
+ * export const piAdapter: BridgeAdapter = {
+ *   platform: 'pi',
+ *   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
+ *   start: (env) => env.spawn(process.execPath, [daemonJs], { env: { ...env.processEnv, PI_BASE_URL: env.modelBaseUrl } }),
+ * };
+ */
+export interface BridgeAdapter {
+  /** Platform name the bridge registers with (the admin's model selection is per platform). */
+  platform: string;
+  toolNames: BridgeToolNames;
+  /** Arguments of a shell tool call that runs `command`. @default `{ command }` */
+  shellArgs?: (command: string) => Record<string, unknown>;
+  /** Arguments of a read-file tool call for an absolute `path`. @default `{ path }` */
+  readFileArgs?: (path: string) => Record<string, unknown>;
+  /**
+   * Starts the bridge and returns its process: preferably one made with `env.spawn`; a
+   * `ChildProcess` spawned otherwise is adopted (spawn it `detached` so its whole group can be
+   * killed). The bridge counts as started once it holds its event stream (SPEC B-1).
+   */
+  start(env: BridgeEnv): ManagedProcess | ChildProcess | Promise<ManagedProcess | ChildProcess>;
+  /** Time from `start` until the bridge holds its event stream, in ms. @default 30_000 */
+  readyTimeoutMs?: number;
+  /** Time the bridge may take to exit after SIGTERM before it is killed, in ms. @default 10_000 */
+  stopGraceMs?: number;
+  /**
+   * Time one scenario step may wait for the bridge (a reply, a permission request), in ms; raise
+   * it for slow hosts. @default 30_000
+   */
+  stepTimeoutMs?: number;
+}
+
+/** Default of {@link BridgeAdapter.readyTimeoutMs}, in ms. */
+export const BRIDGE_READY_TIMEOUT_MS = 30_000;

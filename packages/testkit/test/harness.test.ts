@@ -1,0 +1,99 @@
+/**
+ * Self-test of the e2e harness with a trivial bridge: examples/remote-agent/remote_agent.py
+ * (Python 3, standard library only) answers every mail with "received: <subject>". Checks that
+ * startStack runs a real Gateway child process, that sendAs → awaitReply works over the person's
+ * event stream, that the proxy cuts an event stream inside a frame and sees the reconnect's
+ * Last-Event-ID, and that close() leaves no process behind.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BridgeAdapter, type Stack, startStack } from '../src/index.js';
+
+const SCRIPT = resolve(fileURLToPath(import.meta.url), '../../../../examples/remote-agent/remote_agent.py');
+
+const echoAdapter: BridgeAdapter = {
+  platform: 'python-example',
+  // The echo agent has no tools; the names are never used here.
+  toolNames: { shell: 'bash', readFile: 'read' },
+  start: (env) =>
+    env.spawn('python3', [SCRIPT, '--platform', 'python-example'], {
+      env: { ...env.processEnv, PYTHONUNBUFFERED: '1' },
+      cwd: env.workdir,
+    }),
+  stopGraceMs: 5_000,
+};
+
+/** True while a process with this pid exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+describe('e2e harness', () => {
+  it('runs a Gateway and a bridge as child processes, relays mail both ways, survives a cut stream and cleans up', async () => {
+    stack = await startStack({ agentName: 'echo', platform: 'python-example' });
+    const bridge = await stack.startBridge(echoAdapter);
+    const pids = [stack.gateway.pid, bridge.pid];
+    expect(pids.every(alive)).toBe(true);
+
+    const first = await stack.sendAs(stack.person, stack.taskAddress(), { subject: 'hello', body: 'ping' });
+    const reply = await stack.awaitReply({ inReplyTo: first.mail_id, timeoutMs: 10_000 });
+    expect(reply).toMatchObject({ from_name: 'echo', from_human: false, subject: 'Re: hello' });
+    expect(reply.body).toBe('received: hello');
+    expect(reply.session_id).toBe(first.session_id);
+    expect((await stack.thread(first.mail_id)).map((m) => m.id)).toEqual([first.mail_id, reply.id]);
+
+    // Cut the bridge's event stream inside the next frame and hold reconnects until a second
+    // mail exists: the reconnect must carry the last complete event id.
+    const cut = stack.proxy.cutNextEvent({ hold: true });
+    const second = await stack.sendAs(undefined, reply.reply_address, {
+      subject: 'again',
+      body: 'pong',
+      replyTo: reply.id,
+    });
+    const { stream, lastDeliveredId, partialBytes } = await cut;
+    expect(stream.cut).toBe(true);
+    expect(partialBytes).toBeGreaterThan(0);
+    // Only the first mail's event got through whole; the second one's frame was cut short.
+    expect(stream.deliveredIds).toEqual([lastDeliveredId]);
+    expect(lastDeliveredId).toMatch(/^\d+$/);
+    const third = await stack.sendAs(undefined, stack.taskAddress(), { subject: 'third', body: '3' });
+    stack.proxy.release();
+    const reconnect = await stack.proxy.waitForEventStream(
+      (s) => s.seq > stream.seq && s.status === 200,
+      10_000,
+    );
+    expect(reconnect.lastEventIdSent).toBe(lastDeliveredId);
+    const replies = await Promise.all([
+      stack.awaitReply({ inReplyTo: second.mail_id, timeoutMs: 10_000 }),
+      stack.awaitReply({ inReplyTo: third.mail_id, timeoutMs: 10_000 }),
+    ]);
+    expect(replies.map((m) => m.body)).toEqual(['received: again', 'received: third']);
+
+    await stack.close();
+    expect(bridge.exit).toBeDefined();
+    expect(stack.gateway.exit).toBeDefined();
+    expect(pids.filter(alive)).toEqual([]);
+    expect(stack.processes()).toEqual([]);
+  }, 30_000);
+
+  it('stops the bridge even when the test fails before close (registered cleanup)', async () => {
+    stack = await startStack({ agentName: 'echo', platform: 'python-example' });
+    const bridge = await stack.startBridge(echoAdapter);
+    // What afterEach does after a failure: close() kills the bridge's whole process group.
+    await stack.close();
+    expect(alive(bridge.pid)).toBe(false);
+    await expect(stack.startBridge(echoAdapter)).rejects.toMatchObject({ code: 'AM_TESTKIT_STACK_CLOSED' });
+  }, 20_000);
+});
