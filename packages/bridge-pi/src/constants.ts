@@ -4,3 +4,8 @@ export const HEARTBEAT_INTERVAL_MS_DEFAULT = 30_000;
 export const WORKER_STOP_GRACE_MS = 5_000;
 /** Version string sent to the Gateway. */
 export const BRIDGE_VERSION = 'agentmail-pi/0.1.0';
+/**
+ * How long `start()` waits for the first event stream to open before it runs the catch-up anyway,
+ * in ms (B-1, B-20). @default 10_000
+ */
+export const FIRST_SSE_OPEN_WAIT_MS = 10_000;

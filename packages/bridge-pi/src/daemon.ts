@@ -19,7 +19,7 @@ import {
   settleWithTimeout,
 } from '@agentmail/shared-policy';
 import type { PiBridgeConfig } from './config.js';
-import { BRIDGE_VERSION, WORKER_STOP_GRACE_MS } from './constants.js';
+import { BRIDGE_VERSION, FIRST_SSE_OPEN_WAIT_MS, WORKER_STOP_GRACE_MS } from './constants.js';
 import type { DaemonMessage, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
 import type { Logger } from './log.js';
 import { listPiSessions } from './session-files.js';
@@ -32,8 +32,8 @@ class WorkerLostError extends Error {
 type WorkerOutcome = { report: TurnReport } | { timedOut: true; killed: boolean };
 
 /**
- * The daemon. `start()` resolves once registered and the SSE stream is started; `stop()` is the
- * graceful shutdown (B-15, P-7).
+ * The daemon. `start()` registers, takes the first heartbeat, opens the event stream (B-1) and
+ * resolves after the catch-up pass (B-20); `stop()` is the graceful shutdown (B-15, P-7).
  */
 export class PiBridgeDaemon {
   readonly #log: Logger;
@@ -89,6 +89,10 @@ export class PiBridgeDaemon {
       version: BRIDGE_VERSION,
     });
     this.#log.info({ agent: reg.name, created: reg.created }, 'registered');
+    let opened: () => void = () => undefined;
+    const firstOpen = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
     this.#sse = new SseClient({
       url: this.#config.gatewayUrl,
       key: this.#config.agentKey,
@@ -99,12 +103,28 @@ export class PiBridgeDaemon {
           this.#broadcast({ type: 'permission_decision', event: event.data });
       },
       onError: (err) => this.#log.warn({ code: err.code, err: err.message }, 'sse problem'),
-      onOpen: (info) =>
-        this.#log.info({ connection: info.connection, last_event_id: info.lastEventId }, 'sse open'),
+      onOpen: (info) => {
+        this.#log.info({ connection: info.connection, last_event_id: info.lastEventId }, 'sse open');
+        opened();
+      },
     });
+    // B-1: the first heartbeat comes before the event stream, so the first mail already runs with
+    // the admin's model selection (G-27) instead of the host default.
+    const ok = await this.#beat();
     void this.#sse.start();
-    await this.#heartbeat();
+    // Catch-up after the stream is open (or given up on): a mail arriving in between is then
+    // either in the inbox listing or on the stream, never in neither (B-20).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      firstOpen,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, FIRST_SSE_OPEN_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    // The period starts before the catch-up, which awaits each backlog turn (G-25: stay online).
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), this.#config.heartbeatMs);
+    await this.#afterBeat(ok);
   }
 
   /** Graceful shutdown (B-15, P-7): stop reading, deny pending questions, stop turns, kill stragglers. */
@@ -221,8 +241,15 @@ export class PiBridgeDaemon {
     }
   }
 
+  /** A heartbeat, then the catch-up check (B-20). */
   async #heartbeat(): Promise<void> {
     if (this.#stopping.signal.aborted) return;
+    await this.#afterBeat(await this.#beat());
+  }
+
+  /** One heartbeat (G-25..G-27): session snapshot and model catalogue out, allowed models in. */
+  async #beat(): Promise<boolean> {
+    if (this.#stopping.signal.aborted) return false;
     const sessions = await listPiSessions(this.#config.agentDir);
     if (sessions === undefined) this.#log.warn('pi session folder unreadable: snapshot omitted (G-25)');
     const models = await this.#catalogue();
@@ -233,14 +260,18 @@ export class PiBridgeDaemon {
       ...(sessions === undefined ? {} : { sessions }),
       ...(models === undefined ? {} : { models }),
     };
-    let ok = false;
     try {
       const res = await this.#client.heartbeat(body);
       this.#allowedModels = res.allowed_models;
-      ok = true;
+      return true;
     } catch (err) {
       this.#log.warn({ err: String(err) }, 'heartbeat failed');
+      return false;
     }
+  }
+
+  /** Catch-up after a heartbeat (runs once, after the first successful one, B-20). */
+  async #afterBeat(ok: boolean): Promise<void> {
     const result = await this.#catchUp.afterHeartbeat(ok);
     if (result.status === 'ran')
       this.#log.info(

@@ -5,13 +5,21 @@ import { API_PREFIX } from '@agentmail/protocol';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
-import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, resolveConfig } from './config.js';
+import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import type { GatewayContext } from './context.js';
-import { openDatabase } from './db/database.js';
+import { acquireDataDirLock, type DataDirLock, prepareDataDir } from './data-dir.js';
+import { type GatewayDb, openDatabase } from './db/database.js';
+import { GatewayError } from './errors.js';
 import { EventHub } from './event-hub.js';
-import { installDecoding, installErrorHandling } from './http.js';
+import {
+  frameworkErrorHandler,
+  installDecoding,
+  installErrorHandling,
+  JSON_BODY_MAX_BYTES,
+  PATH_PARAM_MAX_CHARS,
+} from './http.js';
 import { hashSecret } from './ids.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agent.js';
@@ -30,19 +38,42 @@ declare module 'fastify' {
 export interface BuildAppHooks {
   /** Called in the send transaction right after the mail row is written (SPEC G-35 tests). */
   afterMailCreated?: (mailId: string) => void | Promise<void>;
+  /** Where the pino JSON lines go instead of stderr (log-level tests). */
+  logStream?: DestinationStream;
 }
 
 /**
- * Build the Gateway app over `options.dataDir` (migrated on open). Call `listen()` to serve and
- * `close()` to stop: close ends SSE streams, stops the sweep timer and closes the store.
+ * Build the Gateway app over `options.dataDir`. The directory is checked (created when missing)
+ * and locked for this Gateway before the store is opened and migrated: a second Gateway on the
+ * same directory is refused. Call `listen()` to serve and `close()` to stop: close ends SSE
+ * streams, stops the sweep timer, closes the store and releases the lock.
  *
+ * @throws DataDirError `AM_GW_DATA_DIR_INVALID` (the directory can not be used),
+ *   `AM_GW_DATA_DIR_LOCKED` (another Gateway holds it)
  * @example
  * const app = await buildApp({ dataDir: './.data' });
  * await app.listen({ host: '127.0.0.1', port: 8787 });
  */
 export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
-  const db = await openDatabase(config.dataDir);
+  const lock = acquireDataDirLock(prepareDataDir(config.dataDir));
+  let db: GatewayDb | undefined;
+  try {
+    db = await openDatabase(config.dataDir);
+    return await assemble(config, hooks, db, lock);
+  } catch (err) {
+    await db?.destroy();
+    lock.release();
+    throw err;
+  }
+}
+
+async function assemble(
+  config: ResolvedConfig,
+  hooks: BuildAppHooks,
+  db: GatewayDb,
+  lock: DataDirLock,
+): Promise<FastifyInstance> {
   const hub = new EventHub({
     db,
     clock: config.clock,
@@ -50,22 +81,29 @@ export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {
     keepaliveMs: config.sseKeepaliveMs,
   });
   const blobs = new BlobStore(config.dataDir);
-  const ctx: GatewayContext = { db, hub, blobs, config };
-  if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
 
   // pino, JSON lines on stderr (stdout stays free for CLI output).
   const app = Fastify({
-    logger: { level: config.logLevel, base: { service: 'agentmail-gateway' }, stream: pino.destination(2) },
+    logger: {
+      level: config.logLevel,
+      base: { service: 'agentmail-gateway' },
+      stream: hooks.logStream ?? pino.destination(2),
+    },
     // Per-request log lines only at debug/trace. Through a LogController: the top-level
     // `disableRequestLogging` option is deprecated (FSTDEP023) and goes away in Fastify 6.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
-    bodyLimit: 2 * 1024 * 1024,
+    bodyLimit: JSON_BODY_MAX_BYTES,
+    routerOptions: { maxParamLength: PATH_PARAM_MAX_CHARS },
+    // Errors raised before routing (bad percent-encoding, a too long id) get the G-13 body too.
+    frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
     // SSE streams and keep-alive sockets must not hold a shutdown open.
     forceCloseConnections: true,
   });
+  const ctx: GatewayContext = { db, hub, blobs, config, log: app.log };
+  if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
   app.decorate('gateway', ctx);
   app.decorate('sweepBlobs', () => sweepBlobs(db, blobs, config.clock));
 
@@ -81,16 +119,18 @@ export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {
         const auth = req.headers.authorization ?? req.headers['x-agent-secret'];
         return typeof auth === 'string' ? hashSecret(auth) : req.ip;
       },
-      errorResponseBuilder: (_req, context) => ({
-        statusCode: 429,
-        error: 'rate_limited',
-        detail: `more than ${context.max} requests per minute`,
-        suggestion: `retry in ${Math.ceil(context.ttl / 1000)} s`,
-        code: 'AM_GW_RATE_LIMIT',
-      }),
+      // Thrown by the plugin: a GatewayError, so the error handler keeps the time in the suggestion.
+      errorResponseBuilder: (_req, context) => {
+        const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+        return new GatewayError('RATE_LIMIT', `more than ${context.max} requests per minute`, {
+          suggestion: `retry in ${seconds} s`,
+          retryAfterSeconds: seconds,
+        });
+      },
     });
   }
-  await app.register(multipart, { limits: { fileSize: config.attachmentMaxBytes, files: 1, fields: 10 } });
+  // Two files so a second one is seen and refused (400) instead of silently dropped.
+  await app.register(multipart, { limits: { fileSize: config.attachmentMaxBytes, files: 2, fields: 10 } });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   await app.register(agentRoutes(ctx), { prefix: API_PREFIX });
@@ -113,7 +153,11 @@ export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {
   });
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
-    await db.destroy();
+    try {
+      await db.destroy();
+    } finally {
+      lock.release();
+    }
   });
   return app;
 }

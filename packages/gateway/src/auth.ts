@@ -38,7 +38,8 @@ export function credentialOf(req: FastifyRequest, allowAgentSecret: boolean): st
 /**
  * Resolve the agent key of a request.
  * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) when no key, an unknown or a revoked key is
- *   given, or a user token is used on an agent route.
+ *   given; `AM_GW_FORBIDDEN` (403) for a user token (a valid credential of the wrong kind, like
+ *   an agent key on a human route).
  */
 export async function authenticateAgent(db: GatewayDb, req: FastifyRequest): Promise<AgentPrincipal> {
   const secret = credentialOf(req, true);
@@ -63,13 +64,14 @@ export async function authenticateAgent(db: GatewayDb, req: FastifyRequest): Pro
     .select('id')
     .where('token_hash', '=', hash)
     .executeTakeFirst();
-  throw new GatewayError(
-    'UNAUTHENTICATED',
-    user ? 'a user token can not be used on agent routes' : 'unknown agent key',
-    {
-      suggestion: user ? 'use the /api/v1/me/… routes with a user token' : 'check AGENTMAIL_AGENT_KEY',
-    },
-  );
+  if (user)
+    throw new GatewayError('FORBIDDEN', 'this route needs an agent key; a user token was given', {
+      detail: 'agent routes take "Authorization: Bearer <agent key>" (SPEC G-12)',
+      suggestion:
+        'people use the /api/v1/me/… routes with their token; an agent key comes from `agentmail agent key <name>`',
+      extra: { needs: 'agent_key', given: 'user_token' },
+    });
+  throw new GatewayError('UNAUTHENTICATED', 'unknown agent key', { suggestion: 'check AGENTMAIL_AGENT_KEY' });
 }
 
 /**
@@ -118,8 +120,11 @@ export async function authenticateUser(
       .where('key_hash', '=', hash)
       .executeTakeFirst();
     if (agentKey)
-      throw new GatewayError('FORBIDDEN', 'an agent key can not be used on human routes', {
-        suggestion: 'use a user token; agents use the agent routes',
+      throw new GatewayError('FORBIDDEN', 'this route needs a user token; an agent key was given', {
+        detail: `${adminOnly ? 'admin' : 'human'} routes take "Authorization: Bearer <user token>" and never an agent key (SPEC G-12)`,
+        suggestion:
+          'agents use the agent routes (/api/v1/mail/…, /api/v1/agent/…); people use their user token',
+        extra: { needs: 'user_token', given: 'agent_key' },
       });
     throw new GatewayError('UNAUTHENTICATED', row ? 'the user token was revoked' : 'unknown user token', {
       suggestion: 'check AGENTMAIL_TOKEN',

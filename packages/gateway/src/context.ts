@@ -2,6 +2,7 @@
  * The state every route shares: the store, the event hub, the blob store and the resolved
  * configuration.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { Selectable, Transaction } from 'kysely';
 import type { BlobStore } from './blobs.js';
 import type { ResolvedConfig } from './config.js';
@@ -15,6 +16,8 @@ export interface GatewayContext {
   hub: EventHub;
   blobs: BlobStore;
   config: ResolvedConfig;
+  /** The app's pino logger (for what is skipped or recovered outside a request). */
+  log: FastifyBaseLogger;
   /** Test seam: called inside the send transaction after the mail row exists (SPEC G-35). */
   afterMailCreated?: (mailId: string) => void | Promise<void>;
 }

@@ -14,7 +14,7 @@ import {
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
-import { formatAddress, isValidAlias } from '@agentmail/shared-policy';
+import { type Address, formatAddress, isValidAlias } from '@agentmail/shared-policy';
 import { ONLINE_WINDOW_MS } from './config.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
@@ -133,13 +133,34 @@ export async function heartbeat(
   };
 }
 
-/** Every agent and person, agents first (read only discovery). */
+/**
+ * Format an address from stored parts, or undefined (logged) when they do not form one: a name
+ * stored before names were validated (`a b`, `x@y`), a workspace path with a control character.
+ * Such a row is skipped, so one bad row never turns contacts or suggestions into a 500 for
+ * everyone.
+ */
+function addressOrSkip(ctx: GatewayContext, address: Address, source: string): string | undefined {
+  try {
+    return formatAddress(address);
+  } catch (err) {
+    ctx.log.warn(
+      { source, name: address.name, path: address.path, reason: (err as Error).message },
+      'skipped an entry that does not form an address',
+    );
+    return undefined;
+  }
+}
+
+/** Every agent and person, agents first (read only discovery); rows without a valid address are skipped. */
 export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
   const now = ctx.config.clock();
   const agents = await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute();
   const users = await ctx.db.selectFrom('users').select('name').orderBy('name').execute();
-  return [
-    ...agents.map((a) => ({
+  const contacts: Contact[] = [];
+  for (const a of agents) {
+    const address = addressOrSkip(ctx, { name: a.name, path: '', session: '' }, 'agents');
+    if (address === undefined) continue;
+    contacts.push({
       name: a.name,
       kind: 'agent' as const,
       platform: a.platform,
@@ -148,18 +169,23 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),
-      address: formatAddress({ name: a.name, path: '', session: '' }),
-    })),
-    ...users.map((u) => ({
+      address,
+    });
+  }
+  for (const u of users) {
+    const address = addressOrSkip(ctx, { name: u.name, path: '', session: '' }, 'users');
+    if (address === undefined) continue;
+    contacts.push({
       name: u.name,
       kind: 'person' as const,
       platform: '',
       online: false,
       last_seen: null,
       workspaces: [],
-      address: formatAddress({ name: u.name, path: '', session: '' }),
-    })),
-  ];
+      address,
+    });
+  }
+  return contacts;
 }
 
 /** Suggest addresses for a (partial) name and/or path: existing sessions, then workspaces. */
@@ -172,10 +198,13 @@ export async function suggestAddresses(
   const p = path ?? '';
   const out: Suggestion[] = [];
   const seen = new Set<string>();
-  const push = (s: Suggestion) => {
-    if (seen.has(s.address)) return;
-    seen.add(s.address);
-    out.push(s);
+  // Suggestions are built from stored rows and the query: one that does not form an address is
+  // skipped (and logged), never a 500.
+  const push = (parts: Address, s: Omit<Suggestion, 'address'>) => {
+    const address = addressOrSkip(ctx, parts, 'suggestions');
+    if (address === undefined || seen.has(address)) return;
+    seen.add(address);
+    out.push({ address, ...s });
   };
   const agents = (await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute()).filter((a) =>
     a.name.toLowerCase().includes(n),
@@ -192,43 +221,51 @@ export async function suggestAddresses(
     for (const s of sessions) {
       if (p !== '' && !s.path.startsWith(p)) continue;
       const alias = s.alias ?? '';
-      push({
-        address: formatAddress({ name: a.name, path: s.path, session: alias }),
-        name: a.name,
-        path: s.path,
-        session_alias: alias,
-        reason: 'existing session',
-      });
+      push(
+        { name: a.name, path: s.path, session: alias },
+        {
+          name: a.name,
+          path: s.path,
+          session_alias: alias,
+          reason: 'existing session',
+        },
+      );
     }
     for (const w of parseJsonArray(a.workspaces)) {
       const wp = typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined;
       if (typeof wp !== 'string' || !wp.startsWith('/') || (p !== '' && !wp.startsWith(p))) continue;
-      push({
-        address: formatAddress({ name: a.name, path: wp, session: 'new' }),
-        name: a.name,
-        path: wp,
-        session_alias: '',
-        reason: 'announced workspace (new session)',
-      });
+      push(
+        { name: a.name, path: wp, session: 'new' },
+        {
+          name: a.name,
+          path: wp,
+          session_alias: '',
+          reason: 'announced workspace (new session)',
+        },
+      );
     }
     if (p === '' || p.startsWith('/'))
-      push({
-        address: formatAddress({ name: a.name, path: p, session: '' }),
-        name: a.name,
-        path: p,
-        session_alias: '',
-        reason: 'default session',
-      });
+      push(
+        { name: a.name, path: p, session: '' },
+        {
+          name: a.name,
+          path: p,
+          session_alias: '',
+          reason: 'default session',
+        },
+      );
   }
   const users = await ctx.db.selectFrom('users').select('name').orderBy('name').execute();
   for (const u of users.filter((x) => x.name.toLowerCase().includes(n)))
-    push({
-      address: formatAddress({ name: u.name, path: '', session: '' }),
-      name: u.name,
-      path: '',
-      session_alias: '',
-      reason: 'person',
-    });
+    push(
+      { name: u.name, path: '', session: '' },
+      {
+        name: u.name,
+        path: '',
+        session_alias: '',
+        reason: 'person',
+      },
+    );
   return out.slice(0, 50);
 }
 

@@ -21,6 +21,7 @@ export const GATEWAY_ERRORS = {
   NO_PERSON_REACHABLE: { code: 'AM_GW_NO_PERSON_REACHABLE', status: 409, error: 'no_person_reachable' },
   ALREADY_DECIDED: { code: 'AM_GW_ALREADY_DECIDED', status: 409, error: 'conflict' },
   PAYLOAD_TOO_LARGE: { code: 'AM_GW_PAYLOAD_TOO_LARGE', status: 413, error: 'payload_too_large' },
+  URI_TOO_LONG: { code: 'AM_GW_URI_TOO_LONG', status: 414, error: 'invalid_request' },
   UNSUPPORTED_MEDIA_TYPE: { code: 'AM_GW_UNSUPPORTED_MEDIA_TYPE', status: 415, error: 'invalid_request' },
   SESSION_RATE_LIMIT: { code: 'AM_GW_SESSION_RATE_LIMIT', status: 429, error: 'rate_limited' },
   RATE_LIMIT: { code: 'AM_GW_RATE_LIMIT', status: 429, error: 'rate_limited' },
@@ -42,6 +43,8 @@ export interface GatewayErrorFields {
   suggestion?: string;
   /** Extra wire fields (e.g. `permission_mode` on G-38's 409). */
   extra?: Readonly<Record<string, unknown>>;
+  /** Seconds after which a retry may succeed; sent as the `retry-after` header (429). */
+  retryAfterSeconds?: number;
   /** The underlying error (logged, never sent). */
   cause?: unknown;
 }
@@ -66,6 +69,8 @@ export class GatewayError extends Error {
   readonly suggestion: string | undefined;
   /** Extra wire fields. */
   readonly extra: Readonly<Record<string, unknown>>;
+  /** Seconds until a retry may succeed (`retry-after` header), when known. */
+  readonly retryAfterSeconds: number | undefined;
   constructor(kind: GatewayErrorKind, message: string, fields: GatewayErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.name = 'GatewayError';
@@ -75,6 +80,7 @@ export class GatewayError extends Error {
     this.detail = fields.detail;
     this.suggestion = fields.suggestion;
     this.extra = fields.extra ?? {};
+    this.retryAfterSeconds = fields.retryAfterSeconds;
   }
 }
 

@@ -12,6 +12,12 @@ import { GatewayError, isGatewayError } from './errors.js';
 /** JSON bodies larger than this are refused with 413, in bytes. @default 2 MiB */
 export const JSON_BODY_MAX_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Longest path parameter (an id) the router takes, in characters (Fastify's `maxParamLength`);
+ * longer ones are a 414 `AM_GW_URI_TOO_LONG`. @default 100
+ */
+export const PATH_PARAM_MAX_CHARS = 100;
+
 /** A decode failure carrying its G-10 body. */
 export class DecodeError extends Error {
   readonly body: DecodeErrorBody;
@@ -45,6 +51,9 @@ export function installDecoding(app: FastifyInstance): void {
   });
   // Responses are built from protocol types; plain JSON serialisation.
   app.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+  // JSON only (uploads add multipart): a JSON text sent as text/plain is a 415 naming the type,
+  // not a string body that fails decoding with "expected object, got string".
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     'application/json',
@@ -65,9 +74,51 @@ export function installDecoding(app: FastifyInstance): void {
   );
 }
 
-/** The G-13 body of an error, with its status. */
-export function errorResponse(err: unknown): { status: number; body: Record<string, unknown> } {
-  if (err instanceof DecodeError) return { status: 400, body: { ...err.body, code: 'AM_GW_BAD_REQUEST' } };
+/** Longest piece of client input (a URL, a content type, a framework message) echoed in an error detail, in characters. @default 120 */
+export const ECHO_MAX_CHARS = 120;
+
+/** `text`, cut to {@link ECHO_MAX_CHARS} with its full length named, so a huge input is never echoed. */
+export function clip(text: string, max: number = ECHO_MAX_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/** What {@link errorResponse} may use of the request to word a framework error. */
+export interface ErrorRequestInfo {
+  /** The request's `content-type` header. */
+  contentType?: string | undefined;
+  /** The body limit of the route, in bytes. */
+  bodyLimitBytes?: number | undefined;
+}
+
+/** A G-13 answer: status, JSON body and extra headers (`retry-after`). */
+export interface ErrorResponse {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+function framework(
+  status: number,
+  error: string,
+  code: string,
+  detail: string,
+  suggestion?: string,
+  extra: Record<string, unknown> = {},
+): ErrorResponse {
+  const body: Record<string, unknown> = { ...extra, error, detail, code };
+  if (suggestion !== undefined) body.suggestion = suggestion;
+  return { status, body, headers: {} };
+}
+
+/**
+ * The G-13 answer of an error: a {@link GatewayError}, a decode error, a busy store, or one of
+ * Fastify's own errors (bad URL, parameter too long, media type, body too large…), each mapped to
+ * `{error, detail, suggestion?, code}` with its status and no echo of a huge input. Anything else
+ * is a 500 whose cause stays in the log.
+ */
+export function errorResponse(err: unknown, info: ErrorRequestInfo = {}): ErrorResponse {
+  if (err instanceof DecodeError)
+    return { status: 400, body: { ...err.body, code: 'AM_GW_BAD_REQUEST' }, headers: {} };
   if (isGatewayError(err)) {
     const body: Record<string, unknown> = {
       ...err.extra,
@@ -77,84 +128,128 @@ export function errorResponse(err: unknown): { status: number; body: Record<stri
     };
     if (err.detail !== undefined) body.detail = `${err.message}: ${err.detail}`;
     if (err.suggestion !== undefined) body.suggestion = err.suggestion;
-    return { status: err.status, body };
+    const headers: Record<string, string> = {};
+    if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
+    return { status: err.status, body, headers };
   }
   if (isBusyError(err))
-    return {
-      status: 503,
-      body: {
-        error: 'unavailable',
-        detail: 'the store is busy',
-        suggestion: 'retry later',
-        code: 'AM_GW_STORAGE_BUSY',
-      },
-    };
+    return framework(503, 'unavailable', 'AM_GW_STORAGE_BUSY', 'the store is busy', 'retry later');
   const fe = err as Partial<FastifyError>;
   switch (fe.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return {
-        status: 415,
-        body: {
-          error: 'invalid_request',
-          detail: `unsupported content type: ${fe.message ?? ''}`,
-          suggestion: 'send JSON with "content-type: application/json" (uploads: multipart/form-data)',
-          code: 'AM_GW_UNSUPPORTED_MEDIA_TYPE',
-        },
-      };
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_ERR_BAD_URL':
+      return framework(
+        400,
+        'invalid_request',
+        'AM_GW_BAD_REQUEST',
+        'the URL path is not valid: a "%" must be followed by two hex digits that encode UTF-8',
+        'percent-encode every path segment (encodeURIComponent) and use ids as the Gateway gave them',
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return framework(
+        414,
+        'invalid_request',
+        'AM_GW_URI_TOO_LONG',
+        `a path parameter is longer than ${PATH_PARAM_MAX_CHARS} characters`,
+        'use an id from your inbox, thread or list; ids are short',
+        { max_chars: PATH_PARAM_MAX_CHARS },
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const type = info.contentType === undefined ? 'none' : `"${clip(info.contentType)}"`;
+      return framework(
+        415,
+        'invalid_request',
+        'AM_GW_UNSUPPORTED_MEDIA_TYPE',
+        `content type ${type} is not accepted here`,
+        'send JSON with "content-type: application/json" (uploads: multipart/form-data)',
+      );
+    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limit = info.bodyLimitBytes ?? JSON_BODY_MAX_BYTES;
+      return framework(
+        413,
+        'payload_too_large',
+        'AM_GW_PAYLOAD_TOO_LARGE',
+        `the body is larger than ${limit} bytes`,
+        'send less: split the text, or upload large content as an attachment',
+        { max_bytes: limit },
+      );
+    }
     case 'FST_REQ_FILE_TOO_LARGE':
-      return {
-        status: 413,
-        body: {
-          error: 'payload_too_large',
-          detail: fe.message ?? 'body too large',
-          code: 'AM_GW_PAYLOAD_TOO_LARGE',
-        },
-      };
+      return framework(413, 'payload_too_large', 'AM_GW_PAYLOAD_TOO_LARGE', 'the file is too large');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return {
-        status: 400,
-        body: { error: 'invalid_request', detail: fe.message ?? '', code: 'AM_GW_BAD_REQUEST' },
-      };
+      return framework(
+        400,
+        'invalid_request',
+        'AM_GW_BAD_REQUEST',
+        'the body length does not match the content-length header',
+        'send the whole body, with a content-length that counts its bytes',
+      );
     default:
       break;
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode === 429)
-    return {
-      status: 429,
-      body: {
-        error: 'rate_limited',
-        detail: fe.message ?? 'rate limited',
-        suggestion: 'retry later',
-        code: 'AM_GW_RATE_LIMIT',
-      },
-    };
+    return framework(
+      429,
+      'rate_limited',
+      'AM_GW_RATE_LIMIT',
+      clip(fe.message ?? 'rate limited'),
+      'retry later',
+    );
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
-    return {
-      status: fe.statusCode,
-      body: { error: 'invalid_request', detail: fe.message ?? 'bad request', code: 'AM_GW_BAD_REQUEST' },
-    };
-  return {
-    status: 500,
-    body: {
-      error: 'internal',
-      detail: 'internal error; the Gateway log has the cause',
-      suggestion: 'retry later',
-      code: 'AM_GW_INTERNAL',
-    },
-  };
+    return framework(
+      fe.statusCode,
+      'invalid_request',
+      'AM_GW_BAD_REQUEST',
+      clip(fe.message ?? 'bad request'),
+    );
+  return framework(
+    500,
+    'internal',
+    'AM_GW_INTERNAL',
+    'internal error; the Gateway log has the cause',
+    'retry later',
+  );
 }
 
-/** Install the G-13 error and not-found handlers. 5xx are logged as errors, 4xx as info. */
+/**
+ * True when a failure only means the client went away (aborted upload, closed socket): nobody
+ * reads the answer, and it is no fault of the Gateway, so it is logged at info, not as an error.
+ */
+export function isClientAbort(err: unknown, req: FastifyRequest): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : '';
+  if (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  if (message === 'aborted' || /premature close/i.test(message)) return true;
+  // The socket is gone and the body never completed.
+  return req.raw.destroyed && !req.raw.complete;
+}
+
+function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown): void {
+  const contentType = req.headers['content-type'];
+  const { status, body, headers } = errorResponse(err, {
+    contentType: typeof contentType === 'string' ? contentType : undefined,
+    bodyLimitBytes: req.routeOptions?.bodyLimit,
+  });
+  if (status >= 500 && isClientAbort(err, req))
+    req.log.info({ code: body.code, err: (err as Error).message }, 'request aborted by the client');
+  else if (status >= 500) req.log.error({ err, code: body.code }, 'request failed');
+  else req.log.info({ code: body.code, status, detail: body.detail }, 'request refused');
+  if (reply.raw.headersSent || reply.raw.destroyed) return;
+  void reply.code(status).headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a URL that does not decode, a
+ * path parameter over the length limit) get the G-13 body too.
+ */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  sendError(req, reply, err);
+}
+
+/** Install the G-13 error and not-found handlers. 5xx are logged as errors, 4xx and client aborts as info. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    const { status, body } = errorResponse(err);
-    if (status >= 500) req.log.error({ err, code: body.code }, 'request failed');
-    else req.log.info({ code: body.code, status, detail: body.detail }, 'request refused');
-    if (reply.raw.headersSent) return;
-    void reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    sendError(req, reply, err);
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
     void reply
@@ -163,7 +258,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       .send(
         JSON.stringify({
           error: 'not_found',
-          detail: `no route ${req.method} ${req.url.split('?')[0] ?? ''}`,
+          detail: `no route ${req.method} ${clip(req.url.split('?')[0] ?? '')}`,
           suggestion: 'see docs/PROTOCOL.md for the routes',
           code: 'AM_GW_NOT_FOUND',
         }),

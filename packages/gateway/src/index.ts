@@ -18,6 +18,16 @@ export {
 } from './config.js';
 export type { GatewayContext } from './context.js';
 export {
+  acquireDataDirLock,
+  DATA_DIR_ERRORS,
+  DataDirError,
+  type DataDirErrorCode,
+  type DataDirLock,
+  LOCK_FILE_NAME,
+  prepareDataDir,
+  VIRTUAL_FS_ROOTS,
+} from './data-dir.js';
+export {
   type ConstraintViolation,
   constraintViolation,
   type GatewayDb,
@@ -36,4 +46,4 @@ export {
 } from './errors.js';
 export { EVENT_LOG_MAX_PER_STREAM, EventHub, SSE_KEEPALIVE_MS } from './event-hub.js';
 export { type Clock, systemClock } from './ids.js';
-export { ADMIN_USER_NAME, type InitResult, initDataDir } from './init.js';
+export { ADMIN_USER_NAME, createAdminIfMissing, type InitResult, initDataDir } from './init.js';

@@ -1,7 +1,7 @@
 /**
  * First start of a data directory: create the admin user and hand its token out once.
  */
-import { openDatabase } from './db/database.js';
+import { type GatewayDb, openDatabase } from './db/database.js';
 import { hashSecret, newId, newSecret } from './ids.js';
 
 /** Name of the admin user created on first start. @default 'admin' */
@@ -14,35 +14,51 @@ export interface InitResult {
 }
 
 /**
- * Prepare a data directory: create it, migrate the store, and on the very first start create the
- * admin user. Returns the admin token only on that first start; later calls return `{}`.
+ * Create the admin user in an open store when it has no user yet, in one transaction. Returns
+ * the admin token only when it created the user; `{}` otherwise.
  *
+ * `agentmail serve` calls it on the app's store only once the server listens, so a start that
+ * fails (a busy port) neither uses up nor prints a token: the next start creates it.
+ *
+ * @example const { adminToken } = await createAdminIfMissing(app.gateway.db);
+ */
+export async function createAdminIfMissing(db: GatewayDb, nowMs: number = Date.now()): Promise<InitResult> {
+  return db.transaction().execute(async (trx) => {
+    const any = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
+    if (any) return {};
+    const id = newId('u', nowMs);
+    await trx
+      .insertInto('users')
+      .values({ id, name: ADMIN_USER_NAME, is_admin: 1, created_at: nowMs })
+      .execute();
+    const adminToken = newSecret('amu');
+    await trx
+      .insertInto('user_tokens')
+      .values({
+        id: newId('t', nowMs),
+        user_id: id,
+        token_hash: hashSecret(adminToken),
+        created_at: nowMs,
+        revoked_at: null,
+      })
+      .execute();
+    return { adminToken };
+  });
+}
+
+/**
+ * Prepare a data directory: check and create it, migrate the store, and on the very first start
+ * create the admin user ({@link createAdminIfMissing}). Returns the admin token only on that
+ * first start; later calls return `{}`. For embedding; `agentmail serve` creates the admin only
+ * after it listens.
+ *
+ * @throws DataDirError `AM_GW_DATA_DIR_INVALID` when the directory can not be used
  * @example const { adminToken } = await initDataDir('./.data'); if (adminToken) console.log(adminToken);
  */
 export async function initDataDir(dataDir: string, nowMs: number = Date.now()): Promise<InitResult> {
   const db = await openDatabase(dataDir);
   try {
-    return await db.transaction().execute(async (trx) => {
-      const any = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
-      if (any) return {};
-      const id = newId('u', nowMs);
-      await trx
-        .insertInto('users')
-        .values({ id, name: ADMIN_USER_NAME, is_admin: 1, created_at: nowMs })
-        .execute();
-      const adminToken = newSecret('amu');
-      await trx
-        .insertInto('user_tokens')
-        .values({
-          id: newId('t', nowMs),
-          user_id: id,
-          token_hash: hashSecret(adminToken),
-          created_at: nowMs,
-          revoked_at: null,
-        })
-        .execute();
-      return { adminToken };
-    });
+    return await createAdminIfMissing(db, nowMs);
   } finally {
     await db.destroy();
   }

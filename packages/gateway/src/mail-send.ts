@@ -12,13 +12,20 @@ import type {
   SendMailResponse,
 } from '@agentmail/protocol';
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
-import { type Address, hasErrorCode, parseAddress } from '@agentmail/shared-policy';
+import {
+  type Address,
+  formatAddress,
+  hasErrorCode,
+  isNormalizedPath,
+  normalizeAbsolutePath,
+  parseAddress,
+} from '@agentmail/shared-policy';
 import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { agentStream, type EventBatch, userStream } from './event-hub.js';
 import { newId } from './ids.js';
-import { actorSessionFor, mailRow, PERMISSION_KIND } from './mail-views.js';
+import { actorSessionFor, canSeeAttachment, mailRow, PERMISSION_KIND } from './mail-views.js';
 import {
   addressIn,
   defaultSession,
@@ -63,8 +70,9 @@ interface Recipient {
 }
 
 function parseField(value: string, field: string): Address {
+  let address: Address;
   try {
-    return parseAddress(value);
+    address = parseAddress(value);
   } catch (err) {
     if (hasErrorCode(err, 'AM_ADDRESS_INVALID'))
       throw new GatewayError('BAD_REQUEST', `field "${field}": ${(err as Error).message}`, {
@@ -73,6 +81,20 @@ function parseField(value: string, field: string): Address {
       });
     throw err;
   }
+  // One directory, one spelling: `/x/../y`, `//x` or `/x/` would make a second default session.
+  if (!isNormalizedPath(address.path)) {
+    const normal = formatAddress({ ...address, path: normalizeAbsolutePath(address.path) });
+    throw new GatewayError(
+      'BAD_REQUEST',
+      `field "${field}": address ${JSON.stringify(value)}: the path ${JSON.stringify(address.path)} is not normalised`,
+      {
+        detail: 'a path has no ".", ".." or empty segments and no trailing "/" (SPEC G-3)',
+        suggestion: `write ${normal}`,
+        extra: { field, normalized_address: normal },
+      },
+    );
+  }
+  return address;
 }
 
 async function lookupRecipient(
@@ -132,29 +154,10 @@ export async function trailingRelayRun(db: Db, sessionId: string, stopAt: number
   return run;
 }
 
-/** Attachment ids the actor may attach: its own uploads or attachments of mails it can read. */
+/** Attachment ids the actor may attach: its own uploads or attachments of mails it can see. */
 async function checkAttachments(db: Db, actor: Actor, ids: readonly string[]): Promise<void> {
   for (const [i, id] of ids.entries()) {
-    const a = await db
-      .selectFrom('attachments')
-      .select(['id', 'uploader_name', 'uploader_human'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    const own = a && a.uploader_name === actor.name && (a.uploader_human === 1) === (actor.kind === 'user');
-    let visible = own;
-    if (a && !own) {
-      const seen = await db
-        .selectFrom('mail_attachments')
-        .innerJoin('mails', 'mails.id', 'mail_attachments.mail_id')
-        .leftJoin('deliveries', 'deliveries.mail_id', 'mails.id')
-        .select('mails.id')
-        .where('mail_attachments.attachment_id', '=', id)
-        .where((eb) =>
-          eb.or([eb('mails.from_name', '=', actor.name), eb('deliveries.recipient_name', '=', actor.name)]),
-        )
-        .executeTakeFirst();
-      visible = seen !== undefined;
-    }
+    const visible = await canSeeAttachment(db, actor, id);
     if (!visible)
       throw new GatewayError(
         'UNKNOWN_ATTACHMENT',
@@ -253,8 +256,10 @@ async function sendInTransaction(
     if (prior) return { status: 'duplicate_relay', mail_id: prior.id };
   }
   // G-35: check every attachment before anything is created.
-  const attachmentIds = input.trustedAttachmentIds ?? input.attachment_ids ?? [];
-  if (input.trustedAttachmentIds === undefined) await checkAttachments(trx, actor, attachmentIds);
+  const requestedAttachments = input.trustedAttachmentIds ?? input.attachment_ids ?? [];
+  if (input.trustedAttachmentIds === undefined) await checkAttachments(trx, actor, requestedAttachments);
+  // The same id twice attaches the file once, in the place it was first named.
+  const attachmentIds = [...new Set(requestedAttachments)];
 
   const parent = input.reply_to !== undefined ? await mailRow(trx, input.reply_to) : undefined;
   const parentSessionForActor = parent ? actorSessionFor(actor, parent.mail, parent.deliveries) : undefined;

@@ -175,19 +175,70 @@ function summaryOf(actor: Actor, mail: MailRow, l: Loaded): MailSummary {
   };
 }
 
-/** Mail ids in a session, oldest first: written in it or delivered into it. */
-async function sessionMailIds(db: Db, sessionId: string): Promise<string[]> {
-  const a = await db.selectFrom('mails').select('id').where('session_id', '=', sessionId).execute();
-  const b = await db.selectFrom('deliveries').select('mail_id').where('session_id', '=', sessionId).execute();
-  return [...new Set([...a.map((r) => r.id), ...b.map((r) => r.mail_id)])].sort();
+/**
+ * The visibility rule, the one place it is decided: a reader sees exactly the mails it sent or
+ * that were delivered to it (to or cc). It holds on every read path — one mail, thread, inbox,
+ * participants, attachments, reply and forward. A session is no wider than that: a default
+ * session (`pi@.`) is shared by everyone who writes to it, so being in a session, or having
+ * opened it, never shows the other people's mails in it.
+ */
+export function canSeeMail(actor: Actor, mail: MailRow, deliveries: readonly DeliveryRow[]): boolean {
+  return readerSessionId(actor, mail, deliveries) !== undefined;
 }
 
 /**
- * Everyone in a session, with their address there, whether they have spoken and when they last
- * wrote (SPEC §3 participants). The session's agent is always in.
+ * Ids of the mails of a session the reader can see ({@link canSeeMail}), oldest first: written
+ * in the session or delivered into it, and sent by the reader or delivered to it.
  */
-export async function sessionParticipants(db: Db, session: SessionRow): Promise<SessionParticipant[]> {
-  const ids = await sessionMailIds(db, session.id);
+async function visibleSessionMailIds(db: Db, actor: Actor, sessionId: string): Promise<string[]> {
+  const human = isHumanActor(actor) ? 1 : 0;
+  const rows = await db
+    .selectFrom('mails')
+    .select('mails.id')
+    .where((eb) =>
+      eb.or([
+        eb('mails.session_id', '=', sessionId),
+        eb(
+          'mails.id',
+          'in',
+          eb
+            .selectFrom('deliveries')
+            .select('deliveries.mail_id')
+            .where('deliveries.session_id', '=', sessionId),
+        ),
+      ]),
+    )
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
+        eb(
+          'mails.id',
+          'in',
+          eb
+            .selectFrom('deliveries')
+            .select('deliveries.mail_id')
+            .where('deliveries.recipient_name', '=', actor.name)
+            .where('deliveries.recipient_human', '=', human),
+        ),
+      ]),
+    )
+    .orderBy('mails.id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Everyone in a session as the reader sees it: the session's agent, and the senders and
+ * recipients of the mails of the session the reader can see ({@link canSeeMail}), with their
+ * address there, whether they have spoken and when they last wrote (SPEC §3 participants). Who
+ * else wrote into a shared session stays hidden.
+ */
+export async function sessionParticipants(
+  db: Db,
+  actor: Actor,
+  session: SessionRow,
+): Promise<SessionParticipant[]> {
+  const ids = await visibleSessionMailIds(db, actor, session.id);
   const l = await load(db, ids);
   const byName = new Map<string, SessionParticipant>();
   const key = (name: string, human: boolean) => `${human ? 'u' : 'a'}:${name}`;
@@ -251,7 +302,7 @@ export async function readMail(db: Db, actor: Actor, id: string): Promise<Mail> 
   if (!mail || readerSessionId(actor, mail, l.deliveries.get(id) ?? []) === undefined) throw mailNotFound(id);
   const summary = summaryOf(actor, mail, l);
   const session = l.sessions.get(summary.session_id);
-  const participants = session ? shortParticipants(await sessionParticipants(db, session)) : [];
+  const participants = session ? shortParticipants(await sessionParticipants(db, actor, session)) : [];
   return {
     ...summary,
     body: mail.body,
@@ -261,8 +312,8 @@ export async function readMail(db: Db, actor: Actor, id: string): Promise<Mail> 
 }
 
 /**
- * The thread of a mail for its reader: every mail of the reader's session for it, oldest first,
- * paged.
+ * The thread of a mail for its reader: the mails of the reader's session for it that the reader
+ * can see ({@link canSeeMail}: sent by it or delivered to it), oldest first, paged.
  * @throws GatewayError `AM_GW_NOT_FOUND` as {@link readMail}.
  */
 export async function readThread(
@@ -278,13 +329,12 @@ export async function readThread(
   if (!mail || sessionId === undefined) throw mailNotFound(id);
   const session = await sessionById(db, sessionId);
   if (!session) throw mailNotFound(id);
-  const ids = await sessionMailIds(db, sessionId);
+  const ids = await visibleSessionMailIds(db, actor, sessionId);
   const page = ids.slice(offset, offset + limit);
   const l = await load(db, page);
-  const participants = shortParticipants(await sessionParticipants(db, session));
+  const participants = shortParticipants(await sessionParticipants(db, actor, session));
   const mails: Mail[] = l.mails.map((m) => {
-    // A mail of the session the reader neither sent nor received is shown in the session's
-    // frame (the reader is a participant of the session).
+    // Shown in the frame of this session (a mail the reader got in another of its sessions too).
     const summary = summaryOf(actor, m, l);
     return {
       ...summary,
@@ -353,6 +403,42 @@ export async function markRead(db: Db, actor: Actor, ids: readonly string[], now
     .where('read_at', 'is', null)
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
+}
+
+/**
+ * True when the actor may see (download, attach) an attachment: its own upload, or an attachment
+ * of a mail it can see ({@link canSeeMail}: sent by it or delivered to it).
+ */
+export async function canSeeAttachment(db: Db, actor: Actor, attachmentId: string): Promise<boolean> {
+  const human = isHumanActor(actor) ? 1 : 0;
+  const a = await db
+    .selectFrom('attachments')
+    .select(['uploader_name', 'uploader_human'])
+    .where('id', '=', attachmentId)
+    .executeTakeFirst();
+  if (!a) return false;
+  if (a.uploader_name === actor.name && a.uploader_human === human) return true;
+  const seen = await db
+    .selectFrom('mail_attachments')
+    .innerJoin('mails', 'mails.id', 'mail_attachments.mail_id')
+    .select('mails.id')
+    .where('mail_attachments.attachment_id', '=', attachmentId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
+        eb(
+          'mails.id',
+          'in',
+          eb
+            .selectFrom('deliveries')
+            .select('deliveries.mail_id')
+            .where('deliveries.recipient_name', '=', actor.name)
+            .where('deliveries.recipient_human', '=', human),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  return seen !== undefined;
 }
 
 /** Load the rows of one mail (for sends that reference it). */

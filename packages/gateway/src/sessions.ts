@@ -45,22 +45,27 @@ export async function sessionsById(db: Db, ids: Iterable<string>): Promise<Map<s
  * @throws GatewayError `AM_GW_SESSION_RATE_LIMIT` (429)
  */
 async function checkSessionRate(ctx: GatewayContext, db: Db, agentName: string): Promise<void> {
-  const since = ctx.config.clock() - HOUR_MS;
+  const now = ctx.config.clock();
+  const since = now - HOUR_MS;
   const row = await db
     .selectFrom('sessions')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<number>('created_at').as('oldest')])
     .where('agent_name', '=', agentName)
     .where('created_at', '>', since)
     .executeTakeFirstOrThrow();
-  if (Number(row.n) >= ctx.config.newSessionsPerHour)
+  if (Number(row.n) >= ctx.config.newSessionsPerHour) {
+    // A slot frees when the oldest session of the window leaves it.
+    const seconds = Math.max(1, Math.ceil((Number(row.oldest ?? now) + HOUR_MS - now) / 1000));
     throw new GatewayError(
       'SESSION_RATE_LIMIT',
       `agent "${agentName}" got ${ctx.config.newSessionsPerHour} new sessions in the last hour`,
       {
         detail: 'new-session creation is rate limited per agent (SPEC G-34)',
-        suggestion: 'reply in an existing session (its alias) or retry later',
+        suggestion: `reply in an existing session (its alias), or retry in ${seconds} s`,
+        retryAfterSeconds: seconds,
       },
     );
+  }
 }
 
 /**

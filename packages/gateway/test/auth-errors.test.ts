@@ -39,8 +39,13 @@ describe('G-12 authentication', () => {
     const me = await api(gw, 'GET', '/me/inbox', piKey);
     expect(me.status).toBe(403);
     expect(me.body.error).toBe('forbidden');
+    // A valid credential of the wrong kind is a 403 either way, saying which kind the route needs
+    // (was 401 for a user token on an agent route).
+    expect(String(me.body.detail)).toMatch(/needs a user token; an agent key was given/);
     const agent = await api(gw, 'GET', '/mail/inbox', aliceToken);
-    expect(agent.status).toBe(401);
+    expect(agent.status).toBe(403);
+    expect(agent.body.code).toBe('AM_GW_FORBIDDEN');
+    expect(String(agent.body.detail)).toMatch(/needs an agent key; a user token was given/);
     const x = await api(gw, 'GET', '/me/inbox', undefined, undefined, { 'x-agent-secret': piKey });
     expect(x.status).toBe(401);
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Name } from './agent.js';
 import { Id, PermissionMode, Timestamp } from './common.js';
 
 /** `POST /me/mail/send` body: a person sends a task or a reply. */
@@ -17,7 +18,8 @@ export type PersonSendRequest = z.infer<typeof PersonSendRequest>;
 
 /** `POST /admin/users` body. */
 export const CreateUserRequest = z.strictObject({
-  name: z.string().min(1).max(64),
+  /** The same rule as an agent's name ({@link Name}), so the name works in an address. */
+  name: Name,
   admin: z.boolean().optional(),
 });
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
@@ -35,7 +37,10 @@ export const UsersResponse = z.object({ users: z.array(UserView) });
 export type UsersResponse = z.infer<typeof UsersResponse>;
 
 /** `POST /admin/agent-keys` body: issue a key bound to one agent name (G-12). */
-export const IssueAgentKeyRequest = z.strictObject({ agent_name: z.string().min(1).max(64) });
+export const IssueAgentKeyRequest = z.strictObject({
+  /** The name the key is bound to: the {@link Name} rule of `POST /agent/register`. */
+  agent_name: Name,
+});
 export type IssueAgentKeyRequest = z.infer<typeof IssueAgentKeyRequest>;
 
 export const IssueAgentKeyResponse = z.object({

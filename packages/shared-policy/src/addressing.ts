@@ -6,8 +6,9 @@
  * - name: non-empty, no `@`, no whitespace, no control characters (`.` and `/` are allowed,
  *   since the name ends at the first `@`).
  * - path: `''` (the agent's default workspace) or absolute (starts with `/`), no control
- *   characters. Kept verbatim: no normalisation of `..`, `//` or a trailing `/` (the Gateway
- *   resolves directories).
+ *   characters. {@link parseAddress} keeps it verbatim (no normalisation of `..`, `//` or a
+ *   trailing `/`); {@link isNormalizedPath} / {@link normalizeAbsolutePath} let the Gateway refuse
+ *   a non-normalised path and suggest the normalised one.
  * - session: `''` (default session), `'new'`, or an alias ({@link isValidAlias}). An alias can
  *   not contain `.` or `/`, because the session is what follows the last `.` after the last `/`.
  */
@@ -100,6 +101,43 @@ function sessionProblem(session: string): [string, string] | undefined {
     `an alias has 1..${ALIAS_MAX_LENGTH} characters without ".", "/", whitespace or control characters; ` +
       'a path whose last segment contains "." needs a trailing "." (name@/srv/app.v2.)',
   ];
+}
+
+/**
+ * The lexically normalised form of an absolute path: `.` segments and empty segments (`//`)
+ * dropped, `..` resolved against the segment before it (above the root it stays at the root, as
+ * POSIX does), no trailing `/` except for the root itself. Pure: the file system is never read,
+ * so symbolic links are not resolved. `''` (the default workspace) is returned as is.
+ *
+ * @throws AgentMailError `AM_ADDRESS_INVALID` when `path` is relative (see SPEC G-3).
+ * @example normalizeAbsolutePath('/x/../../etc') // '/etc'
+ * @example normalizeAbsolutePath('//srv//app/') // '/srv/app'
+ */
+export function normalizeAbsolutePath(path: string): string {
+  if (path === '') return '';
+  if (!path.startsWith('/'))
+    throw new AgentMailError(
+      ERROR_CODES.ADDRESS_INVALID,
+      `path ${JSON.stringify(path)} is relative; give an absolute path starting with "/" (see SPEC G-3)`,
+    );
+  const out: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') out.pop();
+    else out.push(segment);
+  }
+  return `/${out.join('/')}`;
+}
+
+/**
+ * True when `path` is `''` or an absolute path equal to its {@link normalizeAbsolutePath} form:
+ * no `.` or `..` segment, no `//`, no trailing `/` except the root `/`. A relative path is false.
+ * @example isNormalizedPath('/srv/app') // true
+ * @example isNormalizedPath('/srv/app/') // false
+ */
+export function isNormalizedPath(path: string): boolean {
+  if (path === '') return true;
+  return path.startsWith('/') && normalizeAbsolutePath(path) === path;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,7 +10,9 @@ import {
   aliasCandidates,
   aliasFromSubject,
   formatAddress,
+  isNormalizedPath,
   isValidAlias,
+  normalizeAbsolutePath,
   parseAddress,
   pickFreeAlias,
   replyAddress,
@@ -260,5 +263,53 @@ describe('reply and self addresses (SPEC G-6)', () => {
     expect(errorOf(() => replyAddress({ name: 'pi', path: 'rel', alias: 'x' })).code).toBe(
       'AM_ADDRESS_INVALID',
     );
+  });
+});
+
+describe('normalised paths (SPEC G-3: the Gateway refuses non-normalised paths)', () => {
+  it.each<[string, string]>([
+    ['/x/../../etc', '/etc'],
+    ['//x//y', '/x/y'],
+    ['/srv/app/', '/srv/app'],
+    ['/srv/./app', '/srv/app'],
+    ['/srv/app/.', '/srv/app'],
+    ['/..', '/'],
+    ['/', '/'],
+    ['/srv/app.v2', '/srv/app.v2'],
+    ['/srv/.../x', '/srv/.../x'],
+    ['/srv/..x/y', '/srv/..x/y'],
+    ['', ''],
+  ])('normalizeAbsolutePath(%j) is %j', (path, normal) => {
+    expect(normalizeAbsolutePath(path)).toBe(normal);
+    expect(isNormalizedPath(path)).toBe(path === normal);
+  });
+
+  it('a relative path is not normalised and normalising it throws AM_ADDRESS_INVALID', () => {
+    expect(isNormalizedPath('srv/app')).toBe(false);
+    const err = errorOf(() => normalizeAbsolutePath('srv/app'));
+    expect(hasErrorCode(err, 'AM_ADDRESS_INVALID')).toBe(true);
+    expect(err.message).toContain('"srv/app"');
+  });
+
+  it('agrees with POSIX normalisation (minus the trailing slash) and is idempotent', () => {
+    const segment = fc.constantFrom('', '.', '..', 'a', 'b.c', '...', 'ü');
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }), fc.boolean(), (segments, trailing) => {
+        const path = `/${segments.join('/')}${trailing ? '/' : ''}`;
+        const normal = normalizeAbsolutePath(path);
+        const viaPosix = posix.normalize(path);
+        expect(normal).toBe(viaPosix.length > 1 ? viaPosix.replace(/\/+$/, '') : '/');
+        expect(normalizeAbsolutePath(normal)).toBe(normal);
+        expect(isNormalizedPath(normal)).toBe(true);
+        expect(isNormalizedPath(path)).toBe(path === normal);
+      }),
+    );
+  });
+
+  it('a parsed address keeps its path verbatim, so the caller can check it', () => {
+    const a = parseAddress('pi@/x/../../etc.new');
+    expect(a.path).toBe('/x/../../etc');
+    expect(isNormalizedPath(a.path)).toBe(false);
+    expect(formatAddress({ ...a, path: normalizeAbsolutePath(a.path) })).toBe('pi@/etc.new');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Error registry of @agentmail/testkit. The test kit is a devDependency only, so its codes are
- * listed in the package README (section Errors), not in docs/errors.md.
+ * listed in the package README (section Errors) and in docs/errors.md.
  */
 export const TESTKIT_ERROR_CODES = {
   WAIT_TIMEOUT: 'AM_TESTKIT_WAIT_TIMEOUT',

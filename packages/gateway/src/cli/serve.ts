@@ -36,6 +36,85 @@ export function serveLocale(flag: string | undefined, env: NodeJS.ProcessEnv): L
   return resolveLocale(flag ?? env.AGENTMAIL_LOCALE);
 }
 
+/** Where `serve` tried to run, for {@link serveFailure}'s words. */
+export interface ServeTarget {
+  port: number;
+  host: string;
+  dataDir: string;
+}
+
+function causes(err: unknown): Array<{ code: string; syscall: string; message: string }> {
+  const out: Array<{ code: string; syscall: string; message: string }> = [];
+  let e: unknown = err;
+  for (let i = 0; i < 5 && typeof e === 'object' && e !== null; i++) {
+    const x = e as { code?: unknown; syscall?: unknown; message?: unknown; cause?: unknown };
+    out.push({
+      code: typeof x.code === 'string' ? x.code : '',
+      syscall: typeof x.syscall === 'string' ? x.syscall : '',
+      message: typeof x.message === 'string' ? x.message : '',
+    });
+    e = x.cause;
+  }
+  return out;
+}
+
+/**
+ * Why `agentmail serve` could not start, and what to do about it — per cause, not one advice for
+ * all: a busy port, a port or host that can not be bound, a data directory that can not be used
+ * or is held by another Gateway, a native SQLite module built for another Node.js. An unknown
+ * cause is reported as itself, without advice.
+ *
+ * @example serveFailure(err, { port: 8787, host: '127.0.0.1', dataDir }).suggestion
+ */
+export function serveFailure(err: unknown, target: ServeTarget): { message: string; suggestion?: string } {
+  const chain = causes(err);
+  const has = (...codes: string[]) => chain.find((c) => codes.includes(c.code));
+  const first = chain[0]?.message || String(err);
+  const lead = 'cannot start the Gateway';
+  const dataDirError = has('AM_GW_DATA_DIR_INVALID', 'AM_GW_DATA_DIR_LOCKED');
+  if (dataDirError) {
+    const suggestion = (err as { suggestion?: unknown }).suggestion;
+    return {
+      message: `${lead}: ${dataDirError.message}`,
+      ...(typeof suggestion === 'string' ? { suggestion } : {}),
+    };
+  }
+  if (has('EADDRINUSE'))
+    return {
+      message: `${lead}: port ${target.port} on ${target.host} is already in use`,
+      suggestion: `stop the program that uses port ${target.port}, or pick another port with --port (0 picks a free one)`,
+    };
+  const listenDenied = chain.find(
+    (c) => (c.code === 'EACCES' || c.code === 'EPERM') && c.syscall === 'listen',
+  );
+  if (listenDenied)
+    return {
+      message: `${lead}: not allowed to listen on ${target.host}:${target.port}`,
+      suggestion: 'ports below 1024 need privileges: use --port 8787 (or another port above 1023)',
+    };
+  if (has('EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'))
+    return {
+      message: `${lead}: --host ${target.host} is not an address of this machine (${first})`,
+      suggestion: 'use 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its addresses',
+    };
+  if (chain.some((c) => /compiled against a different Node\.js version|NODE_MODULE_VERSION/.test(c.message)))
+    return {
+      message: `${lead}: the native SQLite module (better-sqlite3) was built for another Node.js version than this one (${process.version})`,
+      suggestion: 'run `source scripts/env.sh` (Node 22) and `pnpm install`, then start again',
+    };
+  if (has('ENOSPC'))
+    return {
+      message: `${lead}: no space left on the device of ${target.dataDir}`,
+      suggestion: 'free disk space, or choose another directory with --data-dir',
+    };
+  if (has('EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_PERM'))
+    return {
+      message: `${lead}: the data directory ${target.dataDir} can not be written (${first})`,
+      suggestion: `give this user write access to ${target.dataDir}, or choose another directory with --data-dir`,
+    };
+  return { message: `${lead}: ${first}` };
+}
+
 /** Resolves on the first SIGINT or SIGTERM; `cancel()` removes the listeners. */
 function untilSignal(): { signal: Promise<NodeJS.Signals>; cancel: () => void } {
   let stop: (signal: NodeJS.Signals) => void = () => {};
@@ -55,8 +134,9 @@ function untilSignal(): { signal: Promise<NodeJS.Signals>; cancel: () => void } 
 }
 
 /**
- * Register `serve`: open (or create) the data directory, print the admin token on the first
- * start only, listen, and close cleanly on SIGINT/SIGTERM.
+ * Register `serve`: check, lock and open (or create) the data directory, listen, then — on the
+ * first start only — create the admin and print its token; close cleanly on SIGINT/SIGTERM.
+ * A failure names its cause ({@link serveFailure}).
  */
 export function registerServeCommand(program: Command, ctx: CliContext): void {
   program
@@ -97,19 +177,13 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       // Listen for the stop signals before anything is printed: a supervisor (or a test) may send
       // SIGTERM the moment it reads the "listening" line, and must not hit the default action.
       const stopped = untilSignal();
-      let app: Awaited<ReturnType<typeof buildApp>>;
+      let app: Awaited<ReturnType<typeof buildApp>> | undefined;
       let url: string;
+      let adminToken: string | undefined;
       try {
         // Loaded here, not at the top: the client commands never pay for Fastify and SQLite.
         const server = await import('../index.js');
-        const { adminToken } = await server.initDataDir(dataDir);
-        if (adminToken !== undefined) {
-          if (json) io.out(JSON.stringify({ event: 'admin_token', user: 'admin', admin_token: adminToken }));
-          else {
-            io.out(`First start: created the admin user in ${dataDir}.`);
-            io.out(`admin token (shown once, keep it): ${adminToken}`);
-          }
-        }
+        // Checks the data directory and takes its lock before anything is written in it.
         app = await server.buildApp({
           dataDir,
           logLevel,
@@ -117,12 +191,25 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
           ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
         });
         url = await app.listen({ port, host });
+        // The first start is all or nothing for the person reading it: the admin is created, and
+        // its token printed, only once the port is bound. A start that fails (a busy port) uses up
+        // no token; the next start creates it.
+        ({ adminToken } = await server.createAdminIfMissing(app.gateway.db));
       } catch (err) {
         stopped.cancel();
-        throw new CliError('SERVE_FAILED', `cannot start the Gateway: ${(err as Error).message}`, {
-          suggestion: 'check that the port is free and the data directory is writable',
+        await app?.close().catch(() => {}); // releases the store and the data-directory lock
+        const failure = serveFailure(err, { port, host, dataDir });
+        throw new CliError('SERVE_FAILED', failure.message, {
+          ...(failure.suggestion === undefined ? {} : { suggestion: failure.suggestion }),
           cause: err,
         });
+      }
+      if (adminToken !== undefined) {
+        if (json) io.out(JSON.stringify({ event: 'admin_token', user: 'admin', admin_token: adminToken }));
+        else {
+          io.out(`First start: created the admin user in ${dataDir}.`);
+          io.out(`admin token (shown once, keep it): ${adminToken}`);
+        }
       }
       if (json) io.out(JSON.stringify({ event: 'listening', url, data_dir: dataDir }));
       else {

@@ -2,10 +2,10 @@
  * Opening the store: Kysely over better-sqlite3, one file under the data directory (the embedded
  * default). Also the one mapper from driver constraint errors to dialect-neutral kinds.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { prepareDataDir } from '../data-dir.js';
 import { migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -22,13 +22,13 @@ export type GatewayDb = Kysely<Database>;
  * Open (creating if needed) the SQLite store under `dataDir` and apply pending migrations.
  * Sets WAL, `foreign_keys=ON` and `busy_timeout` on the connection.
  *
- * @param dataDir - absolute or relative directory; created when missing
- * @throws Error when a migration fails (the store is left at the last good migration)
+ * @param dataDir - absolute or relative directory; checked and created when missing
+ * @throws DataDirError `AM_GW_DATA_DIR_INVALID` when the directory can not be used (see
+ *   `prepareDataDir`); Error when a migration fails (the store is left at the last good migration)
  * @example const db = await openDatabase('./.data'); … await db.destroy();
  */
 export async function openDatabase(dataDir: string): Promise<GatewayDb> {
-  mkdirSync(dataDir, { recursive: true });
-  const sqlite = new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+  const sqlite = new SqliteDatabase(join(prepareDataDir(dataDir), SQLITE_FILE_NAME));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);

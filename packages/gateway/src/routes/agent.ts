@@ -140,7 +140,7 @@ export function agentRoutes(ctx: GatewayContext) {
     app.get(ROUTES.participants, { schema: { params: IdParams } }, async (req) => {
       const name = agentOf(req).name;
       const session = await sessionById(ctx.db, req.params.id);
-      const participants = session ? await sessionParticipants(ctx.db, session) : [];
+      const participants = session ? await sessionParticipants(ctx.db, actorOf(req), session) : [];
       if (!session || !participants.some((p) => !p.human && p.name === name))
         throw new GatewayError('NOT_FOUND', `session "${req.params.id}" not found among your sessions`, {
           suggestion: 'use the session_id of a mail you received or sent',

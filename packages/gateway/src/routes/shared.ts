@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { BlobTooLargeError } from '../blobs.js';
 import type { Actor, GatewayContext } from '../context.js';
 import { iso } from '../context.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import { newId } from '../ids.js';
+import { canSeeAttachment } from '../mail-views.js';
 
 /** `{id}` path parameter. */
 export const IdParams = z.strictObject({ id: Id });
@@ -19,9 +20,58 @@ export function typed(app: FastifyInstance) {
   return app.withTypeProvider<ZodTypeProvider>();
 }
 
+/** The multipart field an upload's file travels in. @default 'file' */
+export const UPLOAD_FIELD = 'file';
+
+const UPLOAD_HOW = `send multipart/form-data with one file in the field "${UPLOAD_FIELD}" (curl -F ${UPLOAD_FIELD}=@./report.pdf …)`;
+
+/** Messages of the multipart parser (busboy) for a body that is not valid multipart. */
+const MALFORMED_MULTIPART =
+  /boundary not found|boundary required|unexpected end of (multipart data|form)|terminated early|malformed part header|needle cannot|unsupported content-type/i;
+
 /**
- * Receive one multipart file (field `file`), streamed to disk under the size limit (≤25 MB).
- * @throws GatewayError `AM_GW_BAD_REQUEST` (no file), `AM_GW_PAYLOAD_TOO_LARGE` (413)
+ * The client-visible error of a failed upload: a malformed body (no boundary, truncated, a
+ * prototype field name), too many parts or a second file are the client's fault and never
+ * succeed on retry (400, no "retry later"); too large is a 413; anything else (the disk) is
+ * rethrown as is.
+ */
+function uploadError(err: unknown, maxBytes: number): unknown {
+  if (isGatewayError(err)) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof BlobTooLargeError || code === 'FST_REQ_FILE_TOO_LARGE')
+    return new GatewayError('PAYLOAD_TOO_LARGE', `field "${UPLOAD_FIELD}": larger than ${maxBytes} bytes`, {
+      suggestion: 'split the file or share it another way',
+      extra: { field: UPLOAD_FIELD, max_bytes: maxBytes },
+    });
+  const bad = (what: string, cause: unknown) =>
+    new GatewayError('BAD_REQUEST', what, { suggestion: UPLOAD_HOW, extra: { field: UPLOAD_FIELD }, cause });
+  switch (code) {
+    case 'FST_FILES_LIMIT':
+      return bad(`field "${UPLOAD_FIELD}": one file per upload`, err);
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return bad('the multipart body has too many parts', err);
+    case 'FST_MP_PREMATURE_CLOSE':
+      return bad('the request ended before the multipart body was complete', err);
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+      return bad(`the multipart body is malformed: ${message}`, err);
+    default:
+      break;
+  }
+  if (code === undefined && MALFORMED_MULTIPART.test(message))
+    return bad(`the multipart body is malformed: ${message.replace(/^Multipart: /, '')}`, err);
+  return err;
+}
+
+/**
+ * Receive one multipart file in the field `file`, streamed to disk under the size limit
+ * (≤25 MB). Other text fields are ignored; a file in another field or a second file is refused
+ * (never silently dropped), and a malformed body is a 400 — nothing is kept of a refused upload.
+ * @throws GatewayError `AM_GW_UNSUPPORTED_MEDIA_TYPE` (415, not multipart), `AM_GW_BAD_REQUEST`
+ *   (400: no file, a file in another field, two files, a malformed or truncated body),
+ *   `AM_GW_PAYLOAD_TOO_LARGE` (413)
  */
 export async function receiveUpload(
   ctx: GatewayContext,
@@ -31,40 +81,49 @@ export async function receiveUpload(
   if (!req.isMultipart())
     throw new GatewayError(
       'UNSUPPORTED_MEDIA_TYPE',
-      'uploads are multipart/form-data with one field "file"',
+      `uploads are multipart/form-data with one field "${UPLOAD_FIELD}"`,
       {
-        suggestion: 'curl -F file=@./report.pdf …',
+        suggestion: `curl -F ${UPLOAD_FIELD}=@./report.pdf …`,
       },
     );
-  const file = await req.file({ limits: { fileSize: ctx.config.attachmentMaxBytes, files: 1 } });
-  if (!file)
-    throw new GatewayError('BAD_REQUEST', 'field "file": missing', {
-      suggestion: 'send the file in the multipart field "file"',
-      extra: { field: 'file' },
-    });
+  const maxBytes = ctx.config.attachmentMaxBytes;
   const now = ctx.config.clock();
   const id = newId('a', now);
-  let written: Awaited<ReturnType<GatewayContext['blobs']['write']>>;
+  let stored:
+    | { written: Awaited<ReturnType<GatewayContext['blobs']['write']>>; filename: string; mimetype: string }
+    | undefined;
   try {
-    written = await ctx.blobs.write(id, file.file, ctx.config.attachmentMaxBytes, () => file.file.truncated);
+    // Two files allowed by the parser so that a second one is seen, and refused.
+    for await (const part of req.files({ limits: { fileSize: maxBytes, files: 2 } })) {
+      if (part.fieldname !== UPLOAD_FIELD || stored !== undefined) {
+        part.file.resume();
+        throw new GatewayError(
+          'BAD_REQUEST',
+          stored === undefined
+            ? `field "${part.fieldname}": the file must be in the field "${UPLOAD_FIELD}"`
+            : `field "${part.fieldname}": one file per upload; a second file was sent`,
+          { suggestion: UPLOAD_HOW, extra: { field: part.fieldname } },
+        );
+      }
+      const written = await ctx.blobs.write(id, part.file, maxBytes, () => part.file.truncated);
+      stored = { written, filename: part.filename, mimetype: part.mimetype };
+    }
   } catch (err) {
-    if (err instanceof BlobTooLargeError || (err as { code?: unknown }).code === 'FST_REQ_FILE_TOO_LARGE')
-      throw new GatewayError(
-        'PAYLOAD_TOO_LARGE',
-        `field "file": larger than ${ctx.config.attachmentMaxBytes} bytes`,
-        {
-          suggestion: 'split the file or share it another way',
-          extra: { max_bytes: ctx.config.attachmentMaxBytes },
-        },
-      );
-    throw err;
+    if (stored) await ctx.blobs.remove(stored.written.key);
+    throw uploadError(err, maxBytes);
   }
+  if (!stored)
+    throw new GatewayError('BAD_REQUEST', `field "${UPLOAD_FIELD}": missing`, {
+      suggestion: `send the file in the multipart field "${UPLOAD_FIELD}"`,
+      extra: { field: UPLOAD_FIELD },
+    });
+  const { written } = stored;
   const row = {
     id,
     uploader_name: actor.name,
     uploader_human: actor.kind === 'user' ? 1 : 0,
-    filename: file.filename || 'file',
-    content_type: file.mimetype || 'application/octet-stream',
+    filename: stored.filename || 'file',
+    content_type: stored.mimetype || 'application/octet-stream',
     size_bytes: written.sizeBytes,
     sha256: written.sha256,
     blob_key: written.key,
@@ -87,7 +146,8 @@ export async function receiveUpload(
 }
 
 /**
- * Stream an attachment the actor can see: its own upload, or one of a mail it sent or received.
+ * Stream an attachment the actor can see (`canSeeAttachment`): its own upload, or one of a mail
+ * it sent or received.
  * @throws GatewayError `AM_GW_NOT_FOUND`
  */
 export async function sendAttachment(
@@ -97,28 +157,7 @@ export async function sendAttachment(
   id: string,
 ): Promise<FastifyReply> {
   const a = await ctx.db.selectFrom('attachments').selectAll().where('id', '=', id).executeTakeFirst();
-  let visible =
-    a !== undefined && a.uploader_name === actor.name && (a.uploader_human === 1) === (actor.kind === 'user');
-  if (a && !visible) {
-    const human = actor.kind === 'user' ? 1 : 0;
-    const seen = await ctx.db
-      .selectFrom('mail_attachments')
-      .innerJoin('mails', 'mails.id', 'mail_attachments.mail_id')
-      .leftJoin('deliveries', 'deliveries.mail_id', 'mails.id')
-      .select('mails.id')
-      .where('mail_attachments.attachment_id', '=', id)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
-          eb.and([
-            eb('deliveries.recipient_name', '=', actor.name),
-            eb('deliveries.recipient_human', '=', human),
-          ]),
-        ]),
-      )
-      .executeTakeFirst();
-    visible = seen !== undefined;
-  }
+  const visible = a !== undefined && (await canSeeAttachment(ctx.db, actor, id));
   if (!a || !visible)
     throw new GatewayError('UNKNOWN_ATTACHMENT', `attachment "${id}" not found`, {
       suggestion: 'use an attachment id listed in a mail you can read',

@@ -1,0 +1,75 @@
+/**
+ * The pi `BridgeAdapter` for the testkit conformance scenarios: the `agentmail-pi` daemon (bundled
+ * once per test file with tsup, see build.ts) started as a child process with environment
+ * variables only. pi's agent directory (with a `models.json` naming the scripted model server as an
+ * OpenAI-compatible provider), the bridge's data directory, HOME and TMPDIR all live under the
+ * stack's bridge state directory, so nothing of the person's own pi is read or written.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BridgeAdapter, BridgeEnv } from '@agentmail/testkit';
+import { buildBridge } from './build.js';
+
+let built: ReturnType<typeof buildBridge> | undefined;
+
+/** The bundled daemon, built on first use and shared by every scenario of the test file. */
+function bundled(): ReturnType<typeof buildBridge> {
+  built ??= buildBridge();
+  return built;
+}
+
+/** Removes the bundle (call in `afterAll`). */
+export async function removeBundle(): Promise<void> {
+  if (built === undefined) return;
+  const { remove } = await built;
+  built = undefined;
+  await remove();
+}
+
+/** Writes pi's `models.json` (every scripted model under the harness's provider id) and returns the directories. */
+function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
+  const agentDir = join(env.stateDir, 'pi-agent');
+  const dataDir = join(env.stateDir, 'pi-data');
+  const tmpDir = join(env.stateDir, 'tmp');
+  for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(agentDir, 'models.json'),
+    JSON.stringify({
+      providers: {
+        [env.modelProvider]: {
+          baseUrl: env.modelBaseUrl,
+          api: 'openai-completions',
+          apiKey: 'test-key',
+          models: env.modelIds.map((id) => ({ id })),
+        },
+      },
+    }),
+  );
+  return { agentDir, dataDir, tmpDir };
+}
+
+/** pi's tool names, verified in pi 1.6 (`dist/core/tools/{bash,read,write,edit}.js`). */
+export const piAdapter: BridgeAdapter = {
+  platform: 'pi',
+  toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
+  shellArgs: (command) => ({ command }),
+  readFileArgs: (path) => ({ path }),
+  async start(env) {
+    const { daemonJs } = await bundled();
+    const { agentDir, dataDir, tmpDir } = piDirs(env);
+    const processEnv: NodeJS.ProcessEnv = {};
+    // The person's own pi configuration must not leak in.
+    for (const [key, value] of Object.entries(env.processEnv))
+      if (!key.startsWith('PI_')) processEnv[key] = value;
+    return env.spawn(process.execPath, [daemonJs], {
+      env: {
+        ...processEnv,
+        TMPDIR: tmpDir,
+        AGENTMAIL_PI_DATA_DIR: dataDir,
+        AGENTMAIL_PI_AGENT_DIR: agentDir,
+        // The scenarios script every model answer: pi's own retries would only repeat them.
+        AGENTMAIL_PI_MAX_RETRIES: '0',
+      },
+    });
+  },
+};
