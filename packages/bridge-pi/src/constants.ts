@@ -9,3 +9,5 @@ export const BRIDGE_VERSION = 'agentmail-pi/0.1.0';
  * in ms (B-1, B-20). @default 10_000
  */
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;
+/** Time a probe child (pi's permission hook and catalogue, src/probe.ts) may take, in ms. @default 60_000 */
+export const PROBE_TIMEOUT_MS = 60_000;

@@ -2,12 +2,14 @@
 /**
  * `agentmail-pi`: the pi bridge daemon, configured by environment variables only (see
  * {@link readConfig}). SIGTERM/SIGINT stop it gracefully (B-15); exit code 0 then, 2 on a
- * configuration error, 1 when it cannot start.
+ * configuration error, 1 when it cannot start. With `AGENTMAIL_LOOP_STATS=1`, SIGUSR2 logs the
+ * event-loop delay since the previous report (see loop-stats.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';
 import { createLogger } from './log.js';
+import { LOOP_STATS_LOG_MSG, LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
 
 const log = createLogger('agentmail-pi');
 let daemon: PiBridgeDaemon;
@@ -20,12 +22,17 @@ try {
   log.fatal({ code: (err as { code?: string }).code, err: (err as Error).message }, 'bad configuration');
   process.exit(2);
 }
+const loop = loopStatsEnabled(process.env) ? new LoopDelayMonitor() : undefined;
+if (loop) process.on('SIGUSR2', () => log.info({ loop_delay: loop.take() }, LOOP_STATS_LOG_MSG));
 let stopping = false;
 const stop = (signal: string): void => {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'signal received');
-  void daemon.stop().then(() => process.exit(0));
+  void daemon.stop().then(() => {
+    if (loop) log.info({ loop_delay: loop.take() }, LOOP_STATS_LOG_MSG);
+    process.exit(0);
+  });
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));

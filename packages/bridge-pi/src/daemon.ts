@@ -4,6 +4,7 @@
  * runs on the event loop that reads SSE.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HeartbeatRequest, MailSummary, NewMailEvent } from '@agentmail/protocol';
 import {
@@ -19,8 +20,13 @@ import {
   settleWithTimeout,
 } from '@agentmail/shared-policy';
 import type { PiBridgeConfig } from './config.js';
-import { BRIDGE_VERSION, FIRST_SSE_OPEN_WAIT_MS, WORKER_STOP_GRACE_MS } from './constants.js';
-import type { DaemonMessage, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
+import {
+  BRIDGE_VERSION,
+  FIRST_SSE_OPEN_WAIT_MS,
+  PROBE_TIMEOUT_MS,
+  WORKER_STOP_GRACE_MS,
+} from './constants.js';
+import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
 import type { Logger } from './log.js';
 import { listPiSessions } from './session-files.js';
 
@@ -51,6 +57,10 @@ export class PiBridgeDaemon {
     reason: 'permission hook not verified yet',
   };
   readonly #catchUp: CatchUp<MailSummary>;
+  /** The last probed catalogue and the stats of the files it came from. */
+  #catalogueCache: { files: string; models: HeartbeatRequest['models'] } | undefined;
+  /** Forks go one per event-loop turn (each blocks the loop 5–15 ms; see {@link #forkSlot}). */
+  #lastFork: Promise<void> = Promise.resolve();
 
   constructor(config: PiBridgeConfig, log: Logger) {
     this.#config = config;
@@ -82,7 +92,7 @@ export class PiBridgeDaemon {
 
   /** Register, first heartbeat, SSE, catch-up (B-1, B-20). */
   async start(): Promise<void> {
-    await this.#verifySeam();
+    await this.#catalogue(); // the probe: permission hook (P-8) and catalogue, before anything else
     const reg = await this.#client.register({
       name: this.#config.agentName,
       platform: 'pi',
@@ -169,76 +179,78 @@ export class PiBridgeDaemon {
       });
   }
 
-  /** Verify once that the permission hook registers with this pi (P-8). */
-  async #verifySeam(): Promise<void> {
-    try {
-      const { DefaultResourceLoader, SettingsManager } = await import('@earendil-works/pi-coding-agent');
-      const { createMailExtension } = await import('./extension.js');
-      let installed = false;
-      const loader = new DefaultResourceLoader({
-        cwd: this.#config.dataDir,
-        agentDir: this.#config.agentDir,
-        settingsManager: SettingsManager.inMemory({}),
-        noExtensions: true,
-        noSkills: true,
-        noPromptTemplates: true,
-        noThemes: true,
-        noContextFiles: true,
-        extensionFactories: [
-          {
-            name: 'agentmail-check',
-            factory: createMailExtension({
-              locale: resolveLocale(this.#config.locale),
-              toolContext: () => ({ client: this.#client }),
-              onSeamInstalled: () => {
-                installed = true;
-              },
-              permission: {
-                agentName: this.#config.agentName,
-                mode: () => 'workspace',
-                sessionId: () => '',
-                client: () => this.#client,
-                grants: new (await import('@agentmail/shared-policy')).GrantStore(),
-                waitForDecision: async () => {
-                  throw new Error('never called');
-                },
-                locale: 'en',
-                log: () => undefined,
-              },
-            }),
-          },
-        ],
+  /**
+   * The model catalogue (G-25) from a probe child, probed again only when pi's `models.json` or
+   * `auth.json` changed (a probe loads pi: about 2 s of CPU).
+   */
+  async #catalogue(): Promise<HeartbeatRequest['models']> {
+    const files = async (): Promise<string> =>
+      (
+        await Promise.all(
+          ['models.json', 'auth.json'].map((f) =>
+            stat(join(this.#config.agentDir, f)).then(
+              (s) => `${s.mtimeMs}:${s.size}`,
+              () => '-',
+            ),
+          ),
+        )
+      ).join('|');
+    if (this.#catalogueCache?.files === (await files())) return this.#catalogueCache.models;
+    const models = await this.#probe();
+    // Stat after the probe: pi may have created auth.json.
+    this.#catalogueCache = { files: await files(), models };
+    return models;
+  }
+
+  /**
+   * Fork a probe child (worker-main with a `probe` job, src/probe.ts): it checks that the permission
+   * hook registers (P-8) and reads pi's catalogue. pi is never loaded in this process (B-12).
+   */
+  async #probe(): Promise<HeartbeatRequest['models']> {
+    await this.#forkSlot();
+    const job: ProbeJob = {
+      type: 'probe',
+      gatewayUrl: this.#config.gatewayUrl,
+      agentKey: this.#config.agentKey,
+      agentName: this.#config.agentName,
+      dataDir: this.#config.dataDir,
+      agentDir: this.#config.agentDir,
+      locale: this.#config.locale,
+    };
+    const report = await new Promise<ProbeReport | undefined>((resolve) => {
+      let result: ProbeReport | undefined;
+      const child = fork(this.#config.workerPath, [], {
+        detached: true,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        env: { ...process.env, PI_CODING_AGENT_DIR: this.#config.agentDir },
       });
-      await loader.reload();
-      const errors = loader.getExtensions().errors;
-      this.#enforcement =
-        installed && errors.length === 0
-          ? { mode: 'native' }
-          : {
-              mode: 'advisory',
-              reason: `permission hook did not load: ${errors.map((e) => e.error).join('; ')}`,
-            };
-    } catch (err) {
-      this.#enforcement = { mode: 'advisory', reason: `permission hook check failed: ${String(err)}` };
-    }
+      this.#workers.add(child);
+      const timer = setTimeout(() => this.#kill(child), PROBE_TIMEOUT_MS);
+      child.on('message', (m: WorkerMessage) => {
+        if (m.type === 'ready') this.#send(child, job);
+        else if (m.type === 'probe_result') result = m;
+      });
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#workers.delete(child);
+        resolve(result);
+      };
+      child.once('error', done);
+      child.once('exit', done);
+    });
+    this.#enforcement = report?.enforcement ?? {
+      mode: 'advisory',
+      reason: 'permission hook check failed: the probe process gave no result',
+    };
     if (this.#enforcement.mode === 'advisory')
       this.#log.error({ reason: this.#enforcement.reason }, 'mode enforcement advisory');
     else this.#log.info('permission hook verified: mode enforcement native');
-  }
-
-  async #catalogue(): Promise<HeartbeatRequest['models']> {
-    try {
-      const { ModelRuntime } = await import('@earendil-works/pi-coding-agent');
-      const runtime = await ModelRuntime.create({
-        authPath: join(this.#config.agentDir, 'auth.json'),
-        modelsPath: join(this.#config.agentDir, 'models.json'),
-      });
-      const models = await runtime.getAvailable();
-      return models.slice(0, 300).map((m) => ({ key: `${m.provider}/${m.id}`, name: m.name }));
-    } catch (err) {
-      this.#log.warn({ err: String(err) }, 'model catalogue unreadable: omitted from the heartbeat (G-25)');
-      return undefined;
-    }
+    if (!report?.models)
+      this.#log.warn(
+        { err: report?.modelsError ?? 'no probe result' },
+        'model catalogue unreadable: omitted from the heartbeat (G-25)',
+      );
+    return report?.models;
   }
 
   /** A heartbeat, then the catch-up check (B-20). */
@@ -304,7 +316,12 @@ export class PiBridgeDaemon {
         await this.#sendFailure(mail, 'timeout', `no result within ${this.#config.turnTimeoutMs} ms`);
       } else if (outcome.report.ok)
         this.#log.info(
-          { mail_id: mail.mail_id, model: outcome.report.model, relay: outcome.report.relay },
+          {
+            mail_id: mail.mail_id,
+            model: outcome.report.model,
+            relay: outcome.report.relay,
+            worker_max_rss_kb: outcome.report.maxRssKb,
+          },
           'turn done',
         );
       else
@@ -314,6 +331,7 @@ export class PiBridgeDaemon {
             kind: outcome.report.kind,
             cause: outcome.report.cause,
             failure_mail: outcome.report.failureMailSent,
+            worker_max_rss_kb: outcome.report.maxRssKb,
           },
           'turn failed',
         );
@@ -361,8 +379,20 @@ export class PiBridgeDaemon {
     }
   }
 
+  /**
+   * Resolves in an event-loop turn of its own, one caller per turn: a `fork` blocks the loop for
+   * 5–15 ms (more with pi loaded), so three mails arriving in one SSE chunk must not fork in one turn.
+   */
+  #forkSlot(): Promise<void> {
+    const slot = this.#lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.#lastFork = slot;
+    return slot;
+  }
+
   /** One worker process for one mail; resolves with its report or a timeout, rejects when it is lost. */
-  #runWorker(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<WorkerOutcome> {
+  async #runWorker(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<WorkerOutcome> {
+    await this.#forkSlot();
+    if (this.#stopping.signal.aborted) throw new WorkerLostError('the bridge is stopping');
     const job: WorkerJob = {
       type: 'job',
       mail,

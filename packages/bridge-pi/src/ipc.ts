@@ -27,9 +27,34 @@ export interface WorkerJob {
   locale: string;
 }
 
+/**
+ * The job of a probe child (src/probe.ts): verify the permission hook (P-8) and read pi's model
+ * catalogue (G-25), so pi never loads in the daemon.
+ */
+export interface ProbeJob {
+  type: 'probe';
+  gatewayUrl: string;
+  agentKey: string;
+  agentName: string;
+  dataDir: string;
+  agentDir: string;
+  locale: string;
+}
+
+/** The probe child's answer. */
+export interface ProbeReport {
+  type: 'probe_result';
+  enforcement: { mode: 'native' | 'advisory'; reason?: string };
+  /** pi's available models (at most 300), `provider/id` keys; absent when unreadable. */
+  models?: Array<{ key: string; name: string }>;
+  /** Why the catalogue is unreadable. */
+  modelsError?: string;
+}
+
 /** Daemon → worker. */
 export type DaemonMessage =
   | WorkerJob
+  | ProbeJob
   | { type: 'permission_decision'; event: Record<string, unknown> & { relay_key: string } }
   | { type: 'abort'; reason: string }
   | { type: 'shutdown' };
@@ -44,6 +69,8 @@ export type TurnReport =
       platformSessionId: string;
       sessionFile: string;
       relay: { sent: true; mailId: string; duplicate: boolean } | { sent: false; reason: string };
+      /** Peak RSS of the worker process in KiB (`process.resourceUsage().maxRSS`), set by worker-main. */
+      maxRssKb?: number;
     }
   | {
       type: 'result';
@@ -53,12 +80,15 @@ export type TurnReport =
       /** The failure mail was sent (or was a duplicate). */
       failureMailSent: boolean;
       failureMailError?: string;
+      /** Peak RSS of the worker process in KiB (`process.resourceUsage().maxRSS`), set by worker-main. */
+      maxRssKb?: number;
     };
 
 /** Worker → daemon. */
 export type WorkerMessage =
   | { type: 'ready' }
   | TurnReport
+  | ProbeReport
   | { type: 'reconnect'; url: string; key: string }
   | {
       type: 'log';

@@ -31,6 +31,9 @@ process.on('message', (raw: DaemonMessage) => {
     case 'job':
       void start(raw);
       break;
+    case 'probe':
+      void probe(raw);
+      break;
     case 'permission_decision':
       pending.resolve(raw.event);
       break;
@@ -58,7 +61,16 @@ async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void
   process.env.PI_CODING_AGENT_DIR = job.agentDir;
   const { runTurn } = await turnModule;
   const report = await runTurn(job, { pending, signal: abort.signal, send: (m) => void send(m) });
-  await send(report);
+  // The peak RSS rides along for the daemon's log (and the bench).
+  await send({ ...report, maxRssKb: process.resourceUsage().maxRSS });
+  process.exit(0);
+}
+
+async function probe(job: Extract<DaemonMessage, { type: 'probe' }>): Promise<void> {
+  if (started) return;
+  started = true;
+  const { runProbe } = await import('./probe.js');
+  await send(await runProbe(job));
   process.exit(0);
 }
 

@@ -3,7 +3,7 @@
  */
 import { conformanceSuite } from '@agentmail/testkit/conformance';
 import { afterAll } from 'vitest';
-import { piAdapter, removeBundle } from './helpers/adapter.js';
+import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 
 afterAll(removeBundle);
 

@@ -12,7 +12,7 @@ import {
   turnStart,
 } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { piAdapter, removeBundle } from './helpers/adapter.js';
+import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 
 afterAll(removeBundle);
 

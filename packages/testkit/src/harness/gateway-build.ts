@@ -29,12 +29,18 @@ function readJson(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
 
-/** Root of this package, found by walking up from this file (works from src/ and from dist/). */
+/**
+ * Root of this package, found by walking up from this file (works from src/ and from dist/), or,
+ * when this file is inlined into another package's bundle (e.g. bridge-pi's `pnpm demo` under its
+ * node_modules/.cache), through that package's `node_modules/@agentmail/testkit` link.
+ */
 function testkitRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pkg = join(dir, 'package.json');
     if (existsSync(pkg) && readJson(pkg).name === '@agentmail/testkit') return dir;
+    const link = join(dir, 'node_modules', '@agentmail', 'testkit');
+    if (existsSync(join(link, 'package.json'))) return realpathSync(link);
     const parent = dirname(dir);
     if (parent === dir) throw new Error('cannot find the @agentmail/testkit package root');
     dir = parent;

@@ -1,6 +1,6 @@
 /**
- * The pi `BridgeAdapter` for the testkit conformance scenarios: the `agentmail-pi` daemon (bundled
- * once per test file with tsup, see build.ts) started as a child process with environment
+ * The pi `BridgeAdapter` of the testkit harness, shared by the conformance suite, the e2e tests
+ * and `pnpm demo`: the `agentmail-pi` daemon (bundled once per process with tsup, see build.ts) started as a child process with environment
  * variables only. pi's agent directory (with a `models.json` naming the scripted model server as an
  * OpenAI-compatible provider), the bridge's data directory, HOME and TMPDIR all live under the
  * stack's bridge state directory, so nothing of the person's own pi is read or written.
@@ -16,6 +16,11 @@ let built: ReturnType<typeof buildBridge> | undefined;
 function bundled(): ReturnType<typeof buildBridge> {
   built ??= buildBridge();
   return built;
+}
+
+/** Bundles the daemon now (else on the first `start`), e.g. to time the build apart from the start. */
+export async function prepareBundle(): Promise<void> {
+  await bundled();
 }
 
 /** Removes the bundle (call in `afterAll`). */

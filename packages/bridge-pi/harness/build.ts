@@ -1,16 +1,38 @@
 /**
- * Bundle the daemon and worker entries for child-process tests: `@agentmail/*` inlined from
- * their TypeScript sources, the bridge's own dependencies (pi, pino, typebox) left as imports
- * (pi must stay unbundled: its config reads the nearest package.json). The output lives under
- * this package's node_modules so those imports resolve.
+ * Bundle the daemon and worker entries for child processes (tests, `pnpm demo`): `@agentmail/*`
+ * inlined from their TypeScript sources, the bridge's own dependencies (pi, pino, typebox) left as
+ * imports (pi must stay unbundled: its config reads the nearest package.json). The output lives
+ * under this package's node_modules so those imports resolve.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const BRIDGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/**
+ * Root of the bridge-pi package: the nearest package.json named `@agentmail/bridge-pi` above this
+ * file, so it is found from `harness/` (tests) and from a bundle under `node_modules/.cache` (demo).
+ */
+function bridgeRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (
+      existsSync(pkg) &&
+      (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === '@agentmail/bridge-pi'
+    )
+      return dir;
+    const parent = dirname(dir);
+    if (parent === dir)
+      throw new Error(`no @agentmail/bridge-pi package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
 
+/** Root directory of the bridge-pi package. */
+export const BRIDGE_ROOT = bridgeRoot();
+
+/** Bundles `src/daemon-main.ts` and `src/worker-main.ts` into a fresh directory; `remove()` deletes it. */
 export async function buildBridge(): Promise<{
   daemonJs: string;
   workerJs: string;

@@ -1,0 +1,315 @@
+/**
+ * `pnpm bench` for bridge-pi (issue 4 acceptance: "the SSE-reading loop of the daemon never runs
+ * model work"). One run on loopback: a real Gateway child process, the scripted model server, and
+ * the real `agentmail-pi` daemon as a child process (harness/pi-adapter.ts) with
+ * `AGENTMAIL_LOOP_STATS=1`. Three ~20 MB pi session files are written where pi keeps a person's own
+ * sessions; the daemon's first heartbeat reports them, and one mail to each (`pi@<dir>.<pi id>`)
+ * adopts it (SPEC G-37), so three workers resume a 20 MB session at once (B-4, B-12) while
+ * heartbeats run every 2 s. The daemon's event-loop delay over exactly that window is read with
+ * SIGUSR2 (src/loop-stats.ts); the target is under 20 ms max (printed as OK / ABOVE TARGET; a bench prints figures and is
+ * not a timed test, so it exits 0 whenever it measured). Also prints
+ * per worker: spawn → first model request, peak RSS, spawn → turn done, send → reply.
+ * Bounded by BENCH_TIMEOUT_MS; everything it started is stopped at the end.
+ *
+ * Run: `pnpm --filter @agentmail/bridge-pi bench` (or `pnpm bench` at the root). Options:
+ * `--turns N` (default 3), `--mb N` (session size, default 20), `--heartbeat-ms N` (default 2000).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type ManagedProcess, type Stack, startStack } from '@agentmail/testkit';
+import { piAdapter, prepareBundle, removeBundle } from '../harness/pi-adapter.js';
+import { LOOP_STATS_LOG_MSG, type LoopDelayStats } from '../src/loop-stats.js';
+import { type PiSessionFileInfo, writePiSession } from './pi-session-file.js';
+
+/** The whole bench is stopped after this long, in ms. @default 300_000 */
+export const BENCH_TIMEOUT_MS = 300_000;
+/** Time one turn may take (daemon turn timeout and reply wait), in ms. @default 180_000 */
+export const TURN_TIMEOUT_MS = 180_000;
+/** The acceptance limit on the daemon's event-loop delay during the turns, in ms. */
+export const LOOP_DELAY_LIMIT_MS = 20;
+/**
+ * Time the daemon runs idle after `ready` before the mails are sent, in ms: a daemon runs for
+ * days, and its first seconds carry start-up effects (V8 collecting the start-up garbage in
+ * 20–30 ms pauses). That window is printed apart, not judged. @default 10_000
+ */
+export const SETTLE_MS = 10_000;
+
+const MODEL_ID = 'scripted-model';
+const { values: args } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '3' },
+    mb: { type: 'string', default: '20' },
+    'heartbeat-ms': { type: 'string', default: '2000' },
+  },
+});
+const TURNS = Number(args.turns);
+const SESSION_BYTES = Math.round(Number(args.mb) * 1024 * 1024);
+const HEARTBEAT_MS = Number(args['heartbeat-ms']);
+
+interface LogLine {
+  msg?: string;
+  time?: number;
+  mail_id?: string;
+  pid?: number;
+  worker_max_rss_kb?: number;
+  loop_delay?: LoopDelayStats;
+  [key: string]: unknown;
+}
+
+function parseLog(line: string): LogLine | undefined {
+  if (!line.startsWith('[stderr] {')) return undefined;
+  try {
+    return JSON.parse(line.slice('[stderr] '.length)) as LogLine;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The daemon's log line with `msg` (and `mail_id`, when given): one already printed when `past`,
+ * else the next one.
+ */
+function nextLog(
+  proc: ManagedProcess,
+  msg: string,
+  timeoutMs: number,
+  { mailId, past = true }: { mailId?: string; past?: boolean } = {},
+): Promise<LogLine> {
+  const seen = past
+    ? proc
+        .lines()
+        .map(parseLog)
+        .find((l) => l?.msg === msg && (mailId === undefined || l.mail_id === mailId))
+    : undefined;
+  if (seen) return Promise.resolve(seen);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(
+        new Error(`the daemon logged no "${msg}" ${mailId ?? ''} within ${timeoutMs} ms:\n${proc.tail()}`),
+      );
+    }, timeoutMs);
+    const off = proc.onLine((line) => {
+      const log = parseLog(line);
+      if (log?.msg !== msg || (mailId !== undefined && log.mail_id !== mailId)) return;
+      clearTimeout(timer);
+      off();
+      resolve(log);
+    });
+  });
+}
+
+/** SIGUSR2 → the daemon logs the event-loop delay since the previous report and starts a new window. */
+async function loopDelay(proc: ManagedProcess): Promise<LoopDelayStats> {
+  const line = nextLog(proc, LOOP_STATS_LOG_MSG, 10_000, { past: false });
+  process.kill(proc.pid, 'SIGUSR2');
+  const stats = (await line).loop_delay;
+  if (!stats) throw new Error('the event loop delay line carries no loop_delay');
+  return stats;
+}
+
+const fmtMs = (n: number): string => `${Math.round(n).toLocaleString('en')} ms`;
+const fmtMb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function run(stackRef: { stack?: Stack }): Promise<boolean> {
+  const buildStart = performance.now();
+  await prepareBundle();
+  const buildMs = performance.now() - buildStart;
+  const stack = await startStack({
+    agentName: 'pi',
+    platform: 'pi',
+    models: [MODEL_ID],
+    // Requests without tools are title requests; answer them so they never reach a turn step.
+    scenarios: [{ name: 'title', match: { hasTools: false }, reply: { type: 'text', text: 'Bench' } }],
+  });
+  stackRef.stack = stack;
+  const agentDir = join(stack.bridgeStateDir, 'pi-agent');
+
+  // The sessions a person made in their own pi, one per turn (written before the daemon's first heartbeat).
+  const writeStart = performance.now();
+  const sessions: PiSessionFileInfo[] = [];
+  const ids: string[] = [];
+  for (let i = 0; i < TURNS; i++) {
+    const id = randomUUID();
+    ids.push(id);
+    sessions.push(
+      await writePiSession(agentDir, {
+        id,
+        cwd: stack.workdir,
+        targetBytes: SESSION_BYTES,
+        provider: stack.modelProvider,
+        model: MODEL_ID,
+      }),
+    );
+  }
+  const writeMs = performance.now() - writeStart;
+
+  // Each turn: read_mail, then answer (two model requests, each carrying the whole session).
+  const marks = ids.map(() => `bench.${randomBytes(4).toString('hex')}`);
+  const mailIds = new Map<string, string>();
+  for (const mark of marks)
+    stack.model.addScenarios([
+      {
+        name: `${mark}:read_mail`,
+        match: { lastUserMessage: mark, hasToolResult: false, hasTools: true },
+        reply: () => {
+          const id = mailIds.get(mark);
+          return id
+            ? { type: 'tool_calls', calls: [{ name: 'read_mail', arguments: { mail_id: id } }] }
+            : { type: 'text', text: `DONE ${mark} (mail id unknown)` };
+        },
+      },
+      {
+        name: `${mark}:answer`,
+        match: { lastUserMessage: mark, hasToolResult: true },
+        reply: { type: 'text', text: `DONE ${mark}` },
+      },
+    ]);
+
+  const bridgeStart = performance.now();
+  const bridge = await stack.startBridge(piAdapter, {
+    AGENTMAIL_LOOP_STATS: '1',
+    AGENTMAIL_HEARTBEAT_MS: String(HEARTBEAT_MS),
+    AGENTMAIL_TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS),
+    AGENTMAIL_PI_CONCURRENCY: String(Math.max(4, TURNS)),
+  });
+  await nextLog(bridge, 'ready', 30_000);
+  const bridgeMs = performance.now() - bridgeStart;
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const startup = await loopDelay(bridge); // also opens the measured window
+
+  const sendStart = Date.now();
+  const sent = await Promise.all(
+    marks.map(async (mark, i) => {
+      const mail = await stack.sendAs(undefined, stack.taskAddress(ids[i] ?? 'missing'), {
+        subject: `Bench ${mark}`,
+        body: `Tell me in one line what the last round was about. ${mark}`,
+      });
+      mailIds.set(mark, mail.mail_id);
+      return { mail, sentAt: Date.now() };
+    }),
+  );
+  const done = await Promise.all(
+    sent.map(async ({ mail, sentAt }) => {
+      const reply = stack.awaitReply({ inReplyTo: mail.mail_id, from: 'pi', timeoutMs: TURN_TIMEOUT_MS });
+      const turn = await nextLog(bridge, 'turn done', TURN_TIMEOUT_MS, { mailId: mail.mail_id }).catch(
+        async (err: unknown) => {
+          await reply.catch(() => undefined);
+          throw err;
+        },
+      );
+      const replied = await reply;
+      return { turn, repliedAfterMs: Date.now() - sentAt, reply: replied };
+    }),
+  );
+  const during = await loopDelay(bridge);
+  const windowMs = Date.now() - sendStart;
+
+  const logs = bridge.lines().map(parseLog);
+  const rows = sent.map(({ mail }, i) => {
+    const mark = marks[i] ?? '';
+    const spawned = logs.find((l) => l?.msg === 'worker spawned' && l.mail_id === mail.mail_id);
+    const first = stack.model.requests({
+      match: { lastUserMessage: mark, hasToolResult: false, hasTools: true },
+    })[0];
+    const result = done[i];
+    const spawnMs = spawned?.time ?? Number.NaN;
+    const rssKb = result?.turn.worker_max_rss_kb ?? Number.NaN;
+    if (!result?.reply.body.includes(`DONE ${mark}`))
+      throw new Error(`turn ${i + 1}: unexpected reply: ${result?.reply.body.slice(0, 200)}`);
+    return {
+      cells: [
+        String(i + 1),
+        `${fmtMb(sessions[i]?.bytes ?? 0)} (${first?.body?.messages.length ?? '?'} msgs sent)`,
+        fmtMs((first?.receivedAtMs ?? Number.NaN) - spawnMs),
+        `${(rssKb / 1024).toFixed(0)} MB`,
+        fmtMs((result?.turn.time ?? Number.NaN) - spawnMs),
+        fmtMs(result?.repliedAfterMs ?? Number.NaN),
+      ],
+      contextMessages: first?.body?.messages.length ?? 0,
+    };
+  });
+
+  const ok = during.max_ms < LOOP_DELAY_LIMIT_MS;
+  const resumed = rows.every((r, i) => r.contextMessages > (sessions[i]?.messages ?? 0));
+  const out = [
+    '',
+    `bridge-pi bench: ${TURNS} concurrent turns, each resuming an adopted pi session file of ${fmtMb(sessions[0]?.bytes ?? 0)} (${sessions[0]?.entries.toLocaleString('en')} entries); heartbeat every ${HEARTBEAT_MS} ms`,
+    `machine: ${availableParallelism()} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+    `setup: daemon bundle ${fmtMs(buildMs)}, session files ${fmtMs(writeMs)}, daemon start → ready ${fmtMs(bridgeMs)}`,
+    '',
+    table(
+      ['daemon event-loop delay (perf_hooks, 1 ms ticks)', 'max', 'p99', 'p50', 'mean', 'window'],
+      [
+        [
+          `during the ${TURNS} turns`,
+          `${during.max_ms} ms`,
+          `${during.p99_ms} ms`,
+          `${during.p50_ms} ms`,
+          `${during.mean_ms} ms`,
+          fmtMs(during.window_ms),
+        ],
+        [
+          `start-up to ready + ${SETTLE_MS / 1000} s idle (not judged)`,
+          `${startup.max_ms} ms`,
+          `${startup.p99_ms} ms`,
+          `${startup.p50_ms} ms`,
+          `${startup.mean_ms} ms`,
+          fmtMs(startup.window_ms),
+        ],
+      ],
+    ),
+    '',
+    table(
+      [
+        'worker',
+        'session file',
+        'spawn → first model request',
+        'peak RSS',
+        'spawn → turn done',
+        'send → reply',
+      ],
+      rows.map((r) => r.cells),
+    ),
+    '',
+    `all ${TURNS} turns: ${fmtMs(windowMs)} from the first send to the last turn done`,
+    resumed
+      ? 'every first model request carried the whole resumed session'
+      : 'WARNING: a first model request did not carry the whole session (was it resumed?)',
+    ok
+      ? `OK: the daemon's event-loop delay stayed under ${LOOP_DELAY_LIMIT_MS} ms (max ${during.max_ms} ms)`
+      : `ABOVE TARGET: the daemon's event loop was blocked for ${during.max_ms} ms (target ${LOOP_DELAY_LIMIT_MS} ms)`,
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+  return resumed;
+}
+
+const stackRef: { stack?: Stack } = {};
+let exitCode = 1;
+const deadline = setTimeout(() => {
+  process.stderr.write(`bridge-pi bench: no result within ${BENCH_TIMEOUT_MS} ms; stopping\n`);
+  void Promise.allSettled([stackRef.stack?.close(), removeBundle()]).then(() => process.exit(2));
+}, BENCH_TIMEOUT_MS);
+try {
+  exitCode = (await run(stackRef)) ? 0 : 1;
+} catch (err) {
+  process.stderr.write(`bridge-pi bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  if (stackRef.stack) process.stderr.write(`${stackRef.stack.logs(60)}\n`);
+} finally {
+  await stackRef.stack?.close();
+  await removeBundle();
+  clearTimeout(deadline);
+}
+process.exit(exitCode);

@@ -1,0 +1,75 @@
+/**
+ * The daemon's event-loop delay (see SPEC B-12: no model work on the loop that reads SSE), measured
+ * with a perf_hooks `monitorEventLoopDelay` histogram. Off unless `AGENTMAIL_LOOP_STATS=1`; then
+ * SIGUSR2 logs one `event loop delay` line with the figures since the previous report and starts a
+ * new window, and the last window is logged at shutdown. The histogram's timer runs in libuv, not
+ * in JavaScript: nothing of it is on the path that reads events.
+ */
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+
+/** Environment variable that turns the histogram on (`1`). @default off */
+export const LOOP_STATS_ENV = 'AGENTMAIL_LOOP_STATS';
+
+/** Sampling interval of the histogram, in ms. Every sample is that interval plus the delay. @default 1 */
+export const LOOP_STATS_RESOLUTION_MS = 1;
+
+/** Message of the log line carrying {@link LoopDelayStats} in the field `loop_delay`. */
+export const LOOP_STATS_LOG_MSG = 'event loop delay';
+
+/**
+ * One window of the histogram, in ms. A sample is the time between two timer ticks, so an idle
+ * loop shows about {@link LOOP_STATS_RESOLUTION_MS}; a 30 ms block shows about 31.
+ */
+export interface LoopDelayStats {
+  min_ms: number;
+  max_ms: number;
+  mean_ms: number;
+  p50_ms: number;
+  p99_ms: number;
+  samples: number;
+  /** Length of the window (since the previous report or the start), in ms. */
+  window_ms: number;
+  resolution_ms: number;
+}
+
+/** `AGENTMAIL_LOOP_STATS=1` in `env`. */
+export function loopStatsEnabled(env: NodeJS.ProcessEnv): boolean {
+  return env[LOOP_STATS_ENV] === '1';
+}
+
+const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
+
+/** A running event-loop delay histogram; {@link take} reads and resets it. */
+export class LoopDelayMonitor {
+  readonly #histogram: IntervalHistogram;
+  #since = performance.now();
+
+  constructor() {
+    this.#histogram = monitorEventLoopDelay({ resolution: LOOP_STATS_RESOLUTION_MS });
+    this.#histogram.enable();
+  }
+
+  /** The figures since the previous `take` (or the start), then a fresh window. */
+  take(): LoopDelayStats {
+    const h = this.#histogram;
+    const now = performance.now();
+    const empty = h.count === 0;
+    const stats: LoopDelayStats = {
+      min_ms: empty ? 0 : ms(h.min),
+      max_ms: empty ? 0 : ms(h.max),
+      mean_ms: empty ? 0 : ms(h.mean),
+      p50_ms: empty ? 0 : ms(h.percentile(50)),
+      p99_ms: empty ? 0 : ms(h.percentile(99)),
+      samples: h.count,
+      window_ms: Math.round(now - this.#since),
+      resolution_ms: LOOP_STATS_RESOLUTION_MS,
+    };
+    h.reset();
+    this.#since = now;
+    return stats;
+  }
+
+  stop(): void {
+    this.#histogram.disable();
+  }
+}

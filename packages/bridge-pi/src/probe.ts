@@ -1,0 +1,85 @@
+/**
+ * The daemon's look at pi, run in a child process (worker-main with a `probe` job) so pi is never
+ * loaded into the daemon (see SPEC B-12): loading pi there made the daemon ~150 MB, and every
+ * `fork` of a worker then blocked the loop that reads SSE for 10–80 ms; pi's `ModelRuntime` is
+ * ~35 ms of synchronous work. The probe verifies that the permission hook registers (P-8) and
+ * reads the model catalogue (G-25).
+ */
+import { GatewayClient, GrantStore, resolveLocale } from '@agentmail/shared-policy';
+import { DefaultResourceLoader, ModelRuntime, SettingsManager } from '@earendil-works/pi-coding-agent';
+import { createMailExtension } from './extension.js';
+import type { ProbeJob, ProbeReport } from './ipc.js';
+
+/** Most catalogue entries a heartbeat carries (see SPEC G-25). @default 300 */
+const CATALOGUE_MAX = 300;
+
+async function verifySeam(job: ProbeJob): Promise<ProbeReport['enforcement']> {
+  try {
+    const client = new GatewayClient({ baseUrl: job.gatewayUrl, key: job.agentKey });
+    let installed = false;
+    const loader = new DefaultResourceLoader({
+      cwd: job.dataDir,
+      agentDir: job.agentDir,
+      settingsManager: SettingsManager.inMemory({}),
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+      extensionFactories: [
+        {
+          name: 'agentmail-check',
+          factory: createMailExtension({
+            locale: resolveLocale(job.locale),
+            toolContext: () => ({ client }),
+            onSeamInstalled: () => {
+              installed = true;
+            },
+            permission: {
+              agentName: job.agentName,
+              mode: () => 'workspace',
+              sessionId: () => '',
+              client: () => client,
+              grants: new GrantStore(),
+              waitForDecision: async () => {
+                throw new Error('never called');
+              },
+              locale: 'en',
+              log: () => undefined,
+            },
+          }),
+        },
+      ],
+    });
+    await loader.reload();
+    const errors = loader.getExtensions().errors;
+    return installed && errors.length === 0
+      ? { mode: 'native' }
+      : {
+          mode: 'advisory',
+          reason: `permission hook did not load: ${errors.map((e) => e.error).join('; ')}`,
+        };
+  } catch (err) {
+    return { mode: 'advisory', reason: `permission hook check failed: ${String(err)}` };
+  }
+}
+
+async function catalogue(job: ProbeJob): Promise<Pick<ProbeReport, 'models' | 'modelsError'>> {
+  try {
+    const runtime = await ModelRuntime.create({
+      authPath: `${job.agentDir}/auth.json`,
+      modelsPath: `${job.agentDir}/models.json`,
+    });
+    const models = await runtime.getAvailable();
+    return {
+      models: models.slice(0, CATALOGUE_MAX).map((m) => ({ key: `${m.provider}/${m.id}`, name: m.name })),
+    };
+  } catch (err) {
+    return { modelsError: String(err) };
+  }
+}
+
+/** Runs the probe of `job`. Never throws: failures are in the report. */
+export async function runProbe(job: ProbeJob): Promise<ProbeReport> {
+  return { type: 'probe_result', enforcement: await verifySeam(job), ...(await catalogue(job)) };
+}
