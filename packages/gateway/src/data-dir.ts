@@ -94,8 +94,6 @@ function virtualRoot(path: string): string | undefined {
  */
 export function prepareDataDir(dataDir: string): string {
   const abs = resolve(dataDir);
-  mkdirSync(abs, { recursive: true });
-  if (abs !== '') return abs;
   const refuseVirtual = (path: string, shown: string) => {
     const root = virtualRoot(path);
     if (root !== undefined)

@@ -222,6 +222,14 @@ function jsonTypeName(zodName: string): string {
   return 'value';
 }
 
+/** JSON path of the field an issue is about; for unknown fields, the first unknown field. */
+function issueField(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
+    return formatPath([...issue.path, issue.keys[0]]);
+  }
+  return formatPath(issue.path);
+}
+
 /**
  * Turn a zod error into the G-10 400 body.
  *
@@ -241,7 +249,7 @@ export function formatDecodeError(error: z.ZodError, schema: AnySchema, input: u
   return {
     error: 'invalid_request',
     detail: `${parts.join('; ')}${more}.${acceptedText}`,
-    field: issues[0] ? formatPath(issues[0].path) : '',
+    field: issues[0] ? issueField(issues[0]) : '',
     accepted_fields: accepted,
   };
 }

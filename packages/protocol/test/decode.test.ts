@@ -37,6 +37,7 @@ describe('decode (G-10)', () => {
     expect(d).toContain('Accepted fields: name, platform, version.');
     const r = decode(RegisterRequest, { name: 'pi', platform: 'pi', evil: 1 });
     expect(r.ok || r.error.accepted_fields).toEqual(['name', 'platform', 'version']);
+    expect(r.ok || r.error.field).toBe('evil');
   });
 
   it('rejects unknown fields on strict endpoints', () => {
