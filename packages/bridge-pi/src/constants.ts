@@ -11,3 +11,6 @@ export const BRIDGE_VERSION = 'agentmail-pi/0.1.0';
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;
 /** Time a probe child (pi's permission hook and catalogue, src/probe.ts) may take, in ms. @default 60_000 */
 export const PROBE_TIMEOUT_MS = 60_000;
+
+/** Nice value of worker processes (and their autogroup): model work yields to the daemon (B-12). @default 10 */
+export const WORKER_NICE = 10;

@@ -1,6 +1,7 @@
 /**
- * Permission and question requests (SPEC G-38, G-21, P-9): routed to the session's owner, else
- * the most recent person in the thread; a question mail in the person's inbox and a
+ * Permission and question requests (SPEC G-38, G-21, P-9): routed to the session's owner (in a
+ * shared default session: the person who last mailed the agent there), else the most recent
+ * person in the thread; a question mail in the person's inbox and a
  * `permission_request` event on their stream; the decision goes to every stream of the asking
  * agent as `permission_decision` with the note and the mails that arrived meanwhile.
  */
@@ -15,14 +16,14 @@ import type {
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
 import { formatText, type Locale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import type { Selectable } from 'kysely';
-import type { Db, GatewayContext, SessionRow } from './context.js';
+import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { iso } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import type { PermissionsTable } from './db/schema.js';
 import { GatewayError } from './errors.js';
 import { agentStream, type EventBatch, userStream } from './event-hub.js';
 import { newId } from './ids.js';
-import { PERMISSION_KIND } from './mail-views.js';
+import { canSeeMail, PERMISSION_KIND } from './mail-views.js';
 import { addressIn, sessionById } from './sessions.js';
 
 type PermissionRow = Selectable<PermissionsTable>;
@@ -41,12 +42,30 @@ export interface PermissionInput {
 /**
  * The person a request goes to (SPEC G-38): the session's owner, else the person who most
  * recently wrote to or was written to in the session; undefined when there is none.
+ *
+ * A default session (`pi@.`, `pi@/path.`) is shared by everyone who mails it, so its stored
+ * owner (the first writer) is not the person a turn works for: there the request goes to the
+ * person who most recently mailed the agent in that session — turns of a session are serial, so
+ * that is the person whose mail the turn handles. `.new` and aliased sessions keep the owner rule.
  */
 export async function routePermission(
   db: Db,
   session: SessionRow,
 ): Promise<{ id: string; name: string } | undefined> {
-  if (session.owner_user_id !== null) {
+  if (session.default_key !== null) {
+    const latest = await db
+      .selectFrom('deliveries')
+      .innerJoin('mails', 'mails.id', 'deliveries.mail_id')
+      .innerJoin('users', 'users.name', 'mails.from_name')
+      .select(['users.id', 'users.name'])
+      .where('deliveries.recipient_name', '=', session.agent_name)
+      .where('deliveries.recipient_human', '=', 0)
+      .where('deliveries.session_id', '=', session.id)
+      .where('mails.from_human', '=', 1)
+      .orderBy('mails.id', 'desc')
+      .executeTakeFirst();
+    if (latest) return latest;
+  } else if (session.owner_user_id !== null) {
     const owner = await db
       .selectFrom('users')
       .select(['id', 'name'])
@@ -315,13 +334,15 @@ export async function listPermissions(
 
 /**
  * Mails that reached the asking session after the request was filed (SPEC G-21, P-6): every
- * delivery to the agent in that session since then, question mails excluded.
+ * delivery to the agent in that session since then, question mails excluded, and only mails the
+ * asking agent can see ({@link canSeeMail}) — and, for the decider's copy, the decider too.
  */
-async function freshMails(db: Db, row: PermissionRow): Promise<FreshMail[]> {
+async function freshMails(db: Db, row: PermissionRow, viewers: readonly Actor[]): Promise<FreshMail[]> {
   const rows = await db
     .selectFrom('deliveries')
     .innerJoin('mails', 'mails.id', 'deliveries.mail_id')
-    .select(['mails.id', 'mails.from_name', 'mails.from_human', 'mails.subject'])
+    .selectAll('mails')
+    .distinct()
     .where('deliveries.recipient_name', '=', row.agent_name)
     .where('deliveries.recipient_human', '=', 0)
     .where('deliveries.session_id', '=', row.session_id)
@@ -329,12 +350,21 @@ async function freshMails(db: Db, row: PermissionRow): Promise<FreshMail[]> {
     .where('mails.kind', '!=', PERMISSION_KIND)
     .orderBy('mails.id')
     .execute();
-  return rows.map((r) => ({
-    mail_id: r.id,
-    from_name: r.from_name,
-    from_human: r.from_human === 1,
-    subject: r.subject,
-  }));
+  const ids = rows.map((r) => r.id);
+  const deliveries = ids.length
+    ? await db.selectFrom('deliveries').selectAll().where('mail_id', 'in', ids).execute()
+    : [];
+  return rows
+    .filter((m) => {
+      const ds = deliveries.filter((d) => d.mail_id === m.id);
+      return viewers.every((v) => canSeeMail(v, m, ds));
+    })
+    .map((r) => ({
+      mail_id: r.id,
+      from_name: r.from_name,
+      from_human: r.from_human === 1,
+      subject: r.subject,
+    }));
 }
 
 /**
@@ -406,6 +436,8 @@ export async function decidePermission(
       .where('mail_id', '=', row.mail_id)
       .where('read_at', 'is', null)
       .execute();
+    const asker: Actor = { kind: 'agent', name: row.agent_name };
+    const decider: Actor = { kind: 'user', id: user.id, name: user.name };
     const event: PermissionDecisionEvent = {
       relay_key: row.relay_key,
       request_id: row.id,
@@ -413,10 +445,14 @@ export async function decidePermission(
       decision: wire,
       answers,
       note,
-      fresh_mails: await freshMails(trx, row),
+      fresh_mails: await freshMails(trx, row, [asker]),
     };
     await ctx.hub.append(trx, batch, agentStream(row.agent_name), 'permission_decision', event);
-    await ctx.hub.append(trx, batch, userStream(user.id), 'permission_decision', event);
+    // The decider's copy lists only the fresh mails the decider can see as well (SPEC G-38).
+    await ctx.hub.append(trx, batch, userStream(user.id), 'permission_decision', {
+      ...event,
+      fresh_mails: await freshMails(trx, row, [asker, decider]),
+    });
     return wire;
   });
   ctx.hub.publish(batch);

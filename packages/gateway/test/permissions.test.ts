@@ -85,6 +85,47 @@ describe('permission routing (G-38)', () => {
     expect(r.body.asked).toBe('bob');
   });
 
+  it('a default session routes to the person who mailed the agent last, not its first writer', async () => {
+    const { gw, pi, alice, bob } = await setup();
+    const a = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@.', subject: 'alice task', body: 'x' })).body,
+    );
+    const b = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', bob, { to: 'pi@.', subject: 'bob task', body: 'y' })).body,
+    );
+    if (a.status !== 'sent' || b.status !== 'sent') throw new Error('not sent');
+    expect(b.session_id).toBe(a.session_id); // one shared default session
+    const r = PermissionRequestResponse.parse(
+      (await api(gw, 'POST', '/permission/request', pi, ask(b.session_id, 'def1'))).body,
+    );
+    expect(r.status === 'pending' && r.asked).toBe('bob');
+    const bobs = PermissionsResponse.parse(
+      (await api(gw, 'GET', '/me/permissions?status=pending', bob)).body,
+    );
+    expect(bobs.permissions.map((p) => p.id)).toEqual([r.request_id]);
+    const alices = PermissionsResponse.parse(
+      (await api(gw, 'GET', '/me/permissions?status=pending', alice)).body,
+    );
+    expect(alices.permissions).toEqual([]);
+    // alice writes again while bob decides: the agent sees it as fresh, bob's copy does not
+    const bridge = openSse(gw, '/events', pi);
+    const bobEvents = openSse(gw, '/me/events', bob);
+    await Promise.all([bridge.ready, bobEvents.ready]);
+    await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@.', subject: 'alice again', body: 'z' });
+    const d = await api(gw, 'POST', `/me/permissions/${r.request_id}/decide`, bob, { decision: 'approve' });
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+    const agentEv = PermissionDecisionEvent.parse(
+      dataOf(await bridge.next((x) => x.event === 'permission_decision')),
+    );
+    expect(agentEv.fresh_mails.map((m) => m.subject)).toEqual(['alice again']);
+    const bobEv = PermissionDecisionEvent.parse(
+      dataOf(await bobEvents.next((x) => x.event === 'permission_decision')),
+    );
+    expect(bobEv.fresh_mails).toEqual([]);
+    bridge.close();
+    bobEvents.close();
+  });
+
   it('with no person reachable: 409 with error, detail, suggestion and the real permission_mode', async () => {
     const { gw, pi, oc } = await setup();
     const s = SendMailResponse.parse(
