@@ -3,12 +3,13 @@
  * B-8, B-9, B-10, §7 pi). The process holds one pi session, runs one `prompt()` and reports.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   buildFailureMail,
   buildTurnPrompt,
   decideAutoRelay,
+  decideNamingSync,
   ExplicitSendRecord,
   type FailureKind,
   type FinalPart,
@@ -18,6 +19,8 @@ import {
   type MailToolContext,
   type ModelAttempt,
   modelAttemptOrder,
+  type NamingSyncState,
+  namingStateAfterSync,
   type PendingPermissions,
   planTurn,
   resolveLocale,
@@ -66,6 +69,25 @@ interface AttemptOutcome {
   model: string;
   platformSessionId: string;
   lastEntryId: string;
+  /** pi's session name after the turn (`session_info`), if any (B-11). */
+  sessionName?: string;
+}
+
+/** Where the naming-sync state of a mail session lives: next to its pi session file (B-11). */
+function namingStateFile(sessionFile: string): string {
+  return `${sessionFile}.naming.json`;
+}
+
+async function readNamingState(file: string): Promise<NamingSyncState | undefined> {
+  try {
+    const raw = JSON.parse(await readFile(file, 'utf8')) as Partial<NamingSyncState>;
+    if (typeof raw.fingerprint !== 'string') return undefined;
+    return typeof raw.alias === 'string'
+      ? { fingerprint: raw.fingerprint, alias: raw.alias }
+      : { fingerprint: raw.fingerprint };
+  } catch {
+    return undefined;
+  }
 }
 
 function messageOf(err: unknown): string {
@@ -199,6 +221,8 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
     return fail(kind, last.cause);
   }
 
+  await syncName(last.sessionName);
+
   // B-10: relay this turn's final text when the plan says so.
   const finalParts: FinalPart[] = (last.message?.content ?? []).map((c) => ({ type: c.type, text: c.text }));
   const decision = decideAutoRelay({
@@ -239,6 +263,30 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
   } catch (err) {
     log('error', 'relay failed', { message: messageOf(err) });
     return { ...base, relay: { sent: false, reason: `relay failed: ${messageOf(err)}` } };
+  }
+
+  /**
+   * B-11: pi's session name → the Gateway session's title and alias. The fingerprint is stored
+   * before the request (so a lost answer or our own echo never loops); the final alias after it.
+   * Never fails the turn.
+   */
+  async function syncName(name: string | undefined): Promise<void> {
+    const adopted = mail.platform_session_id !== '';
+    const stateFile = namingStateFile(sessionFile);
+    const state = adopted ? undefined : await readNamingState(stateFile);
+    const decision = decideNamingSync({ adopted, platformName: name, state, agentName: job.agentName });
+    if (!decision.sync) {
+      if (decision.reason !== 'unnamed') log('info', 'naming sync skipped', { reason: decision.reason });
+      return;
+    }
+    try {
+      await writeFile(stateFile, JSON.stringify({ ...state, fingerprint: decision.fingerprint }));
+      const res = await client.sessionSync(mail.session_id, decision.request);
+      await writeFile(stateFile, JSON.stringify(namingStateAfterSync(decision.fingerprint, res)));
+      log('info', 'naming synced', { alias: res.alias, title: res.title });
+    } catch (err) {
+      log('warn', 'naming sync failed', { message: messageOf(err) });
+    }
   }
 
   async function runAttempt(attempt: ModelAttempt | { kind: 'resume' }): Promise<AttemptOutcome> {
@@ -356,6 +404,7 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
       model: used,
       platformSessionId: session.sessionId,
       lastEntryId: sessionManager.getLeafId() ?? '',
+      ...(session.sessionName === undefined ? {} : { sessionName: session.sessionName }),
     };
     session.dispose();
     return outcome;

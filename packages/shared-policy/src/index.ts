@@ -107,6 +107,16 @@ export {
   splitModelKey,
 } from './model-order.js';
 export {
+  decideNamingSync,
+  NAMING_SYNC_TITLE_MAX_LENGTH,
+  type NamingSyncDecision,
+  type NamingSyncInput,
+  type NamingSyncSkip,
+  type NamingSyncState,
+  namingFingerprint,
+  namingStateAfterSync,
+} from './naming-sync.js';
+export {
   type DecisionSource,
   type DenialTextInput,
   denialText,
