@@ -13,10 +13,10 @@ import type {
   SessionParticipant,
   ThreadResponse,
 } from '@agentmail/protocol';
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Actor, Db, SessionRow } from './context.js';
 import { iso } from './context.js';
-import type { DeliveriesTable, MailsTable } from './db/schema.js';
+import type { Database, DeliveriesTable, MailsTable } from './db/schema.js';
 import { GatewayError } from './errors.js';
 import { addressIn, sessionById, sessionsById } from './sessions.js';
 
@@ -187,11 +187,30 @@ export function canSeeMail(actor: Actor, mail: MailRow, deliveries: readonly Del
 }
 
 /**
+ * {@link canSeeMail} as a SQL condition on `mails`: sent by the reader, or delivered to it. The
+ * queries that list mails or check attachments use this, so the rule is written once.
+ */
+function mailVisibleTo(eb: ExpressionBuilder<Database, 'mails'>, actor: Actor) {
+  const human = isHumanActor(actor) ? 1 : 0;
+  return eb.or([
+    eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
+    eb(
+      'mails.id',
+      'in',
+      eb
+        .selectFrom('deliveries')
+        .select('deliveries.mail_id')
+        .where('deliveries.recipient_name', '=', actor.name)
+        .where('deliveries.recipient_human', '=', human),
+    ),
+  ]);
+}
+
+/**
  * Ids of the mails of a session the reader can see ({@link canSeeMail}), oldest first: written
  * in the session or delivered into it, and sent by the reader or delivered to it.
  */
 async function visibleSessionMailIds(db: Db, actor: Actor, sessionId: string): Promise<string[]> {
-  const human = isHumanActor(actor) ? 1 : 0;
   const rows = await db
     .selectFrom('mails')
     .select('mails.id')
@@ -208,20 +227,7 @@ async function visibleSessionMailIds(db: Db, actor: Actor, sessionId: string): P
         ),
       ]),
     )
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
-        eb(
-          'mails.id',
-          'in',
-          eb
-            .selectFrom('deliveries')
-            .select('deliveries.mail_id')
-            .where('deliveries.recipient_name', '=', actor.name)
-            .where('deliveries.recipient_human', '=', human),
-        ),
-      ]),
-    )
+    .where((eb) => mailVisibleTo(eb, actor))
     .orderBy('mails.id')
     .execute();
   return rows.map((r) => r.id);
@@ -423,20 +429,7 @@ export async function canSeeAttachment(db: Db, actor: Actor, attachmentId: strin
     .innerJoin('mails', 'mails.id', 'mail_attachments.mail_id')
     .select('mails.id')
     .where('mail_attachments.attachment_id', '=', attachmentId)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
-        eb(
-          'mails.id',
-          'in',
-          eb
-            .selectFrom('deliveries')
-            .select('deliveries.mail_id')
-            .where('deliveries.recipient_name', '=', actor.name)
-            .where('deliveries.recipient_human', '=', human),
-        ),
-      ]),
-    )
+    .where((eb) => mailVisibleTo(eb, actor))
     .executeTakeFirst();
   return seen !== undefined;
 }
