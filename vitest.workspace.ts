@@ -9,4 +9,5 @@ export const projects: string[] = [
   'packages/gateway',
   'packages/testkit',
   'packages/bridge-pi',
+  'packages/bridge-opencode',
 ];

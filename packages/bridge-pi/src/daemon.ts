@@ -1,23 +1,20 @@
 /**
- * The pi bridge daemon (see SPEC §6): registers, heartbeats, reads SSE, de-duplicates, catches
- * up, queues per session, and runs ONE WORKER CHILD PROCESS PER MAIL (B-12) so no model work ever
- * runs on the event loop that reads SSE.
+ * The pi bridge daemon (see SPEC §6): shared-policy's BridgeRuntime runs the connection loop
+ * (register, heartbeat, SSE, de-duplication, catch-up, per-session queue, timeouts, redelivery);
+ * this host adds what is pi's: the probe child, the catalogue cache, and ONE WORKER CHILD PROCESS
+ * PER MAIL (B-12) so no model work ever runs on the event loop that reads SSE.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HeartbeatRequest, MailSummary, NewMailEvent } from '@agentmail/protocol';
+import type { HeartbeatRequest, PermissionDecisionEvent } from '@agentmail/protocol';
 import {
-  backlogEvent,
-  buildFailureMail,
-  CatchUp,
-  GatewayClient,
-  redeliver,
-  resolveLocale,
-  SeenMails,
-  SessionQueue,
-  SseClient,
-  settleWithTimeout,
+  type BridgeHost,
+  BridgeRuntime,
+  type HeartbeatSnapshot,
+  type MailRun,
+  type MailTurnReport,
+  TurnLostError,
 } from '@agentmail/shared-policy';
 import type { PiBridgeConfig } from './config.js';
 import {
@@ -30,33 +27,22 @@ import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, Worke
 import type { Logger } from './log.js';
 import { listPiSessions } from './session-files.js';
 
-/** A worker that exited (or could not start) before reporting: redelivered (B-14). */
-class WorkerLostError extends Error {
-  override readonly name = 'WorkerLostError';
-}
-
-type WorkerOutcome = { report: TurnReport } | { timedOut: true; killed: boolean };
-
 /**
- * The daemon. `start()` registers, takes the first heartbeat, opens the event stream (B-1) and
- * resolves after the catch-up pass (B-20); `stop()` is the graceful shutdown (B-15, P-7).
+ * The daemon: the pi side of the shared {@link BridgeRuntime} (register, heartbeat, SSE, catch-up,
+ * queue, timeouts, redelivery: shared-policy). It adds the probe child (P-8, catalogue), the
+ * catalogue cache, one worker process per mail (B-12) and its IPC. `start()` resolves after the
+ * catch-up pass (B-20); `stop()` is the graceful shutdown (B-15, P-7).
  */
-export class PiBridgeDaemon {
+export class PiBridgeDaemon implements BridgeHost {
   readonly #log: Logger;
   #config: PiBridgeConfig;
-  #client: GatewayClient;
-  readonly #seen = new SeenMails();
-  readonly #queue: SessionQueue;
+  readonly #runtime: BridgeRuntime;
   readonly #workers = new Set<ChildProcess>();
-  readonly #stopping = new AbortController();
-  #sse: SseClient | undefined;
-  #heartbeatTimer: NodeJS.Timeout | undefined;
-  #allowedModels: string[] = [];
+  #stopping = false;
   #enforcement: { mode: 'native' | 'advisory'; reason?: string } = {
     mode: 'advisory',
     reason: 'permission hook not verified yet',
   };
-  readonly #catchUp: CatchUp<MailSummary>;
   /** The last probed catalogue and the stats of the files it came from. */
   #catalogueCache: { files: string; models: HeartbeatRequest['models'] } | undefined;
   /** Forks go one per event-loop turn (each blocks the loop 5–15 ms; see {@link #forkSlot}). */
@@ -65,86 +51,65 @@ export class PiBridgeDaemon {
   constructor(config: PiBridgeConfig, log: Logger) {
     this.#config = config;
     this.#log = log;
-    this.#client = new GatewayClient({ baseUrl: config.gatewayUrl, key: config.agentKey });
-    this.#queue = new SessionQueue({ concurrency: config.concurrency });
-    this.#catchUp = new CatchUp<MailSummary>({
-      seen: this.#seen,
-      listUnread: async (limit) => (await this.#client.inbox({ status: 'unread', limit })).mails,
-      // Serial per pass (B-20): each backlog mail is awaited before the next.
-      deliver: async (summary, delivery) => {
-        let parentFrom = '';
-        try {
-          parentFrom = (await this.#client.mail(summary.id)).parent_from;
-        } catch (err) {
-          this.#log.warn(
-            { mail_id: summary.id, err: String(err) },
-            'catch-up: full mail not readable; parent unknown',
-          );
-        }
-        const event = backlogEvent(
-          { ...summary, permission_mode: delivery.permissionMode },
-          { mail: { parent_from: parentFrom } },
-        );
-        await this.#queue.run(event.session_id, () => this.#runMail(event, true));
+    this.#runtime = new BridgeRuntime(
+      {
+        gatewayUrl: config.gatewayUrl,
+        agentKey: config.agentKey,
+        agentName: config.agentName,
+        platform: 'pi',
+        version: BRIDGE_VERSION,
+        concurrency: config.concurrency,
+        heartbeatMs: config.heartbeatMs,
+        turnTimeoutMs: config.turnTimeoutMs,
+        stopGraceMs: WORKER_STOP_GRACE_MS,
+        firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS,
+        locale: config.locale,
       },
-    });
+      this,
+      log,
+    );
   }
 
-  /** Register, first heartbeat, SSE, catch-up (B-1, B-20). */
+  /** Probe (P-8, catalogue), then register, first heartbeat, SSE, catch-up (B-1, B-20). */
   async start(): Promise<void> {
     await this.#catalogue(); // the probe: permission hook (P-8) and catalogue, before anything else
-    const reg = await this.#client.register({
-      name: this.#config.agentName,
-      platform: 'pi',
-      version: BRIDGE_VERSION,
-    });
-    this.#log.info({ agent: reg.name, created: reg.created }, 'registered');
-    let opened: () => void = () => undefined;
-    const firstOpen = new Promise<void>((resolve) => {
-      opened = resolve;
-    });
-    this.#sse = new SseClient({
-      url: this.#config.gatewayUrl,
-      key: this.#config.agentKey,
-      signal: this.#stopping.signal,
-      onEvent: (event) => {
-        if (event.type === 'new_mail') this.#onNewMail(event.data);
-        else if (event.type === 'permission_decision')
-          this.#broadcast({ type: 'permission_decision', event: event.data });
-      },
-      onError: (err) => this.#log.warn({ code: err.code, err: err.message }, 'sse problem'),
-      onOpen: (info) => {
-        this.#log.info({ connection: info.connection, last_event_id: info.lastEventId }, 'sse open');
-        opened();
-      },
-    });
-    // B-1: the first heartbeat comes before the event stream, so the first mail already runs with
-    // the admin's model selection (G-27) instead of the host default.
-    const ok = await this.#beat();
-    void this.#sse.start();
-    // Catch-up after the stream is open (or given up on): a mail arriving in between is then
-    // either in the inbox listing or on the stream, never in neither (B-20).
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      firstOpen,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, FIRST_SSE_OPEN_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    // The period starts before the catch-up, which awaits each backlog turn (G-25: stay online).
-    this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), this.#config.heartbeatMs);
-    await this.#afterBeat(ok);
+    await this.#runtime.start();
   }
 
-  /** Graceful shutdown (B-15, P-7): stop reading, deny pending questions, stop turns, kill stragglers. */
+  /** Graceful shutdown (B-15, P-7): the runtime stops reading and turns; {@link onShutdown} ends the workers. */
   async stop(): Promise<void> {
-    if (this.#stopping.signal.aborted) return;
-    this.#log.info({ workers: this.#workers.size }, 'shutting down');
-    this.#stopping.abort();
-    if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
-    this.#queue.close();
-    await this.#sse?.close();
+    if (this.#stopping) return;
+    this.#stopping = true;
+    await this.#runtime.stop();
+  }
+
+  /** BridgeHost: pi's session snapshot and model catalogue (G-25). */
+  async heartbeat(): Promise<HeartbeatSnapshot> {
+    const sessions = await listPiSessions(this.#config.agentDir);
+    if (sessions === undefined) this.#log.warn('pi session folder unreadable: snapshot omitted (G-25)');
+    const models = await this.#catalogue();
+    return {
+      mode_enforcement: this.#enforcement.mode,
+      ...(this.#enforcement.reason ? { mode_enforcement_reason: this.#enforcement.reason } : {}),
+      ...(sessions === undefined ? {} : { sessions }),
+      ...(models === undefined ? {} : { models }),
+    };
+  }
+
+  /** BridgeHost: decisions go to every worker; the one waiting for the relay key takes it. */
+  onPermissionDecision(event: PermissionDecisionEvent): void {
+    this.#broadcast({ type: 'permission_decision', event });
+  }
+
+  /** BridgeHost: later jobs and probes use the new Gateway (B-18). */
+  onReconnect(url: string, key: string): void {
+    this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
+  }
+
+  /** BridgeHost (B-15, P-7): workers deny pending questions and stop; stragglers are killed. */
+  async onShutdown(): Promise<void> {
+    this.#stopping = true;
+    this.#log.info({ workers: this.#workers.size }, 'stopping workers');
     const exits = [...this.#workers].map(
       (child) =>
         new Promise<void>((resolve) =>
@@ -157,26 +122,6 @@ export class PiBridgeDaemon {
     }, WORKER_STOP_GRACE_MS);
     await Promise.all(exits);
     clearTimeout(grace);
-    this.#log.info('stopped');
-  }
-
-  #onNewMail(mail: NewMailEvent): void {
-    if (!this.#seen.claim(mail.mail_id)) {
-      this.#log.info({ mail_id: mail.mail_id }, 'duplicate new_mail ignored');
-      return;
-    }
-    this.#log.info(
-      { mail_id: mail.mail_id, session_id: mail.session_id, from: mail.from_name },
-      'mail queued',
-    );
-    this.#queue
-      .run(mail.session_id, () => this.#runMail(mail, false))
-      .catch((err: unknown) => {
-        this.#log.warn(
-          { mail_id: mail.mail_id, err: String(err) },
-          'mail not run (bridge shutting down); it stays unread for catch-up',
-        );
-      });
   }
 
   /**
@@ -253,132 +198,6 @@ export class PiBridgeDaemon {
     return report?.models;
   }
 
-  /** A heartbeat, then the catch-up check (B-20). */
-  async #heartbeat(): Promise<void> {
-    if (this.#stopping.signal.aborted) return;
-    await this.#afterBeat(await this.#beat());
-  }
-
-  /** One heartbeat (G-25..G-27): session snapshot and model catalogue out, allowed models in. */
-  async #beat(): Promise<boolean> {
-    if (this.#stopping.signal.aborted) return false;
-    const sessions = await listPiSessions(this.#config.agentDir);
-    if (sessions === undefined) this.#log.warn('pi session folder unreadable: snapshot omitted (G-25)');
-    const models = await this.#catalogue();
-    const body: HeartbeatRequest = {
-      mode_enforcement: this.#enforcement.mode,
-      ...(this.#enforcement.reason ? { mode_enforcement_reason: this.#enforcement.reason } : {}),
-      version: BRIDGE_VERSION,
-      ...(sessions === undefined ? {} : { sessions }),
-      ...(models === undefined ? {} : { models }),
-    };
-    try {
-      const res = await this.#client.heartbeat(body);
-      this.#allowedModels = res.allowed_models;
-      return true;
-    } catch (err) {
-      this.#log.warn({ err: String(err) }, 'heartbeat failed');
-      return false;
-    }
-  }
-
-  /** Catch-up after a heartbeat (runs once, after the first successful one, B-20). */
-  async #afterBeat(ok: boolean): Promise<void> {
-    const result = await this.#catchUp.afterHeartbeat(ok);
-    if (result.status === 'ran')
-      this.#log.info(
-        {
-          delivered: result.delivered.map((m) => m.id),
-          skipped: result.skipped,
-          failed: result.failed.length,
-        },
-        'catch-up done',
-      );
-    else if (result.status === 'list_failed')
-      this.#log.warn({ err: String(result.error) }, 'catch-up: inbox unreadable');
-  }
-
-  /** Run one mail: redelivered workers (B-14), timeout (B-7), failure mail when all is lost (B-9). */
-  async #runMail(mail: NewMailEvent, backlog: boolean): Promise<void> {
-    if (this.#stopping.signal.aborted) return;
-    const result = await redeliver((attempt) => this.#runWorker(mail, backlog, attempt), {
-      shouldRetry: (err) => err instanceof WorkerLostError && !this.#stopping.signal.aborted,
-      onRetry: ({ attempt, error, delayMs }) =>
-        this.#log.warn(
-          { mail_id: mail.mail_id, attempt, delay_ms: delayMs, err: String(error) },
-          'worker lost; redelivering',
-        ),
-    });
-    if (result.ok) {
-      const outcome = result.value;
-      if ('timedOut' in outcome) {
-        this.#log.error({ mail_id: mail.mail_id, killed: outcome.killed }, 'turn timed out');
-        await this.#sendFailure(mail, 'timeout', `no result within ${this.#config.turnTimeoutMs} ms`);
-      } else if (outcome.report.ok)
-        this.#log.info(
-          {
-            mail_id: mail.mail_id,
-            model: outcome.report.model,
-            relay: outcome.report.relay,
-            worker_max_rss_kb: outcome.report.maxRssKb,
-          },
-          'turn done',
-        );
-      else
-        this.#log.error(
-          {
-            mail_id: mail.mail_id,
-            kind: outcome.report.kind,
-            cause: outcome.report.cause,
-            failure_mail: outcome.report.failureMailSent,
-            worker_max_rss_kb: outcome.report.maxRssKb,
-          },
-          'turn failed',
-        );
-      return;
-    }
-    if (this.#stopping.signal.aborted) {
-      this.#log.warn(
-        { mail_id: mail.mail_id },
-        'turn stopped by shutdown; the mail stays for catch-up if unread',
-      );
-      return;
-    }
-    this.#log.error(
-      { mail_id: mail.mail_id, attempts: result.attempts, err: String(result.lastError) },
-      'worker given up',
-    );
-    await this.#sendFailure(
-      mail,
-      'worker_lost',
-      String((result.lastError as Error)?.message ?? result.lastError),
-      result.attempts,
-    );
-  }
-
-  async #sendFailure(
-    mail: NewMailEvent,
-    kind: 'timeout' | 'worker_lost',
-    cause: string,
-    attempts?: number,
-  ): Promise<void> {
-    try {
-      const fm = buildFailureMail({
-        kind,
-        mail,
-        cause,
-        agentName: this.#config.agentName,
-        timeoutMs: this.#config.turnTimeoutMs,
-        ...(attempts === undefined ? {} : { attempts }),
-        locale: resolveLocale(this.#config.locale),
-      });
-      const res = await this.#client.send({ ...fm, from_session_id: mail.session_id });
-      this.#log.info({ mail_id: mail.mail_id, kind, status: res.status }, 'failure mail sent');
-    } catch (err) {
-      this.#log.error({ mail_id: mail.mail_id, kind, err: String(err) }, 'failure mail not sent');
-    }
-  }
-
   /**
    * Resolves in an event-loop turn of its own, one caller per turn: a `fork` blocks the loop for
    * 5–15 ms (more with pi loaded), so three mails arriving in one SSE chunk must not fork in one turn.
@@ -389,20 +208,25 @@ export class PiBridgeDaemon {
     return slot;
   }
 
-  /** One worker process for one mail; resolves with its report or a timeout, rejects when it is lost. */
-  async #runWorker(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<WorkerOutcome> {
+  /**
+   * BridgeHost: one worker process for one mail (B-12). Resolves with its report; rejects with
+   * {@link TurnLostError} when it exits before reporting (B-14). An aborted `run.signal` (timeout,
+   * shutdown) asks the worker to stop and kills its process group after the grace period.
+   */
+  async runMail(run: MailRun): Promise<MailTurnReport> {
+    const { mail, attempt } = run;
     await this.#forkSlot();
-    if (this.#stopping.signal.aborted) throw new WorkerLostError('the bridge is stopping');
+    if (this.#stopping || run.signal.aborted) throw new TurnLostError('the bridge is stopping');
     const job: WorkerJob = {
       type: 'job',
       mail,
-      backlog,
-      gatewayUrl: this.#config.gatewayUrl,
-      agentKey: this.#config.agentKey,
+      backlog: run.backlog,
+      gatewayUrl: run.client.baseUrl,
+      agentKey: run.client.key,
       agentName: this.#config.agentName,
       dataDir: this.#config.dataDir,
       agentDir: this.#config.agentDir,
-      allowedModels: this.#allowedModels,
+      allowedModels: [...run.allowedModels],
       hostDefault: this.#config.hostDefault,
       attempt,
       locale: this.#config.locale,
@@ -416,51 +240,47 @@ export class PiBridgeDaemon {
     });
     this.#workers.add(child);
     this.#log.info({ mail_id: mail.mail_id, attempt, pid: child.pid }, 'worker spawned');
+    let killTimer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      if (run.signal.reason !== 'shutdown') this.#send(child, { type: 'abort', reason: 'turn timeout' });
+      killTimer = setTimeout(() => this.#kill(child), WORKER_STOP_GRACE_MS);
+    };
+    run.signal.addEventListener('abort', onAbort, { once: true });
     let report: TurnReport | undefined;
-    const done = new Promise<TurnReport>((resolve, reject) => {
-      child.on('message', (m: WorkerMessage) => {
-        switch (m.type) {
-          case 'ready':
-            child.send(job);
-            break;
-          case 'result':
-            report = m;
-            break;
-          case 'reconnect':
-            this.#reconnect(m.url, m.key);
-            break;
-          case 'log':
-            this.#log[m.level](
-              { ...m.fields, worker: child.pid, since_spawn_ms: Date.now() - spawnedAt },
-              m.msg,
-            );
-            break;
-        }
+    try {
+      report = await new Promise<TurnReport>((resolve, reject) => {
+        child.on('message', (m: WorkerMessage) => {
+          switch (m.type) {
+            case 'ready':
+              child.send(job);
+              break;
+            case 'result':
+              report = m;
+              break;
+            case 'reconnect':
+              this.#runtime.reconnect(m.url, m.key);
+              break;
+            case 'log':
+              this.#log[m.level](
+                { ...m.fields, worker: child.pid, since_spawn_ms: Date.now() - spawnedAt },
+                m.msg,
+              );
+              break;
+          }
+        });
+        child.once('error', (err) => reject(new TurnLostError(`worker could not run: ${err.message}`)));
+        child.once('exit', (code, signal) => {
+          this.#workers.delete(child);
+          if (report) resolve(report);
+          else reject(new TurnLostError(`worker exited (code ${code}, signal ${signal}) before reporting`));
+        });
       });
-      child.once('error', (err) => reject(new WorkerLostError(`worker could not run: ${err.message}`)));
-      child.once('exit', (code, signal) => {
-        this.#workers.delete(child);
-        if (report) resolve(report);
-        else reject(new WorkerLostError(`worker exited (code ${code}, signal ${signal}) before reporting`));
-      });
-    });
-    return settleWithTimeout(done, {
-      timeoutMs: this.#config.turnTimeoutMs,
-      stop: () => this.#send(child, { type: 'abort', reason: 'turn timeout' }),
-      kill: () => this.#kill(child),
-    }).then((r) => {
-      if (r.ok) return { report: r.value };
-      if (r.reason === 'timeout') return { timedOut: true as const, killed: r.killed };
-      throw r.error;
-    });
-  }
-
-  /** B-18: the tool already probed the new Gateway; switch the live client and the stream. */
-  #reconnect(url: string, key: string): void {
-    this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
-    this.#client = this.#client.withConfig({ baseUrl: url, key });
-    this.#sse?.reconfigure({ url, key });
-    this.#log.info({ url }, 'reconnected to another Gateway');
+    } finally {
+      run.signal.removeEventListener('abort', onAbort);
+      clearTimeout(killTimer);
+    }
+    const { type: _type, maxRssKb, ...turn } = report;
+    return maxRssKb === undefined ? turn : { ...turn, logFields: { worker_max_rss_kb: maxRssKb } };
   }
 
   #send(child: ChildProcess, message: DaemonMessage): void {

@@ -95,6 +95,7 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
     ...(sessionId
       ? {
           permission: {
+            platform: 'pi',
             agentName,
             mode: () => process.env.AGENTMAIL_PERMISSION_MODE,
             sessionId: () => sessionId,
@@ -105,7 +106,7 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
               return pending.wait(relayKey, signal ? { signal } : {});
             },
             locale,
-            log: () => undefined,
+            log: { info: () => undefined, warn: () => undefined, error: () => undefined },
           },
         }
       : {}),

@@ -3,7 +3,7 @@
  * scalars and flat string records cross the boundary: no session objects, no clients.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import type { FailureKind } from '@agentmail/shared-policy';
+import type { MailTurnReport } from '@agentmail/shared-policy';
 
 /** The job of one worker: one mail, one turn. */
 export interface WorkerJob {
@@ -59,30 +59,11 @@ export type DaemonMessage =
   | { type: 'abort'; reason: string }
   | { type: 'shutdown' };
 
-/** The worker's report of its turn. */
-export type TurnReport =
-  | {
-      type: 'result';
-      ok: true;
-      /** `provider/model` that answered. */
-      model: string;
-      platformSessionId: string;
-      sessionFile: string;
-      relay: { sent: true; mailId: string; duplicate: boolean } | { sent: false; reason: string };
-      /** Peak RSS of the worker process in KiB (`process.resourceUsage().maxRSS`), set by worker-main. */
-      maxRssKb?: number;
-    }
-  | {
-      type: 'result';
-      ok: false;
-      kind: FailureKind;
-      cause: string;
-      /** The failure mail was sent (or was a duplicate). */
-      failureMailSent: boolean;
-      failureMailError?: string;
-      /** Peak RSS of the worker process in KiB (`process.resourceUsage().maxRSS`), set by worker-main. */
-      maxRssKb?: number;
-    };
+/**
+ * The worker's report of its turn: shared-policy's {@link MailTurnReport} (runMailTurn) plus the
+ * worker's peak RSS in KiB (`process.resourceUsage().maxRSS`, set by worker-main).
+ */
+export type TurnReport = MailTurnReport & { type: 'result'; maxRssKb?: number };
 
 /** Worker → daemon. */
 export type WorkerMessage =

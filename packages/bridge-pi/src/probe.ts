@@ -36,6 +36,7 @@ async function verifySeam(job: ProbeJob): Promise<ProbeReport['enforcement']> {
               installed = true;
             },
             permission: {
+              platform: 'pi',
               agentName: job.agentName,
               mode: () => 'workspace',
               sessionId: () => '',
@@ -45,7 +46,7 @@ async function verifySeam(job: ProbeJob): Promise<ProbeReport['enforcement']> {
                 throw new Error('never called');
               },
               locale: 'en',
-              log: () => undefined,
+              log: { info: () => undefined, warn: () => undefined, error: () => undefined },
             },
           }),
         },

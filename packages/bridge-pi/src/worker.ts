@@ -1,30 +1,27 @@
 /**
- * One mail turn on the real pi SDK, run inside a worker child process (see SPEC B-3, B-4, B-7,
- * B-8, B-9, B-10, §7 pi). The process holds one pi session, runs one `prompt()` and reports.
+ * One mail turn on the real pi SDK, run inside a worker child process (see SPEC B-4, B-7, B-8,
+ * §7 pi): the pi side ({@link MailTurnPlatform}) of shared-policy's runMailTurn, which decides the
+ * rest (workspace, prompt, model order, failure mail, relay, naming sync). The process holds one
+ * pi session, runs one `prompt()` per attempt and reports.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { NewMailEvent } from '@agentmail/protocol';
 import {
-  buildFailureMail,
-  buildTurnPrompt,
-  decideAutoRelay,
-  decideNamingSync,
+  type AttemptResult,
+  type AttemptTurn,
+  type BridgeLogger,
   ExplicitSendRecord,
-  type FailureKind,
-  type FinalPart,
   GatewayClient,
   GrantStore,
   type Locale,
-  type MailToolContext,
-  type ModelAttempt,
-  modelAttemptOrder,
+  type MailTurnPlatform,
   type NamingSyncState,
-  namingStateAfterSync,
   type PendingPermissions,
-  planTurn,
   resolveLocale,
-  resolveWorkspace,
+  runMailTurn,
+  type TurnAttempt,
 } from '@agentmail/shared-policy';
 import {
   createAgentSession,
@@ -62,17 +59,6 @@ interface AssistantMessageLike {
   model?: string;
 }
 
-interface AttemptOutcome {
-  ok: boolean;
-  cause: string;
-  message?: AssistantMessageLike;
-  model: string;
-  platformSessionId: string;
-  lastEntryId: string;
-  /** pi's session name after the turn (`session_info`), if any (B-11). */
-  sessionName?: string;
-}
-
 /** Where the naming-sync state of a mail session lives: next to its pi session file (B-11). */
 function namingStateFile(sessionFile: string): string {
   return `${sessionFile}.naming.json`;
@@ -94,217 +80,123 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A {@link BridgeLogger} over the IPC `log` message (the daemon writes the line). */
+function ipcLogger(send: TurnIo['send'], mailId: string): BridgeLogger {
+  const line =
+    (level: 'info' | 'warn' | 'error') =>
+    (obj: object, msg = ''): void => {
+      const fields: Record<string, string | number | boolean> = { mail_id: mailId };
+      for (const [k, v] of Object.entries(obj))
+        fields[k] =
+          typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : JSON.stringify(v);
+      send({ type: 'log', level, msg, fields });
+    };
+  return { info: line('info'), warn: line('warn'), error: line('error') };
+}
+
 /**
- * Run the turn of `job` and report it. Never throws: every failure ends in a failure mail (B-9)
- * and a `{ ok: false }` report.
+ * Run the turn of `job` (shared-policy's runMailTurn over {@link piPlatform}) and report it.
+ * Never throws: every failure ends in a failure mail (B-9) and a `{ ok: false }` report.
  */
 export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
-  const { mail } = job;
   const locale: Locale = resolveLocale(job.locale);
-  const log = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, string> = {}): void =>
-    io.send({ type: 'log', level, msg, fields: { mail_id: mail.mail_id, ...fields } });
-  let client = new GatewayClient({ baseUrl: job.gatewayUrl, key: job.agentKey });
-
-  const fail = async (kind: FailureKind, cause: string): Promise<TurnReport> => {
-    log('error', 'worker: turn failed, sending the failure mail', { kind, cause });
-    try {
-      const fm = buildFailureMail({ kind, mail, cause, agentName: job.agentName, locale });
-      await client.send({ ...fm, from_session_id: mail.session_id });
-      return { type: 'result', ok: false, kind, cause, failureMailSent: true };
-    } catch (err) {
-      log('error', 'failure mail not sent', { message: messageOf(err) });
-      return {
-        type: 'result',
-        ok: false,
-        kind,
-        cause,
-        failureMailSent: false,
-        failureMailError: messageOf(err),
-      };
-    }
-  };
-
-  // B-4: an adopted session is opened by its platform id, and never silently replaced.
-  let sessionFile: string;
-  let resumed: boolean;
-  let adoptedCwd: string | undefined;
-  if (mail.platform_session_id) {
-    const found = await findPiSessionFile(job.agentDir, mail.platform_session_id);
-    if (!found)
-      return fail(
-        'session_missing',
-        `pi session ${mail.platform_session_id} was not found under ${join(job.agentDir, 'sessions')}`,
-      );
-    sessionFile = found;
-    resumed = true;
-    adoptedCwd = parseHeader(await readFirstLine(found))?.cwd;
-  } else {
-    sessionFile = mailSessionFile(job.dataDir, mail.session_id);
-    resumed = existsSync(sessionFile);
-  }
-
-  // B-3: the address path if it exists, else a per-session fallback directory (logged).
-  const ws = await resolveWorkspace({
-    addressPath: adoptedCwd || mail.to_workspace,
-    fallbackRoot: join(job.dataDir, 'workspaces'),
-    sessionKey: mail.session_id,
-  });
-  if (ws.usedFallback) log('warn', 'working directory falls back', { cwd: ws.cwd, reason: ws.reason ?? '' });
-  client = new GatewayClient({ baseUrl: job.gatewayUrl, key: job.agentKey, allowedRoots: [ws.cwd] });
-
-  const plan = planTurn(
-    { mail, selfName: job.agentName, backlog: job.backlog, continuedSession: resumed },
-    locale,
+  const log = ipcLogger(io.send, job.mail.mail_id);
+  const client = new GatewayClient({ baseUrl: job.gatewayUrl, key: job.agentKey });
+  const report = await runMailTurn(
+    {
+      mail: job.mail,
+      backlog: job.backlog,
+      attempt: job.attempt,
+      agentName: job.agentName,
+      allowedModels: job.allowedModels,
+      ...(job.hostDefault ? { hostDefault: job.hostDefault } : {}),
+      client,
+      fallbackRoot: join(job.dataDir, 'workspaces'),
+      explicitSends: new ExplicitSendRecord(),
+      locale,
+      signal: io.signal,
+      log,
+      onReconnect: (url, key) => io.send({ type: 'reconnect', url, key }),
+    },
+    piPlatform(job, io, locale, log),
   );
-  const prompt = buildTurnPrompt(plan, mail);
-  const turnId = `${mail.mail_id}#${job.attempt}`;
-  const sends = new ExplicitSendRecord();
-  const grants = new GrantStore({ file: join(job.dataDir, 'grants.json') });
+  return { type: 'result', ...report };
+}
 
-  let runtime: ModelRuntime;
-  try {
-    runtime = await ModelRuntime.create({
+/**
+ * pi as a {@link MailTurnPlatform}: mail sessions are files under the bridge's data dir, adopted
+ * sessions are found by id (first line only, §7 pi); each attempt opens the session file, loads
+ * the AgentMail extension (tools + permission seam, P-8 verified) and runs one `prompt()`.
+ */
+function piPlatform(job: WorkerJob, io: TurnIo, locale: Locale, log: BridgeLogger): MailTurnPlatform {
+  const { mail } = job;
+  let sessionFile = mailSessionFile(job.dataDir, mail.session_id);
+  const grants = new GrantStore({ file: join(job.dataDir, 'grants.json') });
+  let runtime: Promise<ModelRuntime> | undefined;
+  const modelRuntime = (): Promise<ModelRuntime> => {
+    runtime ??= ModelRuntime.create({
       authPath: join(job.agentDir, 'auth.json'),
       modelsPath: join(job.agentDir, 'models.json'),
     });
-  } catch (err) {
-    return fail(resumed ? 'resume_failed' : 'all_models_failed', `pi model runtime: ${messageOf(err)}`);
-  }
-
-  // B-8: the admin's models in order for a new session; a resumed session keeps its model.
-  let attempts: Array<ModelAttempt | { kind: 'resume' }>;
-  if (resumed) attempts = [{ kind: 'resume' }];
-  else {
-    const available = await runtime.getAvailable().catch(() => undefined);
-    const order = modelAttemptOrder({
-      allowed: job.allowedModels,
-      catalogue: available?.map((m) => `${m.provider}/${m.id}`),
-      ...(job.hostDefault ? { hostDefault: job.hostDefault } : {}),
-    });
-    if (order.logLine) log(order.usedHostDefault ? 'warn' : 'info', order.logLine);
-    attempts = order.attempts;
-    if (attempts.length === 0) return fail('all_models_failed', order.logLine ?? 'no model to try');
-  }
-
-  const toolContext = (signal: AbortSignal | undefined): MailToolContext => ({
-    client,
-    mail: {
-      mail_id: mail.mail_id,
-      session_id: mail.session_id,
-      reply_address: mail.reply_address,
-      self_address: mail.self_address,
-    },
-    recordExplicitSend: (target) => sends.record(turnId, target),
-    reconnect: ({ url, key, client: next }) => {
-      client = next;
-      io.send({ type: 'reconnect', url, key });
-    },
-    identity: { name: job.agentName, platform: 'pi' },
-    locale,
-    ...(signal ? { signal } : {}),
-  });
-
-  let last: AttemptOutcome | undefined;
-  for (const [index, attempt] of attempts.entries()) {
-    if (io.signal.aborted) break;
-    last = await runAttempt(attempt);
-    if (last.ok) break;
-    log('warn', 'model attempt failed', { model: last.model, cause: last.cause, attempt: String(index + 1) });
-    // B-8: the next model gets a fresh session; the failed one is kept aside for the record.
-    if (!resumed && index < attempts.length - 1 && existsSync(sessionFile)) {
-      await rename(sessionFile, `${sessionFile}.failed-${Date.now()}-${index + 1}`).catch(() => undefined);
-    }
-  }
-  if (!last) return fail('timeout', 'the turn was stopped before it started');
-  if (!last.ok) {
-    const kind: FailureKind = io.signal.aborted ? 'timeout' : resumed ? 'resume_failed' : 'all_models_failed';
-    return fail(kind, last.cause);
-  }
-
-  await syncName(last.sessionName);
-
-  // B-10: relay this turn's final text when the plan says so.
-  const finalParts: FinalPart[] = (last.message?.content ?? []).map((c) => ({ type: c.type, text: c.text }));
-  const decision = decideAutoRelay({
-    plan,
-    finalParts,
-    explicitSendTargets: await sends.targetsFor(turnId),
-    replyAddress: mail.reply_address,
-    platformSessionId: last.platformSessionId,
-    lastEntryId: last.lastEntryId,
-  });
-  const base = {
-    type: 'result' as const,
-    ok: true as const,
-    model: last.model,
-    platformSessionId: last.platformSessionId,
-    sessionFile,
+    return runtime;
   };
-  if (!decision.send) {
-    log('info', 'no relay', { reason: decision.reason });
-    return { ...base, relay: { sent: false, reason: decision.reason } };
-  }
-  try {
-    const subject = /^re:/i.test(mail.subject) ? mail.subject : `Re: ${mail.subject}`;
-    const res = await client.send({
-      to: decision.to,
-      subject: subject.slice(0, 500),
-      body: decision.body,
-      reply_to: mail.mail_id,
-      from_session_id: mail.session_id,
-      relay: 'summary',
-      relay_key: decision.relayKey,
-    });
-    log('info', 'relayed', { to: decision.to, relay_key: decision.relayKey, status: res.status });
-    return {
-      ...base,
-      relay: { sent: true, mailId: res.mail_id, duplicate: res.status === 'duplicate_relay' },
-    };
-  } catch (err) {
-    log('error', 'relay failed', { message: messageOf(err) });
-    return { ...base, relay: { sent: false, reason: `relay failed: ${messageOf(err)}` } };
-  }
 
-  /**
-   * B-11: pi's session name → the Gateway session's title and alias. The fingerprint is stored
-   * before the request (so a lost answer or our own echo never loops); the final alias after it.
-   * Never fails the turn.
-   */
-  async function syncName(name: string | undefined): Promise<void> {
-    const adopted = mail.platform_session_id !== '';
-    const stateFile = namingStateFile(sessionFile);
-    const state = adopted ? undefined : await readNamingState(stateFile);
-    const decision = decideNamingSync({ adopted, platformName: name, state, agentName: job.agentName });
-    if (!decision.sync) {
-      if (decision.reason !== 'unnamed') log('info', 'naming sync skipped', { reason: decision.reason });
-      return;
-    }
-    try {
-      await writeFile(stateFile, JSON.stringify({ ...state, fingerprint: decision.fingerprint }));
-      const res = await client.sessionSync(mail.session_id, decision.request);
-      await writeFile(stateFile, JSON.stringify(namingStateAfterSync(decision.fingerprint, res)));
-      log('info', 'naming synced', { alias: res.alias, title: res.title });
-    } catch (err) {
-      log('warn', 'naming sync failed', { message: messageOf(err) });
-    }
-  }
+  return {
+    platform: 'pi',
+    async locateSession(m: NewMailEvent) {
+      // B-4: an adopted session is opened by its platform id, and never silently replaced.
+      if (m.platform_session_id) {
+        const found = await findPiSessionFile(job.agentDir, m.platform_session_id);
+        if (!found)
+          return {
+            kind: 'missing',
+            cause: `pi session ${m.platform_session_id} was not found under ${join(job.agentDir, 'sessions')}`,
+          };
+        sessionFile = found;
+        const cwd = parseHeader(await readFirstLine(found))?.cwd;
+        return cwd ? { kind: 'adopted', cwd } : { kind: 'adopted' };
+      }
+      return { kind: 'mail', resumed: existsSync(sessionFile) };
+    },
+    async catalogue() {
+      const available = await (await modelRuntime()).getAvailable();
+      return available.map((m) => `${m.provider}/${m.id}`);
+    },
+    runAttempt: (attempt, turn) => runAttempt(attempt, turn),
+    async discardAttempt(index) {
+      // B-8: the failed session is kept aside for the record; the next model gets a fresh file.
+      if (existsSync(sessionFile))
+        await rename(sessionFile, `${sessionFile}.failed-${Date.now()}-${index + 1}`);
+    },
+    namingState: {
+      read: () => readNamingState(namingStateFile(sessionFile)),
+      write: (state) => writeFile(namingStateFile(sessionFile), JSON.stringify(state)),
+    },
+  };
 
-  async function runAttempt(attempt: ModelAttempt | { kind: 'resume' }): Promise<AttemptOutcome> {
+  async function runAttempt(attempt: TurnAttempt, turn: AttemptTurn): Promise<AttemptResult> {
     const wanted =
       attempt.kind === 'configured'
         ? `${attempt.provider}/${attempt.model}`
         : attempt.kind === 'host_default' && attempt.provider && attempt.model
           ? `${attempt.provider}/${attempt.model}`
           : '';
-    const failed = (cause: string): AttemptOutcome => ({
+    const failed = (cause: string): AttemptResult => ({
       ok: false,
       cause,
+      finalParts: [],
       model: wanted || '(pi default)',
       platformSessionId: '',
       lastEntryId: '',
     });
+    let rt: ModelRuntime;
+    try {
+      rt = await modelRuntime();
+    } catch (err) {
+      return failed(`pi model runtime: ${messageOf(err)}`);
+    }
     const model = wanted
-      ? runtime.getModel(wanted.split('/')[0] ?? '', wanted.slice(wanted.indexOf('/') + 1))
+      ? rt.getModel(wanted.split('/')[0] ?? '', wanted.slice(wanted.indexOf('/') + 1))
       : undefined;
     if (wanted && !model) return failed(`model ${wanted} is not in pi's catalogue`);
 
@@ -315,7 +207,7 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
     });
     let seamInstalled = false;
     const resourceLoader = new DefaultResourceLoader({
-      cwd: ws.cwd,
+      cwd: turn.cwd,
       agentDir: job.agentDir,
       settingsManager,
       noExtensions: true,
@@ -327,15 +219,16 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
           name: 'agentmail',
           factory: createMailExtension({
             locale,
-            toolContext,
+            toolContext: (signal) => ({ ...turn.toolContext, ...(signal ? { signal } : {}) }),
             onSeamInstalled: () => {
               seamInstalled = true;
             },
             permission: {
+              platform: 'pi',
               agentName: job.agentName,
               mode: () => mail.permission_mode,
               sessionId: () => mail.session_id,
-              client: () => client,
+              client: () => turn.toolContext.client,
               grants,
               waitForDecision: (relayKey, signal) => io.pending.wait(relayKey, signal ? { signal } : {}),
               locale,
@@ -346,11 +239,11 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
       ],
     });
     await resourceLoader.reload();
-    const sessionManager = SessionManager.open(sessionFile, undefined, ws.cwd);
+    const sessionManager = SessionManager.open(sessionFile, undefined, turn.cwd);
     const { session, extensionsResult } = await createAgentSession({
-      cwd: ws.cwd,
+      cwd: turn.cwd,
       agentDir: job.agentDir,
-      modelRuntime: runtime,
+      modelRuntime: rt,
       ...(model ? { model } : {}),
       sessionManager,
       settingsManager,
@@ -364,12 +257,7 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
         `the AgentMail permission hook did not load: ${loadErrors.join('; ') || 'not registered'}`,
       );
     }
-    io.send({
-      type: 'log',
-      level: 'info',
-      msg: 'permission hook installed',
-      fields: { mail_id: mail.mail_id },
-    });
+    log.info({}, 'permission hook installed');
     await session.bindExtensions({});
 
     let final: AssistantMessageLike | undefined;
@@ -379,19 +267,19 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
         final = e.message as AssistantMessageLike;
     });
     const onAbort = (): void => void session.abort();
-    io.signal.addEventListener('abort', onAbort, { once: true });
+    turn.signal.addEventListener('abort', onAbort, { once: true });
     let thrown: string | undefined;
     try {
-      await session.prompt(prompt);
+      await session.prompt(turn.prompt);
     } catch (err) {
       thrown = messageOf(err);
     } finally {
-      io.signal.removeEventListener('abort', onAbort);
+      turn.signal.removeEventListener('abort', onAbort);
       unsubscribe();
     }
     const used =
       final?.provider && final.model ? `${final.provider}/${final.model}` : wanted || '(pi default)';
-    const outcome: AttemptOutcome = {
+    const result: AttemptResult = {
       ok: thrown === undefined && final?.stopReason === 'stop',
       cause:
         thrown ??
@@ -400,13 +288,13 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
           : final.stopReason === 'stop'
             ? ''
             : final.errorMessage || `the model stopped with stopReason "${final.stopReason ?? 'unknown'}"`),
-      ...(final ? { message: final } : {}),
+      finalParts: (final?.content ?? []).map((c) => ({ type: c.type, text: c.text })),
       model: used,
       platformSessionId: session.sessionId,
       lastEntryId: sessionManager.getLeafId() ?? '',
       ...(session.sessionName === undefined ? {} : { sessionName: session.sessionName }),
     };
     session.dispose();
-    return outcome;
+    return result;
   }
 }

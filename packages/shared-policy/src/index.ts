@@ -35,6 +35,25 @@ export {
 
 export { normalizeAttachmentIds } from './attachment-ids.js';
 export { backlogEvent } from './backlog-event.js';
+// bridge-config
+export {
+  BRIDGE_CONCURRENCY_DEFAULT,
+  BRIDGE_HEARTBEAT_MS_DEFAULT,
+  BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
+  type BridgeSettings,
+  readBridgeSettings,
+  type SettingSource,
+} from './bridge-config.js';
+export {
+  type BridgeHost,
+  type BridgeLogger,
+  BridgeRuntime,
+  type BridgeRuntimeConfig,
+  FIRST_SSE_OPEN_WAIT_MS,
+  type HeartbeatSnapshot,
+  type MailRun,
+  TurnLostError,
+} from './bridge-runtime.js';
 export {
   type BacklogDelivery,
   CATCH_UP_FETCH_LIMIT,
@@ -96,6 +115,18 @@ export {
   runMailTool,
 } from './mail-tools.js';
 export {
+  type AttemptResult,
+  type AttemptTurn,
+  type MailTurnInput,
+  type MailTurnPlatform,
+  type MailTurnReport,
+  relaySubject,
+  runMailTurn,
+  type SessionLocation,
+  sendFailureMail,
+  type TurnAttempt,
+} from './mail-turn.js';
+export {
   HOST_DEFAULT_LOG_LINE,
   MAX_ALLOWED_MODELS,
   type ModelAttempt,
@@ -134,6 +165,12 @@ export {
   type PermissionFailureDecision,
   type PermissionFailureOptions,
 } from './permission-failure.js';
+export {
+  decideGuardedCall,
+  type GuardedCall,
+  type PermissionFlowOptions,
+  type PermissionOutcome,
+} from './permission-flow.js';
 export {
   DEFAULT_PERMISSION_MODE,
   decideToolCall,

@@ -67,6 +67,11 @@ export interface ToolCallContext {
   sandboxVerified?: boolean;
   /** An "always" grant exists for (session, tool) (see {@link GrantStore}). @default false */
   alwaysGranted?: boolean;
+  /**
+   * Treat the tool as guarded whatever its name: the platform itself asked about this call (its
+   * own permission config says "ask"), so letting it pass unasked would fail open. @default false
+   */
+  forceGuarded?: boolean;
   /** Locale of the `reason` text. @default 'en' */
   locale?: Locale;
 }
@@ -80,7 +85,7 @@ export interface ToolCallDecision {
 
 /**
  * Decide a tool call by permission mode (see SPEC P-1, P-3):
- * - unguarded tools → `allow` in every mode;
+ * - unguarded tools → `allow` in every mode (unless `forceGuarded`);
  * - `plan` → guarded tools `deny`, with a reason telling the model to put its plan in the reply;
  * - `workspace` (also any unknown mode, P-2) → `ask`, unless `sandboxVerified` or `alwaysGranted`;
  * - `full` → `allow`.
@@ -88,7 +93,7 @@ export interface ToolCallDecision {
  * @example decideToolCall({ mode: 'plan', platform: 'pi', toolName: 'bash' }) // { decision: 'deny', reason: '…' }
  */
 export function decideToolCall(ctx: ToolCallContext): ToolCallDecision {
-  if (!isGuardedTool(ctx.platform, ctx.toolName)) return { decision: 'allow' };
+  if (ctx.forceGuarded !== true && !isGuardedTool(ctx.platform, ctx.toolName)) return { decision: 'allow' };
   const mode = normalizePermissionMode(ctx.mode);
   switch (mode) {
     case 'full':

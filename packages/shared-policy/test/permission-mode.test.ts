@@ -122,4 +122,12 @@ describe('decideToolCall (P-1)', () => {
       expect(decideToolCall({ mode, platform: 'pi', toolName: 'read' })).toEqual({ decision: 'allow' });
     }
   });
+
+  it('forceGuarded decides an unguarded name as guarded (the platform itself asked about it)', () => {
+    const d = (mode: string) =>
+      decideToolCall({ mode, platform: 'opencode', toolName: 'webfetch', forceGuarded: true });
+    expect(d('workspace').decision).toBe('ask');
+    expect(d('plan').decision).toBe('deny');
+    expect(d('full').decision).toBe('allow');
+  });
 });

@@ -53,6 +53,10 @@ export const EN = {
     'The turn did not finish within {timeout_s} seconds and was stopped. Split the task into smaller steps, or ask an admin to raise the turn timeout.',
   // ==== end failure ====
 
+  // ==== relay (auto relay mails: see SPEC B-10) ====
+  'relay.subject': 'Re: {subject}',
+  // ==== end relay ====
+
   // ==== permission (denial reasons, question mails: see SPEC P-1..P-9) ====
   'permission.plan.denied':
     'The tool "{tool}" is not available: this session is in plan mode (read and look only). Do not try it again or by other means. Put your plan in your reply instead: what you would change, where, and why, step by step.',

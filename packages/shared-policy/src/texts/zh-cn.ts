@@ -50,6 +50,10 @@ export const ZH_CN: Record<TextKey, string> = {
     '本轮未能在 {timeout_s} 秒内完成，已被停止。请把任务拆成更小的步骤，或请管理员调大轮次超时。',
   // ==== end failure ====
 
+  // ==== relay (auto relay mails: see SPEC B-10) ====
+  'relay.subject': '回复：{subject}',
+  // ==== end relay ====
+
   // ==== permission ====
   'permission.plan.denied':
     '工具“{tool}”不可用：本会话处于计划模式（只能阅读和查看）。不要再次尝试，也不要换其他方式执行。请把你的计划写进回复：要改什么、改在哪里、为什么，逐步说明。',

@@ -1,0 +1,130 @@
+/**
+ * The permission seam of opencode (see SPEC P-1..P-8, §7 opencode), for mail-driven sessions
+ * only — a session a person opened keeps opencode's own prompt.
+ *
+ * - Guarded tools (P-3) are decided in `tool.execute.before`, which opencode awaits before the
+ *   tool runs, whatever the person's opencode permission config says: `plan` refuses, `workspace`
+ *   asks a person by mail and waits, `full` passes. A refusal is thrown, so the tool part ends in
+ *   an error whose text (with the person's note, P-6) the model reads, and the turn goes on.
+ * - opencode's own asks (`permission.asked`, its config says `ask`; the `permission.ask` hook does
+ *   not fire in 1.18) in a mail-driven session are answered through the reply API: a call already
+ *   approved in `tool.execute.before` gets that answer; anything else is asked by mail first.
+ */
+import type { GuardedCall, PermissionFlowOptions } from '@agentmail/shared-policy';
+import { decideGuardedCall } from '@agentmail/shared-policy';
+import type { ActiveMailSession, OpencodeBridge } from './bridge.js';
+import { replyPermission } from './opencode-facts.js';
+
+/** Properties of opencode's `permission.asked` event (v2 shape, as 1.18 publishes it). */
+interface PermissionAsked {
+  id?: unknown;
+  sessionID?: unknown;
+  permission?: unknown;
+  patterns?: unknown;
+  metadata?: unknown;
+  tool?: { callID?: unknown } | null;
+}
+
+/** The seam; one per bridge. */
+export class PermissionBridge {
+  readonly #bridge: OpencodeBridge;
+  /** Tool calls approved in `tool.execute.before`, by call id: opencode may ask about them again. */
+  readonly #approved = new Map<string, 'once' | 'always'>();
+
+  constructor(bridge: OpencodeBridge) {
+    this.#bridge = bridge;
+  }
+
+  #options(active: ActiveMailSession): PermissionFlowOptions {
+    const bridge = this.#bridge;
+    return {
+      platform: 'opencode',
+      agentName: bridge.config.agentName,
+      mode: () => active.mail.permission_mode,
+      sessionId: () => active.gatewaySessionId,
+      client: () => active.toolContext.client,
+      grants: bridge.grants,
+      waitForDecision: (relayKey, signal) => bridge.pending.wait(relayKey, signal ? { signal } : {}),
+      hasLocalUi: false,
+      locale: bridge.locale,
+      log: bridge.log,
+    };
+  }
+
+  /**
+   * `tool.execute.before`: decide a guarded call of a mail-driven session (P-1..P-6).
+   * @throws Error whose message is the refusal the model reads (opencode turns it into the tool's error).
+   */
+  async beforeTool(
+    input: { tool: string; sessionID: string; callID: string },
+    output: { args: unknown },
+  ): Promise<void> {
+    const active = this.#bridge.active.get(input.sessionID);
+    if (!active) return;
+    const call: GuardedCall = {
+      toolName: input.tool,
+      input: output.args,
+      toolCallId: input.callID,
+      platformSessionId: input.sessionID,
+      cwd: active.cwd,
+    };
+    const outcome = await decideGuardedCall(call, this.#options(active), active.signal);
+    if (outcome.allow === true) {
+      this.#approved.set(input.callID, outcome.always ? 'always' : 'once');
+      return;
+    }
+    this.#bridge.log.info({ tool: input.tool, session: input.sessionID }, 'guarded call refused');
+    throw new Error(outcome.reason);
+  }
+
+  /** `permission.asked` event: answer opencode's own ask in a mail-driven session. */
+  async onAsked(properties: Record<string, unknown>): Promise<void> {
+    const p = properties as PermissionAsked;
+    if (typeof p.id !== 'string' || typeof p.sessionID !== 'string') return;
+    const active = this.#bridge.active.get(p.sessionID);
+    if (!active) return; // a person's session: opencode's own prompt stays
+    const requestId = p.id;
+    const callId = typeof p.tool?.callID === 'string' ? p.tool.callID : '';
+    const known = callId ? this.#approved.get(callId) : undefined;
+    let reply: 'once' | 'always' | 'reject';
+    let message: string | undefined;
+    if (known) {
+      this.#approved.delete(callId);
+      reply = known;
+    } else {
+      const permission = typeof p.permission === 'string' ? p.permission : 'unknown';
+      const outcome = await decideGuardedCall(
+        {
+          toolName: permission,
+          input: { patterns: p.patterns ?? [], metadata: p.metadata ?? {} },
+          toolCallId: callId || requestId,
+          platformSessionId: p.sessionID,
+          cwd: active.cwd,
+          // opencode's config asked for this one: never let it pass unasked (fail closed).
+          forceGuarded: true,
+        },
+        this.#options(active),
+        active.signal,
+      );
+      if (outcome.allow === true) reply = outcome.always ? 'always' : 'once';
+      else {
+        reply = 'reject';
+        message = outcome.reason;
+      }
+    }
+    try {
+      await replyPermission(this.#bridge.client, {
+        requestId,
+        reply,
+        directory: active.cwd,
+        ...(message === undefined ? {} : { message }),
+      });
+      this.#bridge.log.info({ request_id: requestId, reply }, 'opencode permission answered');
+    } catch (err) {
+      this.#bridge.log.error(
+        { request_id: requestId, reply, err: String(err) },
+        'opencode permission reply failed',
+      );
+    }
+  }
+}

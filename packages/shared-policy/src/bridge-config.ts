@@ -1,0 +1,83 @@
+/**
+ * The configuration every bridge reads, in the one naming scheme of SPEC §8
+ * (`AGENTMAIL_GATEWAY_URL`, `AGENTMAIL_AGENT_NAME`, `AGENTMAIL_AGENT_KEY` …). A bridge adds its
+ * platform's own settings on top.
+ */
+import { AgentMailError, ERROR_CODES } from './errors.js';
+
+/** Heartbeat period when none is configured, in ms (see SPEC G-25). @default 30_000 */
+export const BRIDGE_HEARTBEAT_MS_DEFAULT = 30_000;
+/** Turn timeout when none is configured, in ms (see SPEC B-7: generous). @default 600_000 */
+export const BRIDGE_TURN_TIMEOUT_MS_DEFAULT = 600_000;
+/** Sessions that run turns at the same time when none is configured (see SPEC B-13). @default 4 */
+export const BRIDGE_CONCURRENCY_DEFAULT = 4;
+
+/** The settings shared by every bridge. */
+export interface BridgeSettings {
+  /** Gateway origin, `http(s)://host:port`. */
+  gatewayUrl: string;
+  /** The agent name the bridge registers (the part before `@` of its addresses). */
+  agentName: string;
+  /** The agent key (`agentmail agent key <name>`). */
+  agentKey: string;
+  /** `provider/model` used when the admin allowed no model (see SPEC B-8), or ''. */
+  hostDefault: string;
+  /** Sessions running turns at the same time (see SPEC B-13). */
+  concurrency: number;
+  /** Time one turn may take, in ms (see SPEC B-7). */
+  turnTimeoutMs: number;
+  /** Heartbeat period, in ms (see SPEC G-25). */
+  heartbeatMs: number;
+  /** Locale of the texts (`en`, `zh-CN`). */
+  locale: string;
+}
+
+/** Where a setting comes from: environment-style names (`AGENTMAIL_*`) to values. */
+export type SettingSource = Readonly<Record<string, string | undefined>>;
+
+function invalid(message: string): AgentMailError {
+  return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);
+}
+
+function positiveInt(source: SettingSource, name: string, fallback: number): number {
+  const raw = source[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw invalid(`${name} must be an integer >= 1 (got "${raw}")`);
+  return n;
+}
+
+/**
+ * Read the shared bridge settings: `AGENTMAIL_GATEWAY_URL` (required, http(s)),
+ * `AGENTMAIL_AGENT_KEY` or `AGENTMAIL_AGENT_SECRET` (required), `AGENTMAIL_AGENT_NAME`
+ * (default `defaults.agentName`), `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL` (both or
+ * neither), `AGENTMAIL_CONCURRENCY` (4), `AGENTMAIL_TURN_TIMEOUT_MS` (600000),
+ * `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE` (en).
+ * @param source Environment-style values, e.g. `process.env` merged with a plugin's options.
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the setting and the fix.
+ */
+export function readBridgeSettings(source: SettingSource, defaults: { agentName: string }): BridgeSettings {
+  const gatewayUrl = source.AGENTMAIL_GATEWAY_URL ?? '';
+  if (!/^https?:\/\/[^/]/.test(gatewayUrl))
+    throw invalid(
+      `AGENTMAIL_GATEWAY_URL must be an http(s) URL such as http://127.0.0.1:8787 (got "${gatewayUrl}")`,
+    );
+  const agentName = source.AGENTMAIL_AGENT_NAME || defaults.agentName;
+  const agentKey = source.AGENTMAIL_AGENT_KEY || source.AGENTMAIL_AGENT_SECRET || '';
+  if (!agentKey)
+    throw invalid(`AGENTMAIL_AGENT_KEY is not set: create one with \`agentmail agent key ${agentName}\``);
+  const provider = source.AGENTMAIL_REPLY_PROVIDER ?? '';
+  const model = source.AGENTMAIL_REPLY_MODEL ?? '';
+  if (Boolean(provider) !== Boolean(model))
+    throw invalid('set both AGENTMAIL_REPLY_PROVIDER and AGENTMAIL_REPLY_MODEL, or neither');
+  return {
+    gatewayUrl: gatewayUrl.replace(/\/+$/, ''),
+    agentName,
+    agentKey,
+    hostDefault: provider ? `${provider}/${model}` : '',
+    concurrency: positiveInt(source, 'AGENTMAIL_CONCURRENCY', BRIDGE_CONCURRENCY_DEFAULT),
+    turnTimeoutMs: positiveInt(source, 'AGENTMAIL_TURN_TIMEOUT_MS', BRIDGE_TURN_TIMEOUT_MS_DEFAULT),
+    heartbeatMs: positiveInt(source, 'AGENTMAIL_HEARTBEAT_MS', BRIDGE_HEARTBEAT_MS_DEFAULT),
+    locale: source.AGENTMAIL_LOCALE || 'en',
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The decision flow of a permission seam, platform-neutral (see SPEC P-1..P-8): mode → grant →
+ * ask a person by mail → wait → outcome. A bridge maps its hook's event to a {@link GuardedCall}
+ * and the {@link PermissionOutcome} back to its host's answer.
+ */
+import { buildApprovalRequest } from './approval-request.js';
+import type { BridgeLogger } from './bridge-runtime.js';
+import type { GatewayClient } from './gateway-client.js';
+import type { GrantStore } from './grant-store.js';
+import { denialText, type PermissionDecision } from './pending-permissions.js';
+import { classifyPermissionFailure, isDuplicateRelay } from './permission-failure.js';
+import { decideToolCall, type Platform } from './permission-mode.js';
+import type { Locale } from './texts/index.js';
+
+/** One tool call the platform's seam saw. */
+export interface GuardedCall {
+  /** Tool name as the platform reports it. */
+  toolName: string;
+  /** Tool input (shown to the person, truncated). */
+  input: unknown;
+  toolCallId: string;
+  /** The platform's own session id (part of the relay key). */
+  platformSessionId: string;
+  /** Working directory of the call. */
+  cwd: string;
+  /**
+   * The platform asked about this call itself (its own config says "ask"): decide it as a guarded
+   * tool even when the name is not in the guarded list, so it never passes unasked. @default false
+   */
+  forceGuarded?: boolean;
+}
+
+/** What {@link decideGuardedCall} needs from its host (a worker, a plugin, a hook process). */
+export interface PermissionFlowOptions {
+  platform: Platform;
+  agentName: string;
+  /** The session's permission mode as received (normalised here, P-2). */
+  mode(): string | null | undefined;
+  /** Gateway session id of the turn; '' = not an AgentMail session (cannot ask by mail). */
+  sessionId(): string;
+  /** The live Gateway client (B-18 may switch it). */
+  client(): GatewayClient;
+  /** "Always" grants per (session, tool), persistent across processes when file-backed (P-4). */
+  grants: GrantStore;
+  /** Wait for the `permission_decision` of `relayKey`; never rejects (an abort denies). */
+  waitForDecision(relayKey: string, signal?: AbortSignal): Promise<PermissionDecision>;
+  /** A person looks at the platform's own UI (P-5 yield is possible). */
+  hasLocalUi: boolean;
+  locale: Locale;
+  log: BridgeLogger;
+}
+
+/**
+ * The outcome of a guarded call:
+ * - `{ allow: true, always? }`: run it; `always` = the person chose "always" (platforms with their own "always" reply use it);
+ * - `{ allow: false, reason }`: refuse; `reason` is the text the model sees (P-1, P-5, P-6);
+ * - `{ allow: 'local', reason }`: yield to the platform's own local prompt (P-5).
+ */
+export type PermissionOutcome =
+  | { allow: true; always?: boolean }
+  | { allow: false; reason: string }
+  | { allow: 'local'; reason: string };
+
+/**
+ * Decide one tool call (see SPEC P-1..P-6):
+ * - unguarded tools, `full` mode and existing "always" grants pass; `plan` refuses guarded tools
+ *   with the plan text (P-1); an unknown mode is `workspace` (P-2);
+ * - otherwise a person is asked by mail (`POST /permission/request`) and the call waits for the
+ *   decision: only `approve_once` / `approve_always` pass (P-4); `approve_always` is recorded in
+ *   `grants`; anything else is a denial whose text carries the note and the fresh mails (P-6);
+ * - a failed request fails closed (P-5): 409 denies with the server's words unless it says the
+ *   mode is `full` (allow); `duplicate_relay` and other 4xx deny; 5xx/network yield to the local
+ *   prompt only when `hasLocalUi`, else deny. Not an AgentMail session (`sessionId() === ''`):
+ *   yield when `hasLocalUi`, else deny.
+ *
+ * Never throws.
+ * @example const o = await decideGuardedCall({ toolName: 'bash', input, toolCallId, platformSessionId, cwd }, options, signal);
+ */
+export async function decideGuardedCall(
+  call: GuardedCall,
+  options: PermissionFlowOptions,
+  signal?: AbortSignal,
+): Promise<PermissionOutcome> {
+  const { locale, log } = options;
+  const toolName = call.toolName;
+  const sessionId = options.sessionId();
+  const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
+  const decision = decideToolCall({
+    mode: options.mode(),
+    platform: options.platform,
+    toolName,
+    alwaysGranted,
+    locale,
+    ...(call.forceGuarded === true ? { forceGuarded: true } : {}),
+  });
+  if (decision.decision === 'allow') return { allow: true };
+  if (decision.decision === 'deny') {
+    log.info({ tool: toolName, mode: String(options.mode()) }, 'tool refused by permission mode');
+    return { allow: false, reason: decision.reason ?? '' };
+  }
+
+  const failed = (err: unknown): PermissionOutcome => {
+    const f = classifyPermissionFailure(err, { hasLocalUi: options.hasLocalUi, locale });
+    log.warn({ tool: toolName, decision: f.decision, reason: f.reason }, 'permission request failed');
+    if (f.decision === 'allow') return { allow: true };
+    return f.decision === 'yield' ? { allow: 'local', reason: f.reason } : { allow: false, reason: f.reason };
+  };
+  if (!sessionId) return failed(new Error(`this ${options.platform} session is not an AgentMail session`));
+
+  const request = buildApprovalRequest({
+    agentName: options.agentName,
+    toolName,
+    input: call.input,
+    sessionId,
+    platformSessionId: call.platformSessionId,
+    toolCallId: call.toolCallId,
+    cwd: call.cwd,
+    locale,
+  });
+  try {
+    const res = await options.client().permissionRequest(request, signal ? { signal } : {});
+    if (isDuplicateRelay(res)) throw res;
+    log.info(
+      { tool: toolName, relay_key: request.relay_key, request_id: res.request_id },
+      'permission requested',
+    );
+  } catch (err) {
+    return failed(err);
+  }
+
+  const d = await options.waitForDecision(request.relay_key, signal);
+  log.info(
+    { tool: toolName, relay_key: request.relay_key, decision: d.decision, source: d.source },
+    'permission decided',
+  );
+  if (d.decision === 'approve_once' || d.decision === 'approve_always') {
+    if (d.decision === 'approve_always')
+      await options.grants.record(sessionId, toolName, d.decision).catch((err: unknown) => {
+        log.warn({ tool: toolName, err: String(err) }, 'could not store the "always" grant');
+      });
+    return d.decision === 'approve_always' ? { allow: true, always: true } : { allow: true };
+  }
+  return {
+    allow: false,
+    reason: denialText({ note: d.note, freshMails: d.freshMails, cause: d.source, locale }),
+  };
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { AgentMailError } from '../src/errors.js';
+import { readBridgeSettings } from '../src/index.js';
+
+const base = { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787/', AGENTMAIL_AGENT_KEY: 'k1' };
+
+function codeAndMessage(fn: () => unknown): { code: string; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AgentMailError);
+    return { code: (err as AgentMailError).code, message: (err as Error).message };
+  }
+  throw new Error('expected a throw');
+}
+
+describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
+  it('reads the shared variables with their defaults', () => {
+    expect(readBridgeSettings(base, { agentName: 'opencode' })).toEqual({
+      gatewayUrl: 'http://127.0.0.1:8787',
+      agentName: 'opencode',
+      agentKey: 'k1',
+      hostDefault: '',
+      concurrency: 4,
+      turnTimeoutMs: 600_000,
+      heartbeatMs: 30_000,
+      locale: 'en',
+    });
+  });
+
+  it('takes every variable, AGENTMAIL_AGENT_SECRET as the key, provider/model as host default', () => {
+    const s = readBridgeSettings(
+      {
+        AGENTMAIL_GATEWAY_URL: 'https://gw.example',
+        AGENTMAIL_AGENT_SECRET: 's',
+        AGENTMAIL_AGENT_NAME: 'oc2',
+        AGENTMAIL_REPLY_PROVIDER: 'deepseek',
+        AGENTMAIL_REPLY_MODEL: 'deepseek-chat',
+        AGENTMAIL_CONCURRENCY: '2',
+        AGENTMAIL_TURN_TIMEOUT_MS: '1500',
+        AGENTMAIL_HEARTBEAT_MS: '700',
+        AGENTMAIL_LOCALE: 'zh-CN',
+      },
+      { agentName: 'opencode' },
+    );
+    expect(s).toMatchObject({
+      agentName: 'oc2',
+      agentKey: 's',
+      hostDefault: 'deepseek/deepseek-chat',
+      concurrency: 2,
+      turnTimeoutMs: 1500,
+      heartbeatMs: 700,
+      locale: 'zh-CN',
+    });
+  });
+
+  it.each([
+    [{ ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' }, 'AGENTMAIL_GATEWAY_URL'],
+    [{ ...base, AGENTMAIL_GATEWAY_URL: undefined }, 'AGENTMAIL_GATEWAY_URL'],
+    [{ ...base, AGENTMAIL_AGENT_KEY: '' }, 'agentmail agent key opencode'],
+    [{ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, 'AGENTMAIL_REPLY_MODEL'],
+    [
+      { ...base, AGENTMAIL_TURN_TIMEOUT_MS: '0' },
+      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1 (got "0")',
+    ],
+    [{ ...base, AGENTMAIL_CONCURRENCY: '1.5' }, 'AGENTMAIL_CONCURRENCY'],
+  ])('names the bad setting and the fix (%#)', (source, named) => {
+    const { code, message } = codeAndMessage(() => readBridgeSettings(source, { agentName: 'opencode' }));
+    expect(code).toBe('AM_BRIDGE_CONFIG_INVALID');
+    expect(message).toContain(named);
+  });
+});

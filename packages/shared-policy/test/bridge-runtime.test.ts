@@ -1,0 +1,332 @@
+import type { ServerResponse } from 'node:http';
+import type { MailSummary, NewMailEvent, PermissionDecisionEvent } from '@agentmail/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type BridgeHost,
+  BridgeRuntime,
+  type BridgeRuntimeConfig,
+  type MailRun,
+  TurnLostError,
+} from '../src/bridge-runtime.js';
+import type { MailTurnReport } from '../src/mail-turn.js';
+import { failureRelayKey } from '../src/relay-key.js';
+import { formatText } from '../src/texts/index.js';
+import { deferred, frame, kicker, newMail, recordingLog, until } from './support/bridge-fixtures.js';
+import { type FakeGateway, fakeGateway, summary } from './support/fake-gateway.js';
+
+// The Gateway is a real loopback HTTP server with a real SSE stream (support/fake-gateway); the
+// host is a scripted BridgeHost recording every call.
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+interface Gw extends FakeGateway {
+  /** Write frames to the open stream (waits for it to open). */
+  push(...frames: string[]): Promise<void>;
+}
+
+async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
+  const gw = await fakeGateway();
+  cleanup.push(() => gw.close());
+  let stream: ServerResponse | undefined;
+  const opened = kicker();
+  gw.on('POST', '/api/v1/agent/register', () => ({
+    json: { name: 'pi', platform: 'pi', created: true, heartbeat_interval_ms: 30_000 },
+  }));
+  gw.on('POST', '/api/v1/agent/heartbeat', () => ({
+    json: {
+      status: 'ok',
+      server_time: new Date().toISOString(),
+      allowed_models: ['p/a'],
+      unknown_fields: [],
+      heartbeat_interval_ms: 30_000,
+    },
+  }));
+  gw.on('GET', '/api/v1/mail/inbox', () => ({
+    json: { mails: inbox, unread_count: inbox.length, has_more: false },
+  }));
+  gw.on('GET', '/api/v1/agent/mail/:id', (req) => ({
+    json: {
+      mail: { ...summary(req.path.split('/').pop() ?? ''), body: 'b', participants: [], parent_from: '' },
+    },
+  }));
+  gw.on('POST', '/api/v1/mail/send', () => ({
+    json: {
+      status: 'sent',
+      mail_id: 'm_f',
+      session_id: 's1',
+      session_alias: 'a',
+      address: 'x',
+      rounds_left: null,
+    },
+  }));
+  gw.on('GET', '/api/v1/events', () => (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    stream = res;
+    opened.kick();
+  });
+  return Object.assign(gw, {
+    push: async (...frames: string[]) => {
+      await until(() => stream !== undefined, opened);
+      stream?.write(frames.join(''));
+    },
+  });
+}
+
+const ok: MailTurnReport = {
+  ok: true,
+  model: 'p/a',
+  platformSessionId: 'ps',
+  relay: { sent: false, reason: 'test' },
+};
+
+function host(run: (r: MailRun) => Promise<MailTurnReport> = async () => ok) {
+  const runs: MailRun[] = [];
+  const changed = kicker();
+  const events: string[] = [];
+  const h: BridgeHost & { runs: MailRun[]; changed: typeof changed; events: string[] } = {
+    runs,
+    changed,
+    events,
+    heartbeat: async () => ({ mode_enforcement: 'native', models: [{ key: 'p/a', name: 'A' }] }),
+    runMail: (r) => {
+      runs.push(r);
+      changed.kick();
+      return run(r);
+    },
+    onPermissionDecision: (e) => {
+      events.push(`decision ${e.relay_key}`);
+      changed.kick();
+    },
+    onReconnect: (url) => events.push(`reconnect ${url}`),
+    onShutdown: () => {
+      events.push('shutdown');
+    },
+  };
+  return h;
+}
+
+function runtime(gw: FakeGateway, h: BridgeHost, over: Partial<BridgeRuntimeConfig> = {}) {
+  const log = recordingLog();
+  const rt = new BridgeRuntime(
+    {
+      gatewayUrl: gw.url,
+      agentKey: 'k1',
+      agentName: 'pi',
+      platform: 'pi',
+      version: 'test/1',
+      concurrency: 4,
+      heartbeatMs: 60_000,
+      turnTimeoutMs: 10_000,
+      stopGraceMs: 1_000,
+      firstSseOpenWaitMs: 5_000,
+      redeliveryBackoffMs: [1, 2],
+      ...over,
+    },
+    h,
+    log,
+  );
+  cleanup.push(() => rt.stop());
+  return { rt, log };
+}
+
+const mailFrame = (id: number, mail: NewMailEvent) => frame(id, 'new_mail', mail);
+const sends = (gw: FakeGateway) =>
+  gw.requests.filter((r) => r.path === '/api/v1/mail/send').map((r) => r.json as Record<string, string>);
+
+describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
+  it('register → heartbeat → SSE → catch-up, in that order; the heartbeat carries the host snapshot', async () => {
+    const gw = await gateway([summary('m_old')]);
+    const h = host();
+    const { rt } = runtime(gw, h);
+    await rt.start();
+    const paths = gw.requests.map((r) => `${r.method} ${r.path}`);
+    expect(paths.slice(0, 4)).toEqual([
+      'POST /api/v1/agent/register',
+      'POST /api/v1/agent/heartbeat',
+      'GET /api/v1/events',
+      'GET /api/v1/mail/inbox',
+    ]);
+    expect(gw.requests[0]?.json).toEqual({ name: 'pi', platform: 'pi', version: 'test/1' });
+    expect(gw.requests[1]?.json).toEqual({
+      mode_enforcement: 'native',
+      version: 'test/1',
+      models: [{ key: 'p/a', name: 'A' }],
+    });
+    expect(rt.allowedModels).toEqual(['p/a']);
+    expect(h.runs.map((r) => [r.mail.mail_id, r.backlog, r.attempt, r.allowedModels])).toEqual([
+      ['m_old', true, 1, ['p/a']],
+    ]);
+  });
+
+  it('a mail both on the stream and in the catch-up listing runs once (shared de-duplication)', async () => {
+    const gw = await gateway([summary('m_dup')]);
+    const h = host();
+    const { rt, log } = runtime(gw, h);
+    const started = rt.start();
+    await gw.push(mailFrame(1, newMail('m_dup')), mailFrame(2, newMail('m_dup')));
+    await started;
+    await gw.push(mailFrame(3, newMail('m_sentinel')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    expect(h.runs.map((r) => r.mail.mail_id)).toEqual(['m_dup', 'm_sentinel']);
+    expect(log.lines.some((l) => l.msg === 'duplicate new_mail ignored')).toBe(true);
+  });
+
+  it('forwards permission_decision events to the host', async () => {
+    const gw = await gateway();
+    const h = host();
+    const { rt } = runtime(gw, h);
+    await rt.start();
+    const ev: PermissionDecisionEvent = {
+      relay_key: 'rk1',
+      request_id: 'p1',
+      session_id: 's1',
+      decision: 'approve_once',
+      answers: [],
+      note: '',
+      fresh_mails: [],
+    };
+    await gw.push(frame(1, 'permission_decision', ev));
+    await until(() => h.events.includes('decision rk1'), h.changed);
+  });
+});
+
+describe('BridgeRuntime: queue (B-13)', () => {
+  it('serial per session, parallel across sessions', async () => {
+    const gw = await gateway();
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+    const h = host(async (r) => {
+      const d = deferred<void>();
+      gates.set(r.mail.mail_id, d);
+      await d.promise;
+      return ok;
+    });
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(
+      mailFrame(1, newMail('a1', { session_id: 'sa' })),
+      mailFrame(2, newMail('a2', { session_id: 'sa' })),
+      mailFrame(3, newMail('b1', { session_id: 'sb' })),
+    );
+    await until(() => h.runs.length === 2, h.changed);
+    expect(h.runs.map((r) => r.mail.mail_id).sort(), 'a1 and b1 run together; a2 waits').toEqual([
+      'a1',
+      'b1',
+    ]);
+    gates.get('b1')?.resolve();
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'b1');
+    expect(h.runs).toHaveLength(2);
+    gates.get('a1')?.resolve();
+    await until(() => h.runs.length === 3, h.changed);
+    expect(h.runs[2]?.mail.mail_id).toBe('a2');
+    gates.get('a2')?.resolve();
+  });
+});
+
+describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
+  it('a turn over the timeout: its signal is aborted with "timeout", then a timeout failure mail', async () => {
+    const gw = await gateway();
+    const reasons: unknown[] = [];
+    const h = host(
+      (r) =>
+        new Promise<MailTurnReport>(() => {
+          r.signal.addEventListener('abort', () => reasons.push(r.signal.reason));
+        }),
+    );
+    const { rt, log } = runtime(gw, h, { turnTimeoutMs: 100, stopGraceMs: 50 });
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m_slow')));
+    await log.wait((l) => l.msg === 'failure mail sent');
+    expect(reasons).toEqual(['timeout']);
+    const [fm] = sends(gw);
+    expect(fm?.relay_key).toBe(failureRelayKey('m_slow'));
+    expect(fm?.body).toContain(formatText('failure.timeout', { timeout_s: 0 }));
+  });
+
+  it('a lost turn is redelivered and succeeds on a later attempt', async () => {
+    const gw = await gateway();
+    const h = host(async (r) => {
+      if (r.attempt < 3) throw new TurnLostError(`lost ${r.attempt}`);
+      return ok;
+    });
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await log.wait((l) => l.msg === 'turn done');
+    expect(h.runs.map((r) => r.attempt)).toEqual([1, 2, 3]);
+    expect(sends(gw)).toEqual([]);
+  });
+
+  it('lost three times: given up with a worker_lost failure mail', async () => {
+    const gw = await gateway();
+    const h = host(async (r) => {
+      throw new TurnLostError(`worker died ${r.attempt}`);
+    });
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await log.wait((l) => l.msg === 'failure mail sent');
+    expect(h.runs.map((r) => r.attempt)).toEqual([1, 2, 3]);
+    const [fm] = sends(gw);
+    expect(fm?.body).toContain('worker died 3');
+    expect(fm?.body).toContain(formatText('failure.worker_lost', { attempts: 3 }));
+  });
+
+  it('an ordinary error is not redelivered', async () => {
+    const gw = await gateway();
+    const h = host(async () => {
+      throw new Error('bug');
+    });
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await log.wait((l) => l.msg === 'failure mail sent');
+    expect(h.runs).toHaveLength(1);
+  });
+});
+
+describe('BridgeRuntime: stop (B-15) and reconnect (B-18)', () => {
+  it('stop aborts running turns with "shutdown", calls the host hook, sends no failure mail', async () => {
+    const gw = await gateway();
+    const reasons: unknown[] = [];
+    const h = host(
+      (r) =>
+        new Promise<MailTurnReport>((_resolve, reject) => {
+          r.signal.addEventListener('abort', () => {
+            reasons.push(r.signal.reason);
+            reject(new TurnLostError('stopped'));
+          });
+        }),
+    );
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await until(() => h.runs.length === 1, h.changed);
+    await rt.stop();
+    expect(reasons).toEqual(['shutdown']);
+    expect(h.events).toContain('shutdown');
+    await log.wait((l) => l.msg.startsWith('turn stopped by shutdown'));
+    expect(sends(gw)).toEqual([]);
+    expect(h.runs).toHaveLength(1);
+  });
+
+  it('reconnect switches the client and the stream to the new Gateway and key', async () => {
+    const gw = await gateway();
+    const gw2 = await gateway();
+    const h = host();
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    rt.reconnect(gw2.url, 'k2');
+    expect(rt.client.baseUrl).toBe(gw2.url);
+    expect(h.events).toContain(`reconnect ${gw2.url}`);
+    await gw2.push(mailFrame(1, newMail('m_new')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_new');
+    const ev = gw2.requests.find((r) => r.path === '/api/v1/events');
+    expect(ev?.headers.authorization).toBe('Bearer k2');
+    expect(ev?.headers['last-event-id'], 'the cursor is dropped for another Gateway').toBeUndefined();
+    expect(h.runs[0]?.client.baseUrl).toBe(gw2.url);
+  });
+});
