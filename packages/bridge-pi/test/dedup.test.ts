@@ -77,6 +77,7 @@ function summaryOf(mail: NewMailEvent): MailSummary {
     permission_mode: mail.permission_mode,
     reply_address: mail.reply_address,
     self_address: mail.self_address,
+    platform_session_id: mail.platform_session_id,
   };
 }
 

@@ -172,6 +172,8 @@ function summaryOf(actor: Actor, mail: MailRow, l: Loaded): MailSummary {
     permission_mode: permissionModeOf(session),
     reply_address: isSender ? (to[0]?.address ?? fromAddress) : fromAddress,
     self_address: addressIn(actor.name, isHumanActor(actor), session),
+    platform_session_id:
+      !isHumanActor(actor) && session.agent_name === actor.name ? (session.platform_id ?? '') : '',
   };
 }
 

@@ -1,4 +1,10 @@
-import { NewMailEvent, SendMailResponse, SessionSyncResponse } from '@agentmail/protocol';
+import {
+  InboxResponse,
+  NewMailEvent,
+  SendMailResponse,
+  SessionSyncResponse,
+  ThreadResponse,
+} from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addAgent, addUser, api, dataOf, openSse, startGateway, type TestGateway } from './helpers.js';
 
@@ -56,6 +62,13 @@ describe('adoption of platform sessions (G-37)', () => {
       '/home/me/proj',
     );
     events.close();
+    // catch-up reads the inbox: the agent's items carry the platform session too (B-4, B-20);
+    // the person's view of the same thread does not
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox?status=unread', pi)).body);
+    expect(inbox.mails.map((m) => m.platform_session_id)).toEqual(['plat-1', 'plat-1', 'plat-1']);
+    const thread = ThreadResponse.parse((await api(gw, 'GET', `/me/mail/${a.mail_id}/thread`, alice)).body);
+    expect(thread.mails.length).toBe(3);
+    for (const m of thread.mails) expect(m.platform_session_id).toBe('');
   });
 
   it('the slug gets a suffix when the alias is taken; the platform id also addresses it', async () => {

@@ -42,6 +42,12 @@ export const MailSummary = z.object({
   reply_address: z.string(),
   /** The reader's own address in this session (G-6). */
   self_address: z.string(),
+  /**
+   * For an agent reading its own adopted session: the platform session it is bound to (G-37), so
+   * a catch-up delivery resumes it like a live one (B-4, B-20); '' otherwise (and from Gateways
+   * that predate the field).
+   */
+  platform_session_id: z.string().default(''),
 });
 export type MailSummary = z.infer<typeof MailSummary>;
 

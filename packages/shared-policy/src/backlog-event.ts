@@ -16,7 +16,8 @@ function pathOf(address: string): string {
 /**
  * The `new_mail` event of an inbox item (see SPEC B-20, G-20). `to_workspace` is the path of
  * the recipient's own address; `parent_from` comes from the full mail when given (else '');
- * `platform_session_id` is not in the inbox, so pass it when the bridge knows it (else '').
+ * `platform_session_id` comes from the inbox item (adopted sessions, G-37), unless the bridge
+ * passes one.
  * `permission_enforcement` is `advisory` (the inbox does not carry it; turns do not read it).
  * Pure; never throws.
  * @example backlogEvent(summary, { mail: await client.mail(summary.id) })
@@ -39,7 +40,7 @@ export function backlogEvent(
     session_alias: summary.session_alias,
     reply_address: summary.reply_address,
     self_address: summary.self_address,
-    platform_session_id: extra.platformSessionId ?? '',
+    platform_session_id: extra.platformSessionId ?? summary.platform_session_id ?? '',
     kind: summary.kind,
   };
 }

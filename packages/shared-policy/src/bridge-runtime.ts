@@ -156,8 +156,8 @@ export class BridgeRuntime {
             'catch-up: full mail not readable; parent unknown',
           );
         }
-        // platform_session_id is on neither the inbox item nor the full mail (protocol): a backlog
-        // mail of an adopted session cannot be told apart here (see backlogEvent).
+        // The inbox item carries platform_session_id for an adopted session (G-37): the backlog
+        // turn resumes it like a live one (B-4).
         const event = backlogEvent(
           { ...summary, permission_mode: delivery.permissionMode },
           { mail: { parent_from: parentFrom } },

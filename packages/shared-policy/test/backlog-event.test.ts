@@ -24,9 +24,15 @@ const summary: MailSummary = {
   permission_mode: 'plan',
   reply_address: 'alice@.',
   self_address: 'pi@/srv/app.pi-fix',
+  platform_session_id: '',
 };
 
 describe('backlogEvent (SPEC B-20, G-20)', () => {
+  it('carries the adopted platform session of the inbox item, so the backlog turn resumes it (B-4)', () => {
+    expect(backlogEvent({ ...summary, platform_session_id: 'ses_1' }).platform_session_id).toBe('ses_1');
+    expect(backlogEvent(summary).platform_session_id).toBe('');
+  });
+
   it('maps an inbox item onto the new_mail event a turn reads', () => {
     const e = backlogEvent(summary, { mail: { parent_from: 'pi' } });
     expect(e).toMatchObject({

@@ -130,6 +130,7 @@ export function summary(id: string, over: Partial<MailSummary> = {}): MailSummar
     permission_mode: 'workspace',
     reply_address: ALICE.address,
     self_address: PI.address,
+    platform_session_id: '',
     ...over,
   };
 }
