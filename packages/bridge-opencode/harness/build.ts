@@ -1,14 +1,14 @@
 /**
- * Bundles the bridge's plugin entry (src/plugin.ts) with tsup for the real opencode binary:
- * `@agentmail/*` inlined from sources, `@opencode-ai/*` left as imports (resolved from this
- * package's node_modules, since the bundle lives under node_modules/.cache).
+ * Bundles the bridge's plugin entry for the real opencode binary with the package's own build
+ * (`tsup.config.ts`: `@agentmail/*` inlined from sources, the package's registry dependencies left
+ * as imports), into a fresh directory under node_modules/.cache so the imports resolve from this
+ * package's node_modules, as they do for `dist/plugin.js`.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { BRIDGE_ROOT, pluginBuildOptions } from '../tsup.config.js';
 
-/** Root directory of the bridge-opencode package. */
-export const BRIDGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { BRIDGE_ROOT };
 
 /** Bundles `entry` (default src/plugin.ts) into a fresh directory; `remove()` deletes it. */
 export async function buildPlugin(
@@ -17,25 +17,6 @@ export async function buildPlugin(
   const { build } = await import('tsup');
   const outDir = join(BRIDGE_ROOT, 'node_modules', '.cache', `bridge-opencode-${process.pid}-${Date.now()}`);
   await mkdir(outDir, { recursive: true });
-  await build({
-    entry: { plugin: entry },
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
-    tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
-    dts: false,
-    sourcemap: true,
-    splitting: false,
-    clean: true,
-    silent: true,
-    config: false,
-    noExternal: [/^@agentmail\//],
-    external: [/^@opencode-ai\//],
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      options.mainFields = ['module', 'main'];
-    },
-  });
+  await build({ ...pluginBuildOptions(outDir, { entry }), config: false });
   return { pluginJs: join(outDir, 'plugin.js'), remove: () => rm(outDir, { recursive: true, force: true }) };
 }

@@ -7,7 +7,7 @@
  * sessions a person opened keep opencode's own prompts.
  */
 import { join } from 'node:path';
-import type { NewMailEvent } from '@agentmail/protocol';
+import { HEARTBEAT_MAX_SESSIONS, type NewMailEvent } from '@agentmail/protocol';
 import {
   type BridgeHost,
   type BridgeLogger,
@@ -133,6 +133,9 @@ export class OpencodeBridge {
         if (e.type === 'permission.asked') await this.permissions.onAsked(e.properties);
       },
       'tool.execute.before': (input, output) => this.permissions.beforeTool(input, output),
+      'tool.execute.after': async (input) => {
+        this.permissions.afterTool(input);
+      },
     };
   }
 
@@ -182,10 +185,16 @@ export class OpencodeBridge {
 
   async #heartbeat(): Promise<HeartbeatSnapshot> {
     const [sessions, models] = await Promise.all([
-      listSessionsSnapshot(this.#client, [...this.instances.keys()]).catch((err: unknown) => {
-        this.log.warn({ err: String(err) }, 'opencode sessions unreadable: snapshot omitted (G-25)');
-        return undefined;
-      }),
+      // G-37: only sessions a person opened are offered for adoption, not the bridge's own.
+      Promise.all([
+        listSessionsSnapshot(this.#client, [...this.instances.keys()], Number.MAX_SAFE_INTEGER),
+        this.store.ownSessionIds(),
+      ])
+        .then(([list, own]) => list.filter((s) => !own.has(s.platform_id)).slice(0, HEARTBEAT_MAX_SESSIONS))
+        .catch((err: unknown) => {
+          this.log.warn({ err: String(err) }, 'opencode sessions unreadable: snapshot omitted (G-25)');
+          return undefined;
+        }),
       readCatalogue(this.#client).catch((err: unknown) => {
         this.log.warn({ err: String(err) }, 'opencode model catalogue unreadable: omitted (G-25)');
         return undefined;
@@ -219,6 +228,7 @@ export class OpencodeBridge {
         explicitSends: this.sends,
         locale: this.locale,
         signal: run.signal,
+        turnTimeoutMs: run.turnTimeoutMs,
         log: this.log,
         onReconnect: (url, key) => this.runtime.reconnect(url, key),
       },

@@ -7,11 +7,16 @@
  *   asks a person by mail and waits, `full` passes. A refusal is thrown, so the tool part ends in
  *   an error whose text (with the person's note, P-6) the model reads, and the turn goes on.
  * - opencode's own asks (`permission.asked`, its config says `ask`; the `permission.ask` hook does
- *   not fire in 1.18) in a mail-driven session are answered through the reply API: a call already
- *   approved in `tool.execute.before` gets that answer; anything else is asked by mail first.
+ *   not fire in 1.18) in a mail-driven session are answered through the reply API: a guarded call
+ *   a person already approved in `tool.execute.before` gets that answer; anything else (an
+ *   unguarded tool opencode's config asks about) is asked by mail first (fail closed).
+ * - opencode is always answered `once`, never `always`: opencode's `always` approves the pattern
+ *   for every session of the project (a person's own sessions too, pinned in
+ *   test/permissions.test.ts), while a person's "always" by mail holds for one (session, tool)
+ *   only (P-4) — that grant lives in the bridge's grant store and answers later asks.
  */
 import type { GuardedCall, PermissionFlowOptions } from '@agentmail/shared-policy';
-import { decideGuardedCall } from '@agentmail/shared-policy';
+import { decideGuardedCall, isGuardedTool } from '@agentmail/shared-policy';
 import type { ActiveMailSession, OpencodeBridge } from './bridge.js';
 import { replyPermission } from './opencode-facts.js';
 
@@ -28,8 +33,11 @@ interface PermissionAsked {
 /** The seam; one per bridge. */
 export class PermissionBridge {
   readonly #bridge: OpencodeBridge;
-  /** Tool calls approved in `tool.execute.before`, by call id: opencode may ask about them again. */
-  readonly #approved = new Map<string, 'once' | 'always'>();
+  /**
+   * Ids of guarded calls a person approved (or the mode / an "always" grant let pass) in
+   * `tool.execute.before`: opencode may ask about them again. Emptied when the call ends.
+   */
+  readonly #approved = new Set<string>();
 
   constructor(bridge: OpencodeBridge) {
     this.#bridge = bridge;
@@ -70,11 +78,18 @@ export class PermissionBridge {
     };
     const outcome = await decideGuardedCall(call, this.#options(active), active.signal);
     if (outcome.allow === true) {
-      this.#approved.set(input.callID, outcome.always ? 'always' : 'once');
+      // Only a guarded call was really decided here; an unguarded one passed without a decision,
+      // so opencode's own ask about it must still go to a person.
+      if (isGuardedTool('opencode', input.tool)) this.#approved.add(input.callID);
       return;
     }
     this.#bridge.log.info({ tool: input.tool, session: input.sessionID }, 'guarded call refused');
     throw new Error(outcome.reason);
+  }
+
+  /** `tool.execute.after`: the call ended; forget its approval. */
+  afterTool(input: { callID: string }): void {
+    this.#approved.delete(input.callID);
   }
 
   /** `permission.asked` event: answer opencode's own ask in a mail-driven session. */
@@ -85,12 +100,11 @@ export class PermissionBridge {
     if (!active) return; // a person's session: opencode's own prompt stays
     const requestId = p.id;
     const callId = typeof p.tool?.callID === 'string' ? p.tool.callID : '';
-    const known = callId ? this.#approved.get(callId) : undefined;
-    let reply: 'once' | 'always' | 'reject';
+    let reply: 'once' | 'reject';
     let message: string | undefined;
-    if (known) {
+    if (callId && this.#approved.has(callId)) {
       this.#approved.delete(callId);
-      reply = known;
+      reply = 'once';
     } else {
       const permission = typeof p.permission === 'string' ? p.permission : 'unknown';
       const outcome = await decideGuardedCall(
@@ -106,7 +120,7 @@ export class PermissionBridge {
         this.#options(active),
         active.signal,
       );
-      if (outcome.allow === true) reply = outcome.always ? 'always' : 'once';
+      if (outcome.allow === true) reply = 'once';
       else {
         reply = 'reject';
         message = outcome.reason;

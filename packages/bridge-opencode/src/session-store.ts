@@ -13,6 +13,11 @@ export interface MailSessionRecord {
   opencodeSessionId: string;
   /** Naming-sync state (B-11), written before each sync request. */
   naming?: NamingSyncState;
+  /**
+   * opencode sessions of failed model attempts of this Gateway session, kept in opencode for the
+   * record (B-8) and, like the bound one, never offered for adoption (G-37).
+   */
+  setAside?: string[];
 }
 
 /** The file-backed map Gateway session id → {@link MailSessionRecord}. */
@@ -56,33 +61,70 @@ export class MailSessionStore {
     await next;
   }
 
-  /** The record of a Gateway session, if any. */
+  /** The record of a Gateway session bound to an opencode session, if any. */
   async get(gatewaySessionId: string): Promise<MailSessionRecord | undefined> {
-    return (await this.#load()).get(gatewaySessionId);
+    const r = (await this.#load()).get(gatewaySessionId);
+    return r && r.opencodeSessionId !== '' ? r : undefined;
   }
 
-  /** Bind a Gateway session to an opencode session (keeps nothing of an older binding). */
+  /** Bind a Gateway session to an opencode session (keeps only the set-aside list of an older binding). */
   async bind(gatewaySessionId: string, opencodeSessionId: string): Promise<void> {
-    (await this.#load()).set(gatewaySessionId, { opencodeSessionId });
+    const records = await this.#load();
+    const setAside = records.get(gatewaySessionId)?.setAside;
+    records.set(gatewaySessionId, { opencodeSessionId, ...(setAside ? { setAside } : {}) });
     await this.#save();
   }
 
-  /** Forget a binding (B-8: a failed model attempt's session is set aside). */
+  /** Forget a binding whose opencode session is gone (B-4). */
   async unbind(gatewaySessionId: string): Promise<void> {
-    if ((await this.#load()).delete(gatewaySessionId)) await this.#save();
+    const records = await this.#load();
+    const r = records.get(gatewaySessionId);
+    if (!r) return;
+    if (r.setAside?.length) records.set(gatewaySessionId, { opencodeSessionId: '', setAside: r.setAside });
+    else records.delete(gatewaySessionId);
+    await this.#save();
+  }
+
+  /**
+   * Unbind and remember the bound opencode session as a failed attempt's (B-8: kept in opencode
+   * for the record, the next model gets a fresh session; G-37: never adoptable).
+   */
+  async setAside(gatewaySessionId: string): Promise<void> {
+    const records = await this.#load();
+    const r = records.get(gatewaySessionId);
+    if (!r || r.opencodeSessionId === '') return;
+    records.set(gatewaySessionId, {
+      opencodeSessionId: '',
+      setAside: [...(r.setAside ?? []), r.opencodeSessionId],
+    });
+    await this.#save();
+  }
+
+  /**
+   * Every opencode session the bridge made for mail (bound or set aside): left out of the
+   * heartbeat's snapshot, which offers only sessions a person opened for adoption (G-37).
+   */
+  async ownSessionIds(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const r of (await this.#load()).values()) {
+      if (r.opencodeSessionId !== '') ids.add(r.opencodeSessionId);
+      for (const id of r.setAside ?? []) ids.add(id);
+    }
+    return ids;
   }
 
   /** Store the naming-sync state of a bound session (no-op when unbound). */
   async setNaming(gatewaySessionId: string, naming: NamingSyncState): Promise<void> {
     const records = await this.#load();
     const r = records.get(gatewaySessionId);
-    if (!r) return;
+    if (!r || r.opencodeSessionId === '') return;
     records.set(gatewaySessionId, { ...r, naming });
     await this.#save();
   }
 
   /** Gateway session id bound to an opencode session, if any. */
   async gatewaySessionOf(opencodeSessionId: string): Promise<string | undefined> {
+    if (opencodeSessionId === '') return undefined;
     for (const [id, r] of await this.#load()) if (r.opencodeSessionId === opencodeSessionId) return id;
     return undefined;
   }

@@ -172,7 +172,7 @@ export class OpencodeTurnPlatform implements MailTurnPlatform {
   /** B-8: the failed model's session is set aside (kept in opencode, no longer bound to the mail session). */
   async discardAttempt(): Promise<void> {
     if (this.#resumed) return;
-    await this.#bridge.store.unbind(this.#mail.session_id);
+    await this.#bridge.store.setAside(this.#mail.session_id);
     this.#sessionId = '';
   }
 

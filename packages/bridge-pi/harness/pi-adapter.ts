@@ -59,6 +59,10 @@ export const piAdapter: BridgeAdapter = {
   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
   shellArgs: (command) => ({ command }),
   readFileArgs: (path) => ({ path }),
+  // The daemon's start runs a probe child that loads pi (2 s alone, 30 s+ on a loaded 2-core CI
+  // machine running the opencode suite next to it).
+  readyTimeoutMs: 90_000,
+  stepTimeoutMs: 60_000,
   async start(env) {
     const { daemonJs } = await bundled();
     const { agentDir, dataDir, tmpDir } = piDirs(env);

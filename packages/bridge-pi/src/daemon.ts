@@ -230,6 +230,7 @@ export class PiBridgeDaemon implements BridgeHost {
       hostDefault: this.#config.hostDefault,
       attempt,
       locale: this.#config.locale,
+      turnTimeoutMs: run.turnTimeoutMs,
     };
     const spawnedAt = Date.now();
     // detached: the worker leads its own process group, so a kill also ends its tool processes.

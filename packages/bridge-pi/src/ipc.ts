@@ -25,6 +25,8 @@ export interface WorkerJob {
   /** 1-based delivery attempt (B-14). */
   attempt: number;
   locale: string;
+  /** The daemon's turn timeout, in ms (B-7): named in a timeout failure mail. */
+  turnTimeoutMs: number;
 }
 
 /**

@@ -115,6 +115,7 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
       explicitSends: new ExplicitSendRecord(),
       locale,
       signal: io.signal,
+      turnTimeoutMs: job.turnTimeoutMs,
       log,
       onReconnect: (url, key) => io.send({ type: 'reconnect', url, key }),
     },

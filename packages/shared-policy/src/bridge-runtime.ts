@@ -77,6 +77,8 @@ export interface MailRun {
   client: GatewayClient;
   /** Aborted on turn timeout (reason `'timeout'`) and shutdown (`'shutdown'`). */
   signal: AbortSignal;
+  /** The turn timeout the signal enforces, in ms (B-7): named in a timeout failure mail. */
+  turnTimeoutMs: number;
 }
 
 /** Throw this from `runMail` when the platform lost the turn before it reported (worker died): redelivered with backoff (B-14). */
@@ -335,6 +337,7 @@ export class BridgeRuntime {
         backlog,
         attempt,
         allowedModels: this.#allowedModels,
+        turnTimeoutMs: this.#config.turnTimeoutMs,
         client: this.#client,
         signal: run.signal,
       }),
@@ -374,11 +377,19 @@ export class BridgeRuntime {
     });
     if (result.ok) {
       const report = result.value;
+      const interrupted = report === 'timeout' || (!report.ok && !report.failureMailSent);
+      if (this.#stopping.signal.aborted && interrupted) {
+        this.#log.warn(
+          { mail_id: mail.mail_id },
+          'turn stopped by shutdown; the mail stays unread for catch-up',
+        );
+        return;
+      }
+      // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
+      // does not run it again. An interrupted turn (shutdown, above), or a failure whose mail
+      // could not be sent, leaves it unread: nothing is lost, the next catch-up runs it.
+      if (!interrupted) await this.#markHandled(mail);
       if (report === 'timeout') {
-        if (this.#stopping.signal.aborted) {
-          this.#log.warn({ mail_id: mail.mail_id }, 'turn stopped by shutdown');
-          return;
-        }
         this.#log.error({ mail_id: mail.mail_id, timeout_ms: this.#config.turnTimeoutMs }, 'turn timed out');
         await this.#sendFailure(mail, 'timeout', `no result within ${this.#config.turnTimeoutMs} ms`);
       } else if (report.ok)
@@ -410,7 +421,17 @@ export class BridgeRuntime {
       { mail_id: mail.mail_id, attempts: result.attempts, err: messageOf(result.lastError) },
       'turn given up',
     );
+    await this.#markHandled(mail);
     await this.#sendFailure(mail, 'worker_lost', messageOf(result.lastError), result.attempts);
+  }
+
+  /** Mark a handled mail read (B-20); a failure is logged, the next catch-up may then run it again. */
+  async #markHandled(mail: NewMailEvent): Promise<void> {
+    try {
+      await this.#client.markRead([mail.mail_id]);
+    } catch (err) {
+      this.#log.warn({ mail_id: mail.mail_id, err: messageOf(err) }, 'handled mail not marked read');
+    }
   }
 
   async #sendFailure(

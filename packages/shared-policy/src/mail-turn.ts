@@ -97,8 +97,13 @@ export interface MailTurnInput {
   /** B-10: explicit sends of this turn (file-backed when tools run in another process). */
   explicitSends: ExplicitSendRecord;
   locale: Locale;
-  /** Aborted on turn timeout or shutdown: no further attempt starts. */
+  /**
+   * Aborted on turn timeout or shutdown: no further attempt starts. A shutdown (reason
+   * `'shutdown'`) sends no failure mail: the mail stays unread and runs again after a restart.
+   */
   signal: AbortSignal;
+  /** The turn timeout, in ms, named in a timeout failure mail (B-7, B-9). */
+  turnTimeoutMs?: number;
   log: BridgeLogger;
   /** B-18: the connect_to_server tool switched Gateway (already probed). */
   onReconnect(url: string, key: string, client: GatewayClient): void;
@@ -196,9 +201,21 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
   const log = input.log;
   const fields = (extra: object = {}): object => ({ mail_id: mail.mail_id, ...extra });
   let client = input.client;
-  const fail = (kind: FailureKind, cause: string): Promise<MailTurnReport> => {
+  const fail = async (kind: FailureKind, cause: string): Promise<MailTurnReport> => {
+    if (signal.aborted && signal.reason === 'shutdown') {
+      log.warn(fields({ kind, cause }), 'turn stopped by shutdown: no failure mail, the mail stays unread');
+      return { ok: false, kind, cause, failureMailSent: false };
+    }
     log.error(fields({ kind, cause }), 'turn failed, sending the failure mail');
-    return sendFailureMail(client, { kind, mail, cause, agentName: input.agentName, locale, log });
+    return sendFailureMail(client, {
+      kind,
+      mail,
+      cause,
+      agentName: input.agentName,
+      locale,
+      log,
+      ...(input.turnTimeoutMs === undefined ? {} : { timeoutMs: input.turnTimeoutMs }),
+    });
   };
 
   // B-4: an adopted session is opened by its platform id and never silently replaced.

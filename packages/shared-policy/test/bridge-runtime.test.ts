@@ -62,6 +62,9 @@ async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
       rounds_left: null,
     },
   }));
+  gw.on('POST', '/api/v1/mail/read', (req) => ({
+    json: { updated: ((req.json as { ids?: string[] }).ids ?? []).length },
+  }));
   gw.on('GET', '/api/v1/events', () => (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
@@ -134,6 +137,8 @@ function runtime(gw: FakeGateway, h: BridgeHost, over: Partial<BridgeRuntimeConf
 }
 
 const mailFrame = (id: number, mail: NewMailEvent) => frame(id, 'new_mail', mail);
+const markedRead = (gw: FakeGateway) =>
+  gw.requests.filter((r) => r.path === '/api/v1/mail/read').flatMap((r) => (r.json as { ids: string[] }).ids);
 const sends = (gw: FakeGateway) =>
   gw.requests.filter((r) => r.path === '/api/v1/mail/send').map((r) => r.json as Record<string, string>);
 
@@ -173,6 +178,31 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
     await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
     expect(h.runs.map((r) => r.mail.mail_id)).toEqual(['m_dup', 'm_sentinel']);
     expect(log.lines.some((l) => l.msg === 'duplicate new_mail ignored')).toBe(true);
+  });
+
+  it('a handled mail is marked read, so a restart does not deliver it again (B-20)', async () => {
+    const gw = await gateway();
+    const h = host();
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m_done')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_done');
+    expect(markedRead(gw)).toEqual(['m_done']);
+  });
+
+  it('a failed turn whose failure mail could not be sent stays unread (nothing is lost)', async () => {
+    const gw = await gateway();
+    const h = host(async () => ({
+      ok: false,
+      kind: 'all_models_failed',
+      cause: 'x',
+      failureMailSent: false,
+    }));
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m_lost')));
+    await log.wait((l) => l.msg === 'turn failed' && l.obj.mail_id === 'm_lost');
+    expect(markedRead(gw)).toEqual([]);
   });
 
   it('forwards permission_decision events to the host', async () => {
@@ -310,6 +340,7 @@ describe('BridgeRuntime: stop (B-15) and reconnect (B-18)', () => {
     expect(h.events).toContain('shutdown');
     await log.wait((l) => l.msg.startsWith('turn stopped by shutdown'));
     expect(sends(gw)).toEqual([]);
+    expect(markedRead(gw), 'an interrupted mail stays unread for the next catch-up').toEqual([]);
     expect(h.runs).toHaveLength(1);
   });
 

@@ -222,6 +222,29 @@ describe('runMailTurn: model order (B-8, B-9)', () => {
     expect(report).toMatchObject({ ok: false, kind: 'timeout' });
     expect(sends()[0]?.body).toContain('aborted');
   });
+
+  it('a timeout failure mail names the configured turn timeout (B-7, B-9)', async () => {
+    const ac = new AbortController();
+    const { p } = platform({
+      results: [{ ok: false, cause: 'aborted' }],
+      onAttempt: () => ac.abort('timeout'),
+    });
+    await runMailTurn(input(newMail('m1'), { signal: ac.signal, turnTimeoutMs: 15_000 }), p);
+    expect(sends()[0]?.body).toContain(formatText('failure.timeout', { timeout_s: 15 }));
+    expect(sends()[0]?.body).toMatch(/\b15\b/);
+    expect(sends()[0]?.body).not.toMatch(/\b600\b/);
+  });
+
+  it('a shutdown (reason "shutdown") sends no failure mail: the mail stays for catch-up (B-15)', async () => {
+    const ac = new AbortController();
+    const { p } = platform({
+      results: [{ ok: false, cause: 'aborted' }],
+      onAttempt: () => ac.abort('shutdown'),
+    });
+    const report = await runMailTurn(input(newMail('m1'), { signal: ac.signal }), p);
+    expect(report).toMatchObject({ ok: false, failureMailSent: false });
+    expect(sends()).toEqual([]);
+  });
 });
 
 describe('runMailTurn: relay (B-10)', () => {

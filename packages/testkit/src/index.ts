@@ -7,11 +7,19 @@ export {
   BRIDGE_READY_TIMEOUT_MS,
   type BridgeAdapter,
   type BridgeEnv,
+  type BridgeSettings,
   type BridgeToolNames,
+  TURN_TIMEOUT_ENV,
 } from './harness/bridge.js';
 export { type EventCheck, EventLog } from './harness/event-log.js';
 export { GATEWAY_JS_ENV, gatewayCliPath, gatewayPackageRoot } from './harness/gateway-build.js';
-export { type CutResult, type EventStreamRecord, GatewayProxy } from './harness/gateway-proxy.js';
+export {
+  type CutResult,
+  type EventFrame,
+  type EventStreamRecord,
+  GatewayProxy,
+  type HeldRequest,
+} from './harness/gateway-proxy.js';
 export {
   type AwaitMailOptions,
   type AwaitPermissionOptions,

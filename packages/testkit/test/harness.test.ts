@@ -7,8 +7,10 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { routePath } from '@agentmail/protocol';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BridgeAdapter, type Stack, startStack } from '../src/index.js';
+import { type BridgeAdapter, type Stack, startStack, TURN_TIMEOUT_ENV } from '../src/index.js';
 
 const SCRIPT = resolve(fileURLToPath(import.meta.url), '../../../../examples/remote-agent/remote_agent.py');
 
@@ -86,6 +88,51 @@ describe('e2e harness', () => {
     expect(stack.gateway.exit).toBeDefined();
     expect(pids.filter(alive)).toEqual([]);
     expect(stack.processes()).toEqual([]);
+  }, 30_000);
+
+  it('hands bridge settings on, records event frames, holds a request until released, lists contacts', async () => {
+    stack = await startStack({ agentName: 'echo', platform: 'python-example' });
+    const env = stack.bridgeEnv(echoAdapter, {}, { turnTimeoutMs: 4_000 });
+    expect(env.turnTimeoutMs).toBe(4_000);
+    expect(env.processEnv[TURN_TIMEOUT_ENV]).toBe('4000');
+    expect(stack.bridgeEnv(echoAdapter).processEnv[TURN_TIMEOUT_ENV]).toBeUndefined();
+
+    await stack.startBridge(echoAdapter);
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: 'frames', body: 'f' });
+    await stack.awaitReply({ inReplyTo: sent.mail_id, timeoutMs: 10_000 });
+    const frame = stack.proxy
+      .eventStreams()
+      .flatMap((s) => s.frames)
+      .find((f) => f.event === 'new_mail' && f.data.includes(sent.mail_id));
+    expect(frame?.id).toMatch(/^\d+$/);
+    expect(JSON.parse(frame?.data ?? '{}')).toMatchObject({ mail_id: sent.mail_id, from_name: 'alice' });
+
+    const inbox = routePath('inbox');
+    const held = stack.proxy.holdNextRequest((method, path) => method === 'GET' && path === inbox);
+    let answered = false;
+    const answer = request(`${stack.bridgeGatewayUrl}${inbox}?status=all`, {
+      headers: { authorization: `Bearer ${stack.agent.key}` },
+    }).then(async (res) => {
+      answered = true;
+      return { status: res.statusCode, body: await res.body.text() };
+    });
+    const hold = await held;
+    expect(hold).toMatchObject({ method: 'GET', url: `${inbox}?status=all` });
+    // A second request to another route is not held.
+    const other = await request(`${stack.bridgeGatewayUrl}${routePath('contacts')}`, {
+      headers: { authorization: `Bearer ${stack.agent.key}` },
+    });
+    expect(other.statusCode).toBe(200);
+    await other.body.text();
+    expect(answered, 'the held request waits for release()').toBe(false);
+    await hold.release();
+    expect(await answer).toMatchObject({ status: 200, body: expect.stringContaining(sent.mail_id) });
+
+    expect((await stack.person.contacts()).find((c) => c.name === 'echo')).toMatchObject({
+      kind: 'agent',
+      platform: 'python-example',
+      online: true,
+    });
   }, 30_000);
 
   it('stops the bridge even when the test fails before close (registered cleanup)', async () => {

@@ -24,6 +24,12 @@ export const CONFORMANCE_MODELS = {
 export const CONFORMANCE_STEP_TIMEOUT_MS = 30_000;
 
 /**
+ * Turn timeout the `turn-timeout` scenario configures, in ms (SPEC B-7): long enough for a worker
+ * start plus a short scripted turn on a loaded machine, short enough for a test. @default 15_000
+ */
+export const CONFORMANCE_TURN_TIMEOUT_MS = 15_000;
+
+/**
  * A marker unique to one step, e.g. `task.3f9a01c2`: put in subjects and bodies, matched in the
  * journal. The dot keeps it out of session aliases (made from the subject with every
  * non-alphanumeric run folded to `-`, SPEC G-5), which later prompts of the session show: a
@@ -95,6 +101,21 @@ export function readFileCall(adapter: BridgeAdapter, path: string): ScenarioRepl
 /** The first request of the turn for the mail carrying `mark` (a mail turn offers tools; a title request does not). */
 export function turnStart(mark: string): RequestMatch {
   return { lastUserMessage: mark, hasToolResult: false, hasTools: true };
+}
+
+/**
+ * A prompt for the mail carrying `mark`: the request ends with a user message carrying it. Unlike
+ * {@link turnStart} it also matches when an earlier turn of the session was cut off in the middle of
+ * a tool call (then the history holds an unanswered tool result before the new prompt).
+ */
+export function promptOf(mark: string): RequestMatch {
+  return {
+    hasTools: true,
+    predicate: (request) => {
+      const last = request.body?.messages.at(-1);
+      return last?.role === 'user' && request.lastUserText.includes(mark);
+    },
+  };
 }
 
 /** Requests that started a turn for the mail carrying `mark`, in arrival order. */

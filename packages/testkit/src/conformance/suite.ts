@@ -9,8 +9,8 @@ import { type Stack, type StackOptions, startStack } from '../harness/stack.js';
 import { CONFORMANCE_SCENARIOS, type ConformanceScenario } from './scenarios.js';
 import { CONFORMANCE_MODELS, TITLE_SCENARIO } from './script.js';
 
-/** Time one conformance test may take, stack start and close included, in ms. @default 120_000 */
-export const CONFORMANCE_TEST_TIMEOUT_MS = 120_000;
+/** Time one conformance test may take, stack start and close included (a restart scenario starts the bridge twice), in ms. @default 240_000 */
+export const CONFORMANCE_TEST_TIMEOUT_MS = 240_000;
 
 /** Options of {@link conformanceSuite}. */
 export interface ConformanceOptions {

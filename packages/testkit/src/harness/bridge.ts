@@ -56,6 +56,13 @@ export interface BridgeEnv {
    */
   processEnv: NodeJS.ProcessEnv;
   /**
+   * The turn timeout the scenario asks for, in ms (SPEC B-7), when it asks for one; also in
+   * `processEnv` as `AGENTMAIL_TURN_TIMEOUT_MS`. A bridge must read it (from here or the
+   * environment): a turn still running after it is stopped and answered with a failure mail.
+   * `undefined`: the bridge's own default.
+   */
+  turnTimeoutMs?: number;
+  /**
    * Spawns a process the harness owns: its own process group (killed as a group on stop and
    * close), output captured for failure messages. Use it to start the bridge.
    */
@@ -101,6 +108,18 @@ export interface BridgeAdapter {
    */
   stepTimeoutMs?: number;
 }
+
+/**
+ * Bridge settings a scenario chooses per start (see {@link BridgeEnv}); each one also reaches the
+ * bridge as an `AGENTMAIL_*` variable of the shared naming scheme (SPEC §8).
+ */
+export interface BridgeSettings {
+  /** Turn timeout, in ms (`AGENTMAIL_TURN_TIMEOUT_MS`, SPEC B-7). @default the bridge's own */
+  turnTimeoutMs?: number;
+}
+
+/** Environment variable carrying {@link BridgeSettings.turnTimeoutMs} (SPEC §8, B-7). */
+export const TURN_TIMEOUT_ENV = 'AGENTMAIL_TURN_TIMEOUT_MS';
 
 /** Default of {@link BridgeAdapter.readyTimeoutMs}, in ms. */
 export const BRIDGE_READY_TIMEOUT_MS = 30_000;

@@ -19,6 +19,28 @@ import { routePath } from '@agentmail/protocol';
 import { createParser } from 'eventsource-parser';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 
+/** One complete event frame forwarded to the bridge. */
+export interface EventFrame {
+  /** The frame's `id:` field ('' when none). */
+  readonly id: string;
+  /** The frame's `event:` field, e.g. `new_mail` ('' when none). */
+  readonly event: string;
+  /** The frame's `data:` field, as sent (JSON text for the Gateway's events). */
+  readonly data: string;
+}
+
+/** A request the proxy holds back (see {@link GatewayProxy.holdNextRequest}). */
+export interface HeldRequest {
+  readonly method: string;
+  /** Path and query as the client sent them. */
+  readonly url: string;
+  /**
+   * Forwards the request now; resolves once its answer was handed on to the client completely
+   * (or the connection ended).
+   */
+  release(): Promise<void>;
+}
+
 /** One agent event stream that went through the proxy. Updated in place while it is open. */
 export interface EventStreamRecord {
   /** 1-based, in the order the requests arrived. */
@@ -32,6 +54,8 @@ export interface EventStreamRecord {
   readonly status: number | undefined;
   /** Ids of the complete event frames forwarded to the client, in order. */
   readonly deliveredIds: readonly string[];
+  /** The complete event frames forwarded to the client, in order. */
+  readonly frames: readonly EventFrame[];
   /** The connection has ended (either side, or a cut). */
   readonly closed: boolean;
   /** The proxy cut this connection in the middle of a frame. */
@@ -50,7 +74,13 @@ export interface CutResult {
 
 type MutableStream = { -readonly [K in keyof EventStreamRecord]: EventStreamRecord[K] } & {
   deliveredIds: string[];
+  frames: EventFrame[];
 };
+
+interface PendingHold {
+  match: (method: string, path: string) => boolean;
+  resolve: (held: HeldRequest) => void;
+}
 
 interface PendingCut {
   hold: boolean;
@@ -100,6 +130,7 @@ export class GatewayProxy {
   readonly #upstreams = new Set<ReturnType<typeof httpRequest>>();
   readonly #eventsPath = routePath('events');
   #pendingCut: PendingCut | undefined;
+  #pendingHold: PendingHold | undefined;
   #held = false;
   #closed: Promise<void> | undefined;
 
@@ -179,6 +210,19 @@ export class GatewayProxy {
     });
   }
 
+  /**
+   * Arms a hold: the next request (any route but the event stream) for which `match(method,
+   * pathname)` is true is not forwarded until the test calls `release()` on the resolved
+   * {@link HeldRequest}. Lets a test order what a bridge cannot be told, e.g. a mail arriving on
+   * the event stream while the bridge's catch-up listing is on its way (SPEC B-20). Resolves when
+   * such a request arrives (race it with a timeout). One hold at a time; a new one replaces it.
+   */
+  holdNextRequest(match: (method: string, path: string) => boolean): Promise<HeldRequest> {
+    return new Promise<HeldRequest>((resolve) => {
+      this.#pendingHold = { match, resolve };
+    });
+  }
+
   /** Refuse new agent event streams with 503 until {@link release}. */
   hold(): void {
     this.#held = true;
@@ -193,6 +237,7 @@ export class GatewayProxy {
   close(): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
       this.#pendingCut = undefined;
+      this.#pendingHold = undefined;
       for (const upstream of this.#upstreams) upstream.destroy();
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();
@@ -213,6 +258,7 @@ export class GatewayProxy {
         lastEventIdSent: Array.isArray(lastEventId) ? lastEventId[0] : lastEventId,
         status: undefined,
         deliveredIds: [],
+        frames: [],
         closed: false,
         cut: false,
       };
@@ -234,6 +280,28 @@ export class GatewayProxy {
       }
     }
 
+    const hold = this.#pendingHold;
+    if (!isEvents && hold !== undefined && hold.match(req.method ?? 'GET', path)) {
+      this.#pendingHold = undefined;
+      let released: Promise<void> | undefined;
+      hold.resolve({
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        release: () => {
+          released ??= new Promise<void>((resolve) => {
+            res.once('close', () => resolve());
+            this.#forward(req, res, undefined);
+          });
+          return released;
+        },
+      });
+      return;
+    }
+    this.#forward(req, res, stream);
+  }
+
+  /** Forwards one request to the Gateway; an agent event stream (`stream`) is followed frame by frame. */
+  #forward(req: IncomingMessage, res: ServerResponse, stream: MutableStream | undefined): void {
     const upstream = httpRequest({
       host: this.#target.hostname,
       port: this.#target.port,
@@ -283,7 +351,12 @@ export class GatewayProxy {
     upstream: ReturnType<typeof httpRequest>,
   ): void {
     const decoder = new TextDecoder();
-    const parser = createParser({ onEvent: (event) => stream.deliveredIds.push(event.id ?? '') });
+    const parser = createParser({
+      onEvent: (event) => {
+        stream.deliveredIds.push(event.id ?? '');
+        stream.frames.push({ id: event.id ?? '', event: event.event ?? '', data: event.data });
+      },
+    });
     const forward = (bytes: Buffer, done?: () => void): void => {
       parser.feed(decoder.decode(bytes, { stream: true }));
       res.write(bytes, done);

@@ -4,6 +4,8 @@
  */
 import {
   type AttachmentInfo,
+  type Contact,
+  ContactsResponse,
   DecideResponse,
   InboxResponse,
   type Mail,
@@ -215,6 +217,11 @@ export class PersonClient {
         query: { status },
       })
     ).permissions;
+  }
+
+  /** Agents (online, platform, last seen) and people as the Gateway lists them (`GET /me/contacts`, SPEC G-25). */
+  async contacts(): Promise<Contact[]> {
+    return (await apiCall(this.#target, 'GET', routePath('meContacts'), ContactsResponse)).contacts;
   }
 
   /** Decides an approval request (`POST /me/permissions/{id}/decide`). @throws {TestkitError} `AM_TESTKIT_API` */

@@ -24,7 +24,13 @@ import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, RequestPredicate, Scenario } from '../scenario.js';
 import { AgentMailbox } from './agent-mailbox.js';
 import { apiCall } from './api.js';
-import { BRIDGE_READY_TIMEOUT_MS, type BridgeAdapter, type BridgeEnv } from './bridge.js';
+import {
+  BRIDGE_READY_TIMEOUT_MS,
+  type BridgeAdapter,
+  type BridgeEnv,
+  type BridgeSettings,
+  TURN_TIMEOUT_ENV,
+} from './bridge.js';
 import { gatewayCliPath } from './gateway-build.js';
 import { GatewayProxy } from './gateway-proxy.js';
 import {
@@ -382,12 +388,14 @@ export class Stack {
 
   /**
    * Starts the bridge through `adapter.start` and resolves once it holds its agent event stream
-   * (through the proxy). Only one bridge runs at a time.
+   * (through the proxy). Only one bridge runs at a time. `extraEnv` is added to its
+   * `processEnv`; `settings` become {@link BridgeEnv} fields and their `AGENTMAIL_*` variables.
    * @throws {TestkitError} `AM_TESTKIT_PROCESS_START` when it exits first or does not connect within `adapter.readyTimeoutMs`.
    */
   async startBridge(
     adapter: BridgeAdapter,
     extraEnv: Readonly<Record<string, string>> = {},
+    settings: BridgeSettings = {},
   ): Promise<ManagedProcess> {
     this.#assertOpen();
     if (this.#bridge !== undefined && this.#bridge.process.exit === undefined)
@@ -395,7 +403,7 @@ export class Stack {
         TESTKIT_ERROR_CODES.PROCESS_START,
         `a ${this.#bridge.adapter.platform} bridge is running already (pid ${this.#bridge.process.pid}); call stopBridge() first.`,
       );
-    const env = this.bridgeEnv(adapter, extraEnv);
+    const env = this.bridgeEnv(adapter, extraEnv, settings);
     const before = this.proxy.eventStreams().length;
     const started = await adapter.start(env);
     const proc =
@@ -447,6 +455,7 @@ export class Stack {
   bridgeEnv(
     adapter: Pick<BridgeAdapter, 'platform'>,
     extraEnv: Readonly<Record<string, string>> = {},
+    settings: BridgeSettings = {},
   ): BridgeEnv {
     const modelIds = this.model.models;
     const modelId = modelIds[0] ?? DEFAULT_MODEL_ID;
@@ -457,6 +466,7 @@ export class Stack {
       AGENTMAIL_AGENT_KEY: this.agent.key,
       AGENTMAIL_REPLY_PROVIDER: this.modelProvider,
       AGENTMAIL_REPLY_MODEL: modelId,
+      ...(settings.turnTimeoutMs === undefined ? {} : { [TURN_TIMEOUT_ENV]: String(settings.turnTimeoutMs) }),
       ...extraEnv,
     });
     return {
@@ -471,6 +481,7 @@ export class Stack {
       workdir: this.workdir,
       stateDir: this.bridgeStateDir,
       processEnv,
+      ...(settings.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: settings.turnTimeoutMs }),
       spawn: (command, args, options = {}) => {
         const proc = ManagedProcess.spawn(`bridge-${adapter.platform}`, command, args, {
           env: options.env ?? processEnv,
