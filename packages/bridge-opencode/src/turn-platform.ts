@@ -87,7 +87,9 @@ export class OpencodeTurnPlatform implements MailTurnPlatform {
         ? { providerID: attempt.provider, modelID: attempt.model }
         : attempt.kind === 'host_default' && attempt.provider && attempt.model
           ? { providerID: attempt.provider, modelID: attempt.model }
-          : undefined;
+          : attempt.kind === 'resume'
+            ? await this.#lastModel(turn.cwd)
+            : undefined;
     const wanted = model ? `${model.providerID}/${model.modelID}` : '(opencode default)';
     const failed = (cause: string): AttemptResult => ({
       ok: false,
@@ -167,6 +169,20 @@ export class OpencodeTurnPlatform implements MailTurnPlatform {
       turn.signal.removeEventListener('abort', onAbort);
       bridge.active.delete(sessionId);
     }
+  }
+
+  /**
+   * B-8: a resumed session never switches model — the model of its last answer, named explicitly
+   * (without a model opencode picks its own default, which need not be the session's).
+   */
+  async #lastModel(cwd: string): Promise<{ providerID: string; modelID: string } | undefined> {
+    if (!this.#sessionId) return undefined;
+    const last = await finalAssistantMessage(this.#bridge.client, this.#sessionId, cwd).catch(
+      () => undefined,
+    );
+    const slash = last?.model.indexOf('/') ?? -1;
+    if (!last || slash <= 0) return undefined;
+    return { providerID: last.model.slice(0, slash), modelID: last.model.slice(slash + 1) };
   }
 
   /** B-8: the failed model's session is set aside (kept in opencode, no longer bound to the mail session). */

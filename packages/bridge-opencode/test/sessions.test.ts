@@ -238,6 +238,65 @@ describe('bridge-opencode sessions (real opencode)', () => {
   );
 
   it(
+    'G-37, B-7: a mail into an adopted session the person is busy in gets the answer to the mail, not to the person',
+    async ({ signal }) => {
+      const stack = await startStack(signal);
+      const [p1, t1] = [marker('personturn'), marker('busymail')];
+      stack.model.addScenarios([
+        {
+          name: `${p1}:sleep`,
+          match: { lastUserMessage: p1, hasToolResult: false, hasTools: true },
+          reply: {
+            type: 'tool_calls',
+            calls: [{ name: 'bash', arguments: { command: 'sleep 4', description: 'wait' } }],
+          },
+        },
+        {
+          name: `${p1}:done`,
+          match: { lastUserMessage: p1, hasToolResult: true },
+          reply: { type: 'text', text: `PERSON DONE ${p1}` },
+        },
+        answerAtOnce(t1, `ANSWER ${t1}`),
+        // opencode folds a prompt into the session's running loop: the model may answer the
+        // person's tool result with the mail as the last user message.
+        {
+          name: `${t1}:folded`,
+          match: { lastUserMessage: t1, hasToolResult: true },
+          reply: { type: 'text', text: `ANSWER ${t1}` },
+        },
+      ]);
+      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '500' });
+      const oc = personOpencode(stack);
+      const created = await oc.session.create({ body: { title: 'Busy person' } });
+      const personSession = created.data as { id: string; slug: string } | undefined;
+      if (personSession === undefined) throw new Error(`session.create: ${JSON.stringify(created.error)}`);
+      const address = stack.taskAddress(personSession.slug);
+      // Adopt it first (a turn while idle), then the person starts a slow turn of their own.
+      const warm = marker('warm');
+      stack.model.addScenarios([answerAtOnce(warm, `ANSWER ${warm}`)]);
+      const first = await eventually('the adopted session accepts mail', () =>
+        stack.sendAs(undefined, address, { subject: `Warm ${warm}`, body: 'Go.' }),
+      );
+      await stack.awaitReply({ inReplyTo: first.mail_id, from: agentName, timeoutMs: STEP_MS });
+
+      await oc.session.promptAsync({
+        path: { id: personSession.id },
+        body: { parts: [{ type: 'text', text: `Person asks ${p1}` }] },
+      });
+      await stack.awaitModelRequest({ lastUserMessage: p1, hasTools: true }, STEP_MS);
+      const sent = await stack.sendAs(undefined, address, { subject: `Busy ${t1}`, body: 'Go.' });
+      const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: agentName, timeoutMs: STEP_MS });
+      expect(reply.body, 'the reply answers the mail').toContain(`ANSWER ${t1}`);
+      expect(reply.body).not.toContain('PERSON DONE');
+      // Record how opencode ran it (folded into the person's loop, or a turn of its own).
+      const how = stack.model.requests({ match: { lastUserMessage: t1 } }).map((r) => r.scenario);
+      expect(how.length).toBeGreaterThan(0);
+      expect(how.every((name) => name?.startsWith(`${t1}:`))).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'B-8: the failing model is tried first in its own session, the working one answers, and the thread keeps it',
     async ({ signal }) => {
       const stack = await startStack(signal);

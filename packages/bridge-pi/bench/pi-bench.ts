@@ -102,6 +102,11 @@ function nextLog(
 }
 
 /** SIGUSR2 → the daemon logs the event-loop delay since the previous report and starts a new window. */
+/** `count / total ms / longest ms (kind)` of the daemon's garbage collections in a window. */
+function gcCell(stats: LoopDelayStats): string {
+  return `${stats.gc_count} / ${stats.gc_total_ms} ms / ${stats.gc_max_ms} ms (${stats.gc_max_kind || '-'})`;
+}
+
 async function loopDelay(proc: ManagedProcess): Promise<LoopDelayStats> {
   const line = nextLog(proc, LOOP_STATS_LOG_MSG, 10_000, { past: false });
   process.kill(proc.pid, 'SIGUSR2');
@@ -250,7 +255,15 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
     `setup: daemon bundle ${fmtMs(buildMs)}, session files ${fmtMs(writeMs)}, daemon start → ready ${fmtMs(bridgeMs)}`,
     '',
     table(
-      ['daemon event-loop delay (perf_hooks, 1 ms ticks)', 'max', 'p99', 'p50', 'mean', 'window'],
+      [
+        'daemon event-loop delay (perf_hooks, 1 ms ticks)',
+        'max',
+        'p99',
+        'p50',
+        'mean',
+        'window',
+        'GC: count / total / longest',
+      ],
       [
         [
           `during the ${TURNS} turns`,
@@ -259,6 +272,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
           `${during.p50_ms} ms`,
           `${during.mean_ms} ms`,
           fmtMs(during.window_ms),
+          gcCell(during),
         ],
         [
           `start-up to ready + ${SETTLE_MS / 1000} s idle (not judged)`,
@@ -267,6 +281,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
           `${startup.p50_ms} ms`,
           `${startup.mean_ms} ms`,
           fmtMs(startup.window_ms),
+          gcCell(startup),
         ],
       ],
     ),

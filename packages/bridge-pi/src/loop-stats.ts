@@ -5,7 +5,12 @@
  * new window, and the last window is logged at shutdown. The histogram's timer runs in libuv, not
  * in JavaScript: nothing of it is on the path that reads events.
  */
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import {
+  constants,
+  type IntervalHistogram,
+  monitorEventLoopDelay,
+  PerformanceObserver,
+} from 'node:perf_hooks';
 
 /** Environment variable that turns the histogram on (`1`). @default off */
 export const LOOP_STATS_ENV = 'AGENTMAIL_LOOP_STATS';
@@ -30,7 +35,20 @@ export interface LoopDelayStats {
   /** Length of the window (since the previous report or the start), in ms. */
   window_ms: number;
   resolution_ms: number;
+  /** Garbage collections in the window (perf_hooks `gc` entries): count, summed and longest pause, in ms. */
+  gc_count: number;
+  gc_total_ms: number;
+  gc_max_ms: number;
+  /** Kind of the longest pause: `minor` (scavenge), `major` (mark-compact), `incremental`, `weakcb`. */
+  gc_max_kind: string;
 }
+
+const GC_KINDS: Readonly<Record<number, string>> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
 
 /** `AGENTMAIL_LOOP_STATS=1` in `env`. */
 export function loopStatsEnabled(env: NodeJS.ProcessEnv): boolean {
@@ -42,11 +60,25 @@ const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
 /** A running event-loop delay histogram; {@link take} reads and resets it. */
 export class LoopDelayMonitor {
   readonly #histogram: IntervalHistogram;
+  readonly #gcObserver: PerformanceObserver;
+  #gc = { count: 0, totalMs: 0, maxMs: 0, maxKind: '' };
   #since = performance.now();
 
   constructor() {
     this.#histogram = monitorEventLoopDelay({ resolution: LOOP_STATS_RESOLUTION_MS });
     this.#histogram.enable();
+    this.#gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const gc = this.#gc;
+        gc.count += 1;
+        gc.totalMs += entry.duration;
+        if (entry.duration > gc.maxMs) {
+          gc.maxMs = entry.duration;
+          gc.maxKind = GC_KINDS[(entry as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
+        }
+      }
+    });
+    this.#gcObserver.observe({ entryTypes: ['gc'] });
   }
 
   /** The figures since the previous `take` (or the start), then a fresh window. */
@@ -63,7 +95,12 @@ export class LoopDelayMonitor {
       samples: h.count,
       window_ms: Math.round(now - this.#since),
       resolution_ms: LOOP_STATS_RESOLUTION_MS,
+      gc_count: this.#gc.count,
+      gc_total_ms: Math.round(this.#gc.totalMs * 100) / 100,
+      gc_max_ms: Math.round(this.#gc.maxMs * 100) / 100,
+      gc_max_kind: this.#gc.maxKind,
     };
+    this.#gc = { count: 0, totalMs: 0, maxMs: 0, maxKind: '' };
     h.reset();
     this.#since = now;
     return stats;
@@ -71,5 +108,6 @@ export class LoopDelayMonitor {
 
   stop(): void {
     this.#histogram.disable();
+    this.#gcObserver.disconnect();
   }
 }
