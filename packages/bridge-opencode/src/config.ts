@@ -4,7 +4,13 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { type BridgeSettings, readBridgeSettings, type SettingSource } from '@agentmail/shared-policy';
+import {
+  AgentMailError,
+  type BridgeSettings,
+  ERROR_CODES,
+  readBridgeSettings,
+  type SettingSource,
+} from '@agentmail/shared-policy';
 
 /** Plugin option → the environment variable it overrides. */
 export const OPTION_VARIABLES = Object.freeze({
@@ -20,16 +26,8 @@ export const OPTION_VARIABLES = Object.freeze({
   dataDir: 'AGENTMAIL_OPENCODE_DATA_DIR',
 } as const);
 
-/** Code of a configuration error (listed in docs/errors.md). */
-export const OPENCODE_CONFIG_ERROR_CODE = 'AM_OPENCODE_CONFIG_INVALID';
-
-/** A bad plugin option or environment variable; the message names it and the fix. */
-export class OpencodeConfigError extends Error {
-  readonly code = OPENCODE_CONFIG_ERROR_CODE;
-  constructor(message: string) {
-    super(message);
-    this.name = 'OpencodeConfigError';
-  }
+function invalid(message: string): AgentMailError {
+  return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);
 }
 
 /** The bridge's configuration. */
@@ -42,7 +40,7 @@ export interface OpencodeBridgeConfig extends BridgeSettings {
  * Read the configuration: plugin options first, then the environment. Options are the camelCase
  * names of {@link OPTION_VARIABLES} (strings or numbers); `AGENTMAIL_OPENCODE_DATA_DIR` /
  * `dataDir` defaults to `$XDG_DATA_HOME/agentmail/opencode` (or `~/.local/share/agentmail/opencode`).
- * @throws OpencodeConfigError `AM_OPENCODE_CONFIG_INVALID` naming the option or variable and the fix.
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the option or variable and the fix.
  */
 export function readOpencodeConfig(
   options: Readonly<Record<string, unknown>> | undefined,
@@ -52,27 +50,25 @@ export function readOpencodeConfig(
   for (const [name, value] of Object.entries(options ?? {})) {
     const variable = (OPTION_VARIABLES as Record<string, string>)[name];
     if (variable === undefined)
-      throw new OpencodeConfigError(
+      throw invalid(
         `unknown AgentMail plugin option "${name}": use one of ${Object.keys(OPTION_VARIABLES).join(', ')}`,
       );
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string' && typeof value !== 'number')
-      throw new OpencodeConfigError(`AgentMail plugin option "${name}" must be a string or a number`);
+      throw invalid(`AgentMail plugin option "${name}" must be a string or a number`);
     source[variable] = String(value);
   }
   let settings: BridgeSettings;
   try {
     settings = readBridgeSettings(source as SettingSource, { agentName: 'opencode' });
   } catch (err) {
-    throw new OpencodeConfigError(
+    throw invalid(
       `${(err as Error).message} (plugin option or environment variable; see the bridge-opencode README)`,
     );
   }
   const rawDir = source.AGENTMAIL_OPENCODE_DATA_DIR;
   if (rawDir && !isAbsolute(rawDir))
-    throw new OpencodeConfigError(
-      `AGENTMAIL_OPENCODE_DATA_DIR / dataDir must be an absolute path (got "${rawDir}")`,
-    );
+    throw invalid(`AGENTMAIL_OPENCODE_DATA_DIR / dataDir must be an absolute path (got "${rawDir}")`);
   const xdg =
     env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME)
       ? env.XDG_DATA_HOME

@@ -185,7 +185,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
     AGENTMAIL_LOOP_STATS: '1',
     AGENTMAIL_HEARTBEAT_MS: String(HEARTBEAT_MS),
     AGENTMAIL_TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS),
-    AGENTMAIL_PI_CONCURRENCY: String(Math.max(4, TURNS)),
+    AGENTMAIL_CONCURRENCY: String(Math.max(4, TURNS)),
   });
   await nextLog(bridge, 'ready', 30_000);
   const bridgeMs = performance.now() - bridgeStart;

@@ -63,6 +63,9 @@ export const piAdapter: BridgeAdapter = {
   // machine running the opencode suite next to it).
   readyTimeoutMs: 90_000,
   stepTimeoutMs: 60_000,
+  // A worker loads pi per mail (1.5–3 s alone, 10 s+ under load): the timeout scenario's next mail
+  // must still fit.
+  shortTurnTimeoutMs: 40_000,
   async start(env) {
     const { daemonJs } = await bundled();
     const { agentDir, dataDir, tmpDir } = piDirs(env);

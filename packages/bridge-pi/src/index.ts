@@ -2,8 +2,8 @@
  * @agentmail/bridge-pi: the AgentMail bridge for pi. Entry points: the `agentmail-pi` daemon,
  * the worker entry, and the pi extension (`@agentmail/bridge-pi/extension`).
  */
-export { CONFIG_ERROR_CODE, type PiBridgeConfig, PiConfigError, readConfig } from './config.js';
-export { BRIDGE_VERSION, HEARTBEAT_INTERVAL_MS_DEFAULT, WORKER_STOP_GRACE_MS } from './constants.js';
+export { type PiBridgeConfig, readConfig } from './config.js';
+export { BRIDGE_VERSION, WORKER_STOP_GRACE_MS } from './constants.js';
 export { PiBridgeDaemon } from './daemon.js';
 export { createMailExtension, type MailExtensionOptions } from './extension.js';
 export type { DaemonMessage, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';

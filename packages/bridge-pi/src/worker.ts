@@ -18,6 +18,7 @@ import {
   type Locale,
   type MailTurnPlatform,
   type NamingSyncState,
+  namingFingerprint,
   type PendingPermissions,
   resolveLocale,
   runMailTurn,
@@ -132,6 +133,8 @@ export async function runTurn(job: WorkerJob, io: TurnIo): Promise<TurnReport> {
 function piPlatform(job: WorkerJob, io: TurnIo, locale: Locale, log: BridgeLogger): MailTurnPlatform {
   const { mail } = job;
   let sessionFile = mailSessionFile(job.dataDir, mail.session_id);
+  /** A mail session pi does not have yet (never an adopted one): named after the subject (B-11). */
+  let newMailSession = false;
   const grants = new GrantStore({ file: join(job.dataDir, 'grants.json') });
   let runtime: Promise<ModelRuntime> | undefined;
   const modelRuntime = (): Promise<ModelRuntime> => {
@@ -157,7 +160,9 @@ function piPlatform(job: WorkerJob, io: TurnIo, locale: Locale, log: BridgeLogge
         const cwd = parseHeader(await readFirstLine(found))?.cwd;
         return cwd ? { kind: 'adopted', cwd } : { kind: 'adopted' };
       }
-      return { kind: 'mail', resumed: existsSync(sessionFile) };
+      const resumed = existsSync(sessionFile);
+      newMailSession = !resumed;
+      return { kind: 'mail', resumed };
     },
     async catalogue() {
       const available = await (await modelRuntime()).getAvailable();
@@ -260,6 +265,7 @@ function piPlatform(job: WorkerJob, io: TurnIo, locale: Locale, log: BridgeLogge
     }
     log.info({}, 'permission hook installed');
     await session.bindExtensions({});
+    if (newMailSession && attempt.kind !== 'resume') await nameNewSession(session);
 
     let final: AssistantMessageLike | undefined;
     const unsubscribe = session.subscribe((event) => {
@@ -297,5 +303,25 @@ function piPlatform(job: WorkerJob, io: TurnIo, locale: Locale, log: BridgeLogge
     };
     session.dispose();
     return result;
+  }
+
+  /**
+   * B-11, Gateway → pi: a new mail session gets the mail subject as its pi session name (the
+   * Gateway made the alias from the same subject, G-5). That name's fingerprint is the naming
+   * baseline, so the turn does not sync it back; only a later rename (the model, a person's pi)
+   * is synced. pi keeps the `session_info` entry in memory until the first message is written.
+   */
+  async function nameNewSession(session: {
+    setSessionName(name: string): void;
+    sessionName?: string | undefined;
+  }): Promise<void> {
+    if (namingFingerprint(mail.subject) === '') return;
+    session.setSessionName(mail.subject);
+    const fingerprint = namingFingerprint(session.sessionName);
+    if (fingerprint !== '')
+      await writeFile(
+        namingStateFile(sessionFile),
+        JSON.stringify({ fingerprint } satisfies NamingSyncState),
+      );
   }
 }

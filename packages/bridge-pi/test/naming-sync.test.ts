@@ -1,14 +1,18 @@
 /**
  * Naming sync (SPEC B-11) on the real stack: a Gateway child process, the scripted model as pi's
- * provider and the `agentmail-pi` daemon. Between two turns the mail session's pi session gets a
- * name (a `session_info` entry, as pi's `/name` writes it); after the next turn the Gateway
- * session carries it as title and alias, and a further turn does not sync again.
+ * provider and the `agentmail-pi` daemon. A new mail session's pi session is named after the mail
+ * subject (the Gateway made the alias from it, G-5) and that name is not synced back. Between two
+ * turns the pi session gets another name (a `session_info` entry, as pi's `/name` writes it); after
+ * the next turn the Gateway session carries it as title and alias, and a further turn does not
+ * sync again. A session adopted from the person's own pi is never renamed nor synced.
  */
+import { randomUUID } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { aliasBase } from '@agentmail/shared-policy';
+import { aliasBase, namingFingerprint } from '@agentmail/shared-policy';
 import { answerAtOnce, marker, startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { writePiSession } from '../bench/pi-session-file.js';
 import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 import { mailSessionFile } from '../src/session-files.js';
 
@@ -27,8 +31,18 @@ function logged(lines: readonly string[], msg: string): Array<Record<string, unk
   });
 }
 
+/** The `session_info` names of a pi session file, in file order. */
+async function piSessionNames(file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { type?: string; name?: string })
+    .filter((entry) => entry.type === 'session_info')
+    .map((entry) => entry.name ?? '');
+}
+
 describe('bridge-pi naming sync (B-11)', () => {
-  it('a pi session name becomes the Gateway alias and title once; the next turn does not sync again', async ({
+  it('a new pi session is named after the subject without a sync back; a later pi name becomes the Gateway alias and title once; an adopted session is never renamed', async ({
     signal,
   }) => {
     const stack = await startConformanceStack(piAdapter, { signal });
@@ -38,18 +52,45 @@ describe('bridge-pi naming sync (B-11)', () => {
       answerAtOnce(`${task}-one`, 'First done.'),
       answerAtOnce(`${task}-two`, 'Second done.'),
       answerAtOnce(`${task}-three`, 'Third done.'),
+      answerAtOnce(`${task}-adopted`, 'Adopted done.'),
     ]);
+    // A session of the person's own pi, there before the daemon's first heartbeat reports it.
+    const own = await writePiSession(join(stack.bridgeStateDir, 'pi-agent'), {
+      id: randomUUID(),
+      cwd: stack.workdir,
+      targetBytes: 2_000,
+      provider: stack.modelProvider,
+      model: 'scripted-model',
+    });
+    const ownId = JSON.parse((await readFile(own.path, 'utf8')).split('\n')[0] ?? '{}') as { id: string };
     const bridge = await stack.startBridge(piAdapter);
 
-    const first = await stack.sendAs(undefined, stack.taskAddress(), {
-      subject: `Start ${task}-one`,
+    const subject = `Start ${task}-one`;
+    const first = await stack.sendAs(undefined, stack.taskAddress(), { subject, body: 'Go.' });
+    await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name });
+    // Gateway → pi: the new pi session carries the subject; the turn does not sync it back.
+    const file = mailSessionFile(join(stack.bridgeStateDir, 'pi-data'), first.session_id);
+    expect(await piSessionNames(file), 'the new pi session is named after the subject').toEqual([subject]);
+    const baseline = JSON.parse(await readFile(`${file}.naming.json`, 'utf8')) as { fingerprint?: string };
+    expect(baseline.fingerprint, 'the given name is the naming baseline').toBe(namingFingerprint(subject));
+    expect(logged(bridge.lines(), 'naming synced'), 'the name we gave is not synced back').toEqual([]);
+    expect(logged(bridge.lines(), 'naming sync skipped').map((l) => l.reason)).toEqual(['unchanged']);
+    expect((await stack.thread(first.mail_id)).at(-1)?.session_alias).toBe(first.session_alias);
+
+    // An adopted session (the person's own pi session, by its id): never renamed, never synced.
+    const adopted = await stack.sendAs(undefined, stack.taskAddress(ownId.id), {
+      subject: `Adopt ${task}-adopted`,
       body: 'Go.',
     });
-    await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name });
-    expect(logged(bridge.lines(), 'naming synced'), 'an unnamed pi session is not synced').toEqual([]);
+    await stack.awaitReply({ inReplyTo: adopted.mail_id, from: stack.agent.name });
+    expect(await piSessionNames(own.path), 'the adopted pi session keeps having no name').toEqual([]);
+    expect(
+      (await readFile(own.path, 'utf8')).length,
+      'the adopted session file got the turn (it was really used)',
+    ).toBeGreaterThan(own.bytes);
+    expect(logged(bridge.lines(), 'naming synced')).toEqual([]);
 
     // A rename in pi between turns: a session_info entry on the leaf, as `/name` appends it.
-    const file = mailSessionFile(join(stack.bridgeStateDir, 'pi-data'), first.session_id);
     const entries = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
     const leaf = JSON.parse(entries.at(-1) ?? '{}') as { id?: string };
     const name = `Quarterly report ${task}`;
@@ -74,6 +115,10 @@ describe('bridge-pi naming sync (B-11)', () => {
     expect(third.session_id).toBe(first.session_id);
     await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name });
     expect(logged(bridge.lines(), 'naming synced'), 'no second sync').toHaveLength(1);
-    expect(logged(bridge.lines(), 'naming sync skipped').map((l) => l.reason)).toEqual(['unchanged']);
-  });
+    expect(logged(bridge.lines(), 'naming sync skipped').map((l) => l.reason)).toEqual([
+      'unchanged',
+      'adopted',
+      'unchanged',
+    ]);
+  }, 240_000);
 });

@@ -44,10 +44,10 @@ describe('readConfig (SPEC §8)', () => {
       workerPath: '/w.js',
     });
   });
-  it('names the bad variable (AM_PI_CONFIG_INVALID)', () => {
+  it('names the bad variable (AM_BRIDGE_CONFIG_INVALID)', () => {
     expect(() => readConfig({ AGENTMAIL_AGENT_KEY: 'k' }, '/w.js')).toThrow(/AGENTMAIL_GATEWAY_URL/);
-    expect(() => readConfig({ ...base, AGENTMAIL_PI_CONCURRENCY: '0' }, '/w.js')).toThrow(
-      /AGENTMAIL_PI_CONCURRENCY/,
+    expect(() => readConfig({ ...base, AGENTMAIL_CONCURRENCY: '0' }, '/w.js')).toThrow(
+      /AGENTMAIL_CONCURRENCY/,
     );
     expect(() => readConfig({ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, '/w.js')).toThrow(
       /AGENTMAIL_REPLY_MODEL/,
@@ -58,6 +58,6 @@ describe('readConfig (SPEC §8)', () => {
     } catch (err) {
       code = (err as { code: string }).code;
     }
-    expect(code).toBe('AM_PI_CONFIG_INVALID');
+    expect(code).toBe('AM_BRIDGE_CONFIG_INVALID');
   });
 });

@@ -581,7 +581,7 @@ export async function sseCutLosesNoEvent(stack: Stack, adapter: BridgeAdapter): 
  * reply. See SPEC B-7, B-9, B-13.
  */
 export async function turnTimeoutSendsOneFailureMail(stack: Stack, adapter: BridgeAdapter): Promise<void> {
-  const turnTimeoutMs = CONFORMANCE_TURN_TIMEOUT_MS;
+  const turnTimeoutMs = adapter.shortTurnTimeoutMs ?? CONFORMANCE_TURN_TIMEOUT_MS;
   const timeoutMs = stepTimeout(adapter) + turnTimeoutMs;
   const hang = marker('hang');
   const next = marker('next');

@@ -107,6 +107,12 @@ export interface BridgeAdapter {
    * it for slow hosts. @default 30_000
    */
   stepTimeoutMs?: number;
+  /**
+   * The short turn timeout the `turn-timeout` scenario configures, in ms: long enough for one
+   * ordinary turn of this bridge on a loaded machine (the scenario's next mail must still finish
+   * within it), short enough to wait for. @default CONFORMANCE_TURN_TIMEOUT_MS (15_000)
+   */
+  shortTurnTimeoutMs?: number;
 }
 
 /**
