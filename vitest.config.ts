@@ -13,7 +13,10 @@ export default defineConfig({
         name: root.replace(/^packages\//, ''),
         root,
         include: ['test/**/*.test.ts'],
-        testTimeout: 30_000,
+        // Bridge tests start real Gateways, bridges and platform binaries: on a loaded 2-core CI
+        // machine one test can take minutes; the tests themselves bound every wait.
+        testTimeout: root.startsWith('packages/bridge-') ? 240_000 : 30_000,
+        hookTimeout: root.startsWith('packages/bridge-') ? 120_000 : 10_000,
       },
     })),
   },

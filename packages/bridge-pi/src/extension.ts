@@ -1,7 +1,8 @@
 /**
  * The AgentMail pi extension: the mail tools (B-17) and the permission seam (P-1..P-8) as one pi
  * extension. The worker loads it for every mail turn; a person loads the default export into
- * their own pi (`pi -e @agentmail/bridge-pi/extension`) to read and send mail interactively.
+ * their own pi (`pi -e dist/agentmail-pi-extension.js`, one file built by `build:extension`,
+ * see the README) to read and send mail interactively.
  */
 import {
   GatewayClient,
