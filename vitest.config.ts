@@ -4,6 +4,9 @@ import { projects } from './vitest.workspace.js';
 // vitest 4 ignores vitest.workspace.ts: the list lives there, the wiring here.
 export default defineConfig({
   test: {
+    // Two test files at a time even on 2 cores (vitest's default there is 1): the bridge suites
+    // mostly wait on child processes (Gateway, pi workers, opencode), so two overlap well.
+    maxWorkers: 2,
     projects: projects.map((root) => ({
       extends: true,
       // Run on sources: every package's `exports` has an `@agentmail/source` condition first.

@@ -182,7 +182,7 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
         ['opencode spawn → listening', fmtMs((clock.listeningAt ?? Number.NaN) - spawnedAt)],
         ['spawn → plugin registered at the Gateway', fmtMs(registeredAt - spawnedAt)],
         ['spawn → event stream open (bridge ready)', fmtMs(sseOpenAt - spawnedAt)],
-        ['spawn → "AgentMail connected" (after catch-up)', fmtMs(connectedAt - spawnedAt)],
+        ['spawn → "AgentMail connected" (event stream open)', fmtMs(connectedAt - spawnedAt)],
         ['mail 1 (new session): send → first model request', fmtMs(first.firstRequestMs)],
         ['mail 1: send → reply relayed', fmtMs(first.replyMs)],
         ['mail 2 (same session): send → first model request', fmtMs(second.firstRequestMs)],

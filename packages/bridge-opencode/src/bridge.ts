@@ -78,7 +78,7 @@ export class OpencodeBridge {
     this.#client = client;
     this.store = new MailSessionStore(join(config.dataDir, 'sessions.json'));
     this.grants = new GrantStore({ file: join(config.dataDir, 'grants.json') });
-    this.pending = new PendingPermissions({ signal: this.#shutdown.signal });
+    this.pending = new PendingPermissions({ signal: this.#shutdown.signal, log });
     this.sends = new ExplicitSendRecord();
     this.permissions = new PermissionBridge(this);
     const host: BridgeHost = {
@@ -102,10 +102,34 @@ export class OpencodeBridge {
         heartbeatMs: config.heartbeatMs,
         turnTimeoutMs: config.turnTimeoutMs,
         locale: config.locale,
+        // SPEC G-22: the plugin loads in every opencode process (global config); only the one
+        // holding the bridge lock of this agent and data directory receives mail, the others
+        // keep the mail tools and wait in standby (one log line) to take over.
+        lockDir: config.dataDir,
       },
       host,
-      log,
+      this.#announcingConnection(log),
     );
+  }
+
+  /**
+   * The runtime's logger, plus one "AgentMail connected" line (copied to opencode's own log) when
+   * the event stream first opens — the moment mail can arrive, before the start-up catch-up, which
+   * may wait on a person's decision for a backlog mail.
+   */
+  #announcingConnection(log: BridgeLogger): BridgeLogger {
+    let announced = false;
+    return {
+      info: (obj, msg) => {
+        log.info(obj, msg);
+        if (msg === 'sse open' && !announced) {
+          announced = true;
+          log.info({ agent: this.config.agentName, gateway: this.config.gatewayUrl }, 'AgentMail connected');
+        }
+      },
+      warn: (obj, msg) => log.warn(obj, msg),
+      error: (obj, msg) => log.error(obj, msg),
+    };
   }
 
   /** The in-process client (of the first instance; calls name their directory explicitly). */
@@ -161,10 +185,7 @@ export class OpencodeBridge {
       while (!this.#shutdown.signal.aborted) {
         try {
           await this.runtime.start();
-          this.log.info(
-            { agent: this.config.agentName, gateway: this.config.gatewayUrl },
-            'AgentMail connected',
-          );
+          this.log.info({ agent: this.config.agentName }, 'AgentMail catch-up done');
           return;
         } catch (err) {
           this.log.error({ err: String(err), retry_ms: delayMs }, 'AgentMail start failed; retrying');

@@ -12,7 +12,13 @@ import type { OpencodeClient } from './bridge.js';
 export const LOG_SERVICE = 'agentmail';
 
 /** Messages copied to opencode's log at info level (the rest only from warn up). */
-const MILESTONES = new Set(['AgentMail connected', 'registered', 'sse open', 'stopped']);
+const MILESTONES = new Set([
+  'AgentMail connected',
+  'AgentMail catch-up done',
+  'registered',
+  'sse open',
+  'stopped',
+]);
 
 /** A {@link BridgeLogger} over pino (stderr) that also feeds opencode's own log. */
 export function createLogger(

@@ -23,11 +23,14 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   const bridge = new OpencodeBridge(readOpencodeConfig(options, process.env), input.client, log);
   g[BRIDGE_GLOBAL_KEY] = bridge;
   // opencode does not call the plugin's dispose on SIGTERM of `serve`: stop on the signal too
-  // (B-15). When nobody else handles the signal, exit as its default action would have.
+  // (B-15), then raise it again. This listener is gone by then (`once`), so the signal gets what
+  // it would have got without us: opencode's own handling, or the default action (exit). Other
+  // libraries' listeners (e.g. signal-exit, which only acts when it is the last listener) see a
+  // signal again too, instead of waiting for us to exit.
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
       void bridge.stop().finally(() => {
-        if (process.listenerCount(signal) === 0) process.exit(signal === 'SIGTERM' ? 143 : 130);
+        process.kill(process.pid, signal);
       });
     });
   void bridge.start();

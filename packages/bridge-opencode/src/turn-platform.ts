@@ -116,9 +116,12 @@ export class OpencodeTurnPlatform implements MailTurnPlatform {
     const sessionId = this.#sessionId;
     // P-8: the instance that runs this session must have our hooks (the permission seam).
     if (!bridge.instances.has(turn.cwd) && !this.#resumed)
-      return failed(
-        `the AgentMail plugin is not loaded in the opencode instance for ${turn.cwd}: add it to the global opencode config (~/.config/opencode/opencode.json), not only to one project's`,
-      );
+      return {
+        ...failed(
+          `the AgentMail plugin is not loaded in the opencode instance for ${turn.cwd}: add it to the global opencode config (~/.config/opencode/opencode.json), not only to one project's`,
+        ),
+        setupProblem: true,
+      };
 
     bridge.active.set(sessionId, {
       mail: this.#mail,

@@ -2,7 +2,9 @@
 /**
  * `agentmail-pi`: the pi bridge daemon, configured by environment variables only (see
  * {@link readConfig}). SIGTERM/SIGINT stop it gracefully (B-15); exit code 0 then, 2 on a
- * configuration error, 1 when it cannot start. With `AGENTMAIL_LOOP_STATS=1`, SIGUSR2 logs the
+ * configuration error, 1 when it cannot start or lost the bridge lock. A second daemon for the
+ * same agent and data directory waits as a standby (one log line) and takes over when the first
+ * stops or dies (SPEC G-22, shared-policy BridgeLock). With `AGENTMAIL_LOOP_STATS=1`, SIGUSR2 logs the
  * event-loop delay since the previous report (see loop-stats.ts).
  */
 import { fileURLToPath } from 'node:url';
@@ -34,6 +36,9 @@ const stop = (signal: string): void => {
     process.exit(0);
   });
 };
+// SPEC G-22: another daemon took the bridge lock over (this one was frozen): exit 1, so a
+// supervisor restarts it, as a standby.
+daemon.lockLostHandler = () => process.exit(1);
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 daemon.start().then(

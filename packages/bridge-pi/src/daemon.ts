@@ -64,6 +64,8 @@ export class PiBridgeDaemon implements BridgeHost {
         stopGraceMs: WORKER_STOP_GRACE_MS,
         firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS,
         locale: config.locale,
+        // SPEC G-22: one daemon per agent and data directory is the bridge; a second one waits.
+        lockDir: config.dataDir,
       },
       this,
       log,
@@ -107,6 +109,14 @@ export class PiBridgeDaemon implements BridgeHost {
   }
 
   /** BridgeHost (B-15, P-7): workers deny pending questions and stop; stragglers are killed. */
+  /** Called when the bridge lock was lost and the runtime stopped (SPEC G-22); daemon-main exits 1. */
+  lockLostHandler: () => void = () => undefined;
+
+  /** BridgeHost: the bridge lock was lost (this process was frozen past its staleness). */
+  onLockLost(): void {
+    this.lockLostHandler();
+  }
+
   async onShutdown(): Promise<void> {
     this.#stopping = true;
     this.#log.info({ workers: this.#workers.size }, 'stopping workers');

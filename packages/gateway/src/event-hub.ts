@@ -198,7 +198,15 @@ export class EventHub {
     }
     const backlog = conn.backlog ?? [];
     conn.backlog = null;
-    for (const event of backlog) this.deliver(conn, event);
+    if (lastEventId === undefined) {
+      // Every event buffered here was published after this connection registered, so it is live
+      // for it, even when the cursor read above already counted it (it committed in between):
+      // comparing it with that cursor would drop it (G-22).
+      for (const event of backlog) {
+        conn.lastSent = Math.max(conn.lastSent, event.id);
+        res.write(frame(event));
+      }
+    } else for (const event of backlog) this.deliver(conn, event);
     this.ensureKeepalive();
   }
 

@@ -1,5 +1,5 @@
 import { InboxResponse, MailResponse, NewMailEvent } from '@agentmail/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { addAgent, addUser, api, dataOf, openSse, startGateway, type TestGateway } from './helpers.js';
 
 let gw: TestGateway | undefined;
@@ -28,6 +28,40 @@ describe('SSE (G-22)', () => {
     for (const e of ea) expect(NewMailEvent.safeParse(dataOf(e)).success).toBe(true);
     a.close();
     b.close();
+  });
+
+  it('a live-only stream gets an event that commits while it reads the stream cursor (no gap at connect)', async () => {
+    gw = await startGateway();
+    const pi = await addAgent(gw, 'pi');
+    const alice = await addUser(gw, 'alice');
+    // Real SQLite; only the timing is arranged: a mail commits (and is published to the new,
+    // still buffering connection) just before the hub reads the stream's cursor.
+    const builder = gw.app.gateway.db.selectFrom('stream_cursors').selectAll();
+    const proto = Object.getPrototypeOf(builder) as {
+      executeTakeFirst: (this: { compile(): { sql: string } }) => Promise<unknown>;
+    };
+    const original = proto.executeTakeFirst;
+    let injected = false;
+    proto.executeTakeFirst = async function (this: { compile(): { sql: string } }) {
+      if (!injected && this.compile().sql.includes('"stream_cursors"')) {
+        injected = true;
+        await api(gw as TestGateway, 'POST', '/me/mail/send', alice, {
+          to: 'pi',
+          subject: 'racing',
+          body: 'x',
+        });
+      }
+      return original.call(this);
+    };
+    onTestFinished(() => {
+      proto.executeTakeFirst = original;
+    });
+    const s = openSse(gw, '/events', pi);
+    await s.ready;
+    const [e] = await s.waitFor(1);
+    expect(injected).toBe(true);
+    expect(dataOf(e ?? ({ data: '{}' } as never)).subject).toBe('racing');
+    s.close();
   });
 
   it('replays everything after Last-Event-ID after a dropped connection: nothing lost, nothing twice', async () => {

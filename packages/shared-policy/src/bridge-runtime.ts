@@ -10,7 +10,8 @@ import type {
   PermissionDecisionEvent,
 } from '@agentmail/protocol';
 import { backlogEvent } from './backlog-event.js';
-import { CatchUp, SeenMails } from './catch-up.js';
+import { BridgeLock } from './bridge-lock.js';
+import { CatchUp, type CatchUpResult, SeenMails } from './catch-up.js';
 import { GatewayClient } from './gateway-client.js';
 import { type MailTurnReport, sendFailureMail } from './mail-turn.js';
 import { REDELIVERY_BACKOFF_MS, redeliver } from './redelivery.js';
@@ -54,6 +55,16 @@ export interface BridgeRuntimeConfig {
   redeliveryBackoffMs?: readonly number[];
   /** Reconnect sleep of the event stream (tests). @default the SseClient's */
   sseSleep?: SseSleep;
+  /**
+   * The bridge's data directory: when set, only the process holding the bridge lock there (one per
+   * agent name, {@link BridgeLock}) acts as the bridge; `start()` of any other waits in standby
+   * and takes over when the holder stops or dies (see SPEC G-22). Unset: no lock (tests).
+   */
+  lockDir?: string;
+  /** A bridge lock not refreshed for this long is taken over, in ms. @default BRIDGE_LOCK_STALE_MS */
+  lockStaleMs?: number;
+  /** A standby tries to take the bridge lock this often, in ms. @default BRIDGE_LOCK_RETRY_MS */
+  lockRetryMs?: number;
 }
 
 /** The platform's part of every heartbeat (G-25): omit what cannot be read. */
@@ -98,6 +109,8 @@ export interface BridgeHost {
   onReconnect?(url: string, key: string): void;
   /** Shutdown hook: resolve pending permissions as denied (P-7), stop turns (B-15). */
   onShutdown?(): Promise<void> | void;
+  /** The bridge lock was lost (this process was frozen past its staleness): the runtime has stopped. */
+  onLockLost?(): void;
 }
 
 function messageOf(err: unknown): string {
@@ -136,6 +149,7 @@ export class BridgeRuntime {
   #sse: SseClient | undefined;
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #allowedModels: readonly string[] = [];
+  #lock: BridgeLock | undefined;
 
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
   constructor(config: BridgeRuntimeConfig, host: BridgeHost, log: BridgeLogger) {
@@ -184,6 +198,7 @@ export class BridgeRuntime {
    * @throws the Gateway client's error when the registration fails.
    */
   async start(): Promise<void> {
+    if (!(await this.#lead())) return;
     const reg = await this.#client.register({
       name: this.#config.agentName,
       platform: this.#config.platform,
@@ -207,6 +222,11 @@ export class BridgeRuntime {
       onOpen: (info) => {
         this.#log.info({ connection: info.connection, last_event_id: info.lastEventId }, 'sse open');
         opened();
+        // No cursor: the Gateway replays nothing (G-22), so a mail created while the stream was
+        // down (e.g. a Gateway restart) is only in the inbox: one more catch-up pass (B-20).
+        // Before the start pass has begun this is a no-op (the start pass covers it).
+        if (info.lastEventId === undefined)
+          void this.#catchUp.again().then((r) => this.#logCatchUp(r, 'stream reopened without cursor'));
       },
     });
     // B-1: the first heartbeat comes before the event stream, so the first mail already runs with
@@ -249,7 +269,54 @@ export class BridgeRuntime {
       }),
     ]);
     clearTimeout(timer);
+    await this.#lock?.release();
     this.#log.info({}, 'stopped');
+  }
+
+  /**
+   * SPEC G-22: one bridge per agent and data directory. Without `lockDir` true at once; else waits
+   * as a standby (one log line) until the bridge lock is held (true) or the runtime stops (false).
+   */
+  async #lead(): Promise<boolean> {
+    const dir = this.#config.lockDir;
+    if (dir === undefined) return true;
+    // Reused when start() is retried (a failed registration): the lock may already be ours.
+    this.#lock ??= new BridgeLock({
+      dir,
+      agentName: this.#config.agentName,
+      ...(this.#config.lockStaleMs === undefined ? {} : { staleMs: this.#config.lockStaleMs }),
+      ...(this.#config.lockRetryMs === undefined ? {} : { retryMs: this.#config.lockRetryMs }),
+      onLost: (err) => {
+        this.#log.error(
+          { lock: this.#lock?.path, err: messageOf(err) },
+          'bridge lock lost: this process stops acting as the bridge',
+        );
+        void this.stop().then(() => this.#host.onLockLost?.());
+      },
+    });
+    const lock = this.#lock;
+    const before = lock.held;
+    const since = Date.now();
+    let waited = false;
+    const held = await lock.acquire(this.#stopping.signal, (owner) => {
+      waited = true;
+      this.#log.info(
+        { lock: lock.path, holder_pid: owner?.pid, holder_host: owner?.hostname },
+        'standby: another process is the AgentMail bridge of this agent; this one takes over when it stops',
+      );
+    });
+    if (held && this.#stopping.signal.aborted) {
+      await lock.release(); // stop() ran while the lock was being taken
+      return false;
+    }
+    if (before) return held;
+    if (held && waited)
+      this.#log.info(
+        { lock: lock.path, waited_ms: Date.now() - since },
+        'bridge lock taken over: this process is now the bridge',
+      );
+    else if (held) this.#log.info({ lock: lock.path }, 'bridge lock taken');
+    return held;
   }
 
   /**
@@ -309,12 +376,16 @@ export class BridgeRuntime {
     }
   }
 
-  /** Catch-up after a heartbeat (runs once, after the first successful one, B-20). */
+  /** Catch-up after a heartbeat (the start pass after the first successful one, or a due pass whose listing failed, B-20). */
   async #afterBeat(ok: boolean): Promise<void> {
-    const result = await this.#catchUp.afterHeartbeat(ok);
+    this.#logCatchUp(await this.#catchUp.afterHeartbeat(ok), 'heartbeat');
+  }
+
+  #logCatchUp(result: CatchUpResult<MailSummary>, trigger: string): void {
     if (result.status === 'ran')
       this.#log.info(
         {
+          trigger,
           delivered: result.delivered.map((m) => m.id),
           skipped: result.skipped,
           failed: result.failed.length,
@@ -322,7 +393,7 @@ export class BridgeRuntime {
         'catch-up done',
       );
     else if (result.status === 'list_failed')
-      this.#log.warn({ err: messageOf(result.error) }, 'catch-up: inbox unreadable');
+      this.#log.warn({ trigger, err: messageOf(result.error) }, 'catch-up: inbox unreadable');
   }
 
   /** One delivery with its timeout (B-7): the report, or 'timeout'; rejects with a lost turn. */

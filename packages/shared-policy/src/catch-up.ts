@@ -125,7 +125,7 @@ export interface CatchUpOptions<M extends CatchUpMail> {
   fetchLimit?: number;
 }
 
-/** Outcome of {@link CatchUp.afterHeartbeat}. */
+/** Outcome of {@link CatchUp.afterHeartbeat} and {@link CatchUp.again}. */
 export type CatchUpResult<M extends CatchUpMail> =
   | { status: 'waiting' }
   | { status: 'already_ran' }
@@ -139,39 +139,76 @@ export type CatchUpResult<M extends CatchUpMail> =
 
 /**
  * Delivers the mail that arrived while the bridge was offline, once, after the first successful
- * heartbeat (see SPEC B-20, G-39).
+ * heartbeat (see SPEC B-20, G-39), and once more after each {@link CatchUp.again} (an event
+ * stream that reopened without a `Last-Event-ID`, so the Gateway replayed nothing).
  *
  * Each mail is claimed in the shared {@link SeenMails} right before its delivery (a mail the SSE
  * path delivered meanwhile is skipped) and delivered with `{ backlog: true, permissionMode }`.
  * A failing `deliver` is recorded and the pass goes on. If listing the inbox fails, the pass did
- * not happen: the next successful heartbeat tries again. Never throws.
+ * not happen: the next successful heartbeat tries again. Passes never overlap. Never throws.
  *
  * @example
  * const catchUp = new CatchUp({ listUnread, deliver, seen });
  * heartbeat.onResult((ok) => catchUp.afterHeartbeat(ok).then(logResult));
+ * sse.onOpen(({ lastEventId }) => { if (lastEventId === undefined) void catchUp.again().then(logResult); });
  */
 export class CatchUp<M extends CatchUpMail> {
   readonly #options: CatchUpOptions<M>;
-  #state: 'idle' | 'running' | 'done' = 'idle';
+  /** A pass is due: the start pass, one asked for by again(), or one whose listing failed. */
+  #owed = true;
+  /** A pass has begun once (the B-20 start gate: the first successful heartbeat). */
+  #begun = false;
+  #running: Promise<CatchUpResult<M>> | undefined;
 
   constructor(options: CatchUpOptions<M>) {
     this.#options = options;
   }
 
-  /** Call after every heartbeat; runs the pass on the first successful one only. */
+  /**
+   * Call after every heartbeat: runs the due pass when `ok` (the start pass on the first
+   * successful heartbeat, or a pass whose listing failed); otherwise `already_ran` (nothing due,
+   * or a pass is running) or `waiting`.
+   */
   async afterHeartbeat(ok: boolean): Promise<CatchUpResult<M>> {
-    if (this.#state !== 'idle') return { status: 'already_ran' };
+    if (!this.#owed || this.#running) return { status: 'already_ran' };
     if (!ok) return { status: 'waiting' };
-    this.#state = 'running';
+    return this.#start();
+  }
+
+  /**
+   * Ask for one more pass: call when the event stream (re)opened without a `Last-Event-ID`, so a
+   * mail created while it was down is on neither the stream nor any earlier listing (see SPEC
+   * B-20, G-22). Before the start pass has begun this only returns `waiting` (the start pass
+   * covers it); while a pass runs it waits for it, then runs one (requests made meanwhile share
+   * that one pass: `already_ran`). A failed listing stays due for the next successful heartbeat.
+   */
+  async again(): Promise<CatchUpResult<M>> {
+    this.#owed = true;
+    if (!this.#begun) return { status: 'waiting' };
+    while (this.#running) await this.#running;
+    if (!this.#owed) return { status: 'already_ran' };
+    return this.#start();
+  }
+
+  #start(): Promise<CatchUpResult<M>> {
+    const run = this.#pass().finally(() => {
+      if (this.#running === run) this.#running = undefined;
+    });
+    this.#running = run;
+    return run;
+  }
+
+  async #pass(): Promise<CatchUpResult<M>> {
+    this.#owed = false;
+    this.#begun = true;
     const { listUnread, deliver, seen } = this.#options;
     let listed: readonly M[];
     try {
       listed = await listUnread(this.#options.fetchLimit ?? CATCH_UP_FETCH_LIMIT);
     } catch (error) {
-      this.#state = 'idle';
+      this.#owed = true;
       return { status: 'list_failed', error };
     }
-    this.#state = 'done';
     const plan = planCatchUp(listed, seen, this.#options.maxPerPass ?? CATCH_UP_MAX_PER_PASS);
     const delivered: M[] = [];
     const failed: Array<{ mail: M; error: unknown }> = [];

@@ -18,7 +18,9 @@ export type FailureKind =
   | 'resume_failed'
   | 'session_missing'
   | 'worker_lost'
-  | 'timeout';
+  | 'timeout'
+  /** The bridge is not set up to run this mail (e.g. not loaded for its working directory). */
+  | 'bridge_setup';
 
 /** Input of {@link buildFailureMail}. */
 export interface FailureMailInput {

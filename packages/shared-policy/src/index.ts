@@ -45,6 +45,14 @@ export {
   type SettingSource,
 } from './bridge-config.js';
 export {
+  BRIDGE_LOCK_RETRY_MS,
+  BRIDGE_LOCK_STALE_MS,
+  BRIDGE_LOCK_UPDATE_MS,
+  BridgeLock,
+  type BridgeLockOptions,
+  type BridgeLockOwner,
+} from './bridge-lock.js';
+export {
   type BridgeHost,
   type BridgeLogger,
   BridgeRuntime,

@@ -41,6 +41,12 @@ export interface AttemptResult {
   lastEntryId: string;
   /** The platform's session name after the turn (B-11). */
   sessionName?: string;
+  /**
+   * The attempt failed for a reason no other model can fix (the bridge is not set up for this
+   * working directory, e.g. the permission seam is missing there, P-8): no further attempt, and
+   * the failure mail says so (`bridge_setup`) instead of blaming the models.
+   */
+  setupProblem?: boolean;
 }
 
 /** One attempt: a model of the order (B-8) or the resume of an existing session (never switches model). */
@@ -244,7 +250,15 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
     { mail, selfName: input.agentName, backlog: input.backlog, continuedSession: resumed },
     locale,
   );
-  const prompt = buildTurnPrompt(plan, mail);
+  // B-3: the model learns that it is not where the mail pointed (a typo, another machine's path).
+  const prompt =
+    ws.usedFallback && ws.reason !== undefined && ws.reason !== 'no_path'
+      ? `${buildTurnPrompt(plan, mail)}\n\n${formatText(
+          'prompt.note.workspace_fallback',
+          { path: location.cwd || mail.to_workspace, reason: ws.reason.replaceAll('_', ' '), cwd: ws.cwd },
+          locale,
+        )}`
+      : buildTurnPrompt(plan, mail);
   const turnId = `${mail.mail_id}#${input.attempt}`;
 
   // B-8: the admin's models in order for a new session; a resumed session keeps its model.
@@ -296,7 +310,7 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
         lastEntryId: '',
       };
     }
-    if (last.ok) break;
+    if (last.ok || last.setupProblem === true) break;
     log.warn(
       fields({ model: last.model, cause: last.cause, attempt: String(index + 1) }),
       'model attempt failed',
@@ -309,7 +323,13 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
   }
   if (!last) return fail('timeout', 'the turn was stopped before it started');
   if (!last.ok) {
-    const kind: FailureKind = signal.aborted ? 'timeout' : resumed ? 'resume_failed' : 'all_models_failed';
+    const kind: FailureKind = signal.aborted
+      ? 'timeout'
+      : last.setupProblem === true
+        ? 'bridge_setup'
+        : resumed
+          ? 'resume_failed'
+          : 'all_models_failed';
     return fail(kind, last.cause);
   }
   const done = last;

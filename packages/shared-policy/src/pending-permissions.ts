@@ -48,10 +48,20 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+/** Structural logger for decisions nobody takes (pino-compatible). */
+export interface PendingPermissionsLogger {
+  info(obj: object, msg?: string): void;
+}
+
 /** Options of {@link PendingPermissions}. */
 export interface PendingPermissionsOptions {
   /** Closing this signal closes the registry ({@link PendingPermissions.close}). */
   signal?: AbortSignal;
+  /**
+   * Where a decision that wakes no call ends in a logged reason (info, with `relay_key`): kept
+   * for a later wait, expired unused, evicted, dropped at shutdown. @default no logging
+   */
+  log?: PendingPermissionsLogger;
   /** @default EARLY_DECISION_TTL_MS */
   earlyDecisionTtlMs?: number;
   /** Clock, in ms. @default Date.now */
@@ -94,8 +104,21 @@ function bridgeDenial(source: Exclude<DecisionSource, 'person'>, reason: string)
   return { decision: 'deny', raw: '', answers: [], note: '', freshMails: [], source, reason };
 }
 
+/** The denial for an aborted wait: a signal aborted with reason `'shutdown'` (B-15) is a shutdown. */
+function abortDenial(signal: AbortSignal): PermissionDecision {
+  return signal.reason === 'shutdown'
+    ? bridgeDenial('shutdown', 'the bridge is shutting down')
+    : bridgeDenial('aborted', 'the turn was stopped');
+}
+
 interface Waiter {
   settle(decision: PermissionDecision): void;
+}
+
+interface EarlyDecision {
+  decision: PermissionDecision;
+  at: number;
+  timer: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -107,7 +130,11 @@ interface Waiter {
  *   included) before it wakes the waiter, and always wakes it — a malformed event or an unknown
  *   decision word is a denial, never a hang.
  * - A decision that arrives before `wait()` (the SSE event beat the request's answer) is kept
- *   for {@link EARLY_DECISION_TTL_MS} so it is not lost.
+ *   for {@link EARLY_DECISION_TTL_MS} so it is not lost; one no call takes (its turn ended) is
+ *   then dropped with an info line naming its `relay_key` (`log` option): every decision ends
+ *   in a woken call or a logged reason.
+ * - A wait whose signal aborts with reason `'shutdown'` (B-15) resolves with source `shutdown`,
+ *   any other abort with source `aborted`.
  * - {@link PendingPermissions.denyAll} denies every pending wait; {@link PendingPermissions.close}
  *   does that and makes later waits resolve denied at once (shutdown, B-15).
  *
@@ -119,10 +146,11 @@ interface Waiter {
  */
 export class PendingPermissions {
   readonly #waiters = new Map<string, Set<Waiter>>();
-  readonly #early = new Map<string, { decision: PermissionDecision; at: number }>();
+  readonly #early = new Map<string, EarlyDecision>();
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #signal: AbortSignal | undefined;
+  readonly #log: PendingPermissionsLogger | undefined;
   readonly #onAbort = (): void => this.close('shutdown');
   #closed = false;
 
@@ -130,6 +158,7 @@ export class PendingPermissions {
     this.#ttlMs = options.earlyDecisionTtlMs ?? EARLY_DECISION_TTL_MS;
     this.#now = options.now ?? Date.now;
     this.#signal = options.signal;
+    this.#log = options.log;
     if (this.#signal?.aborted) this.#closed = true;
     else this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -145,15 +174,18 @@ export class PendingPermissions {
     this.#pruneEarly();
     const early = this.#early.get(relayKey);
     if (early !== undefined) {
+      clearTimeout(early.timer);
       this.#early.delete(relayKey);
       return Promise.resolve(early.decision);
     }
     const { signal, timeoutMs } = options;
-    if (signal?.aborted) return Promise.resolve(bridgeDenial('aborted', 'the turn was stopped'));
+    if (signal?.aborted) return Promise.resolve(abortDenial(signal));
 
     return new Promise<PermissionDecision>((resolvePromise) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = (): void => waiter.settle(bridgeDenial('aborted', 'the turn was stopped'));
+      const onAbort = (): void => {
+        if (signal) waiter.settle(abortDenial(signal));
+      };
       const waiter: Waiter = {
         settle: (decision) => {
           const set = this.#waiters.get(relayKey);
@@ -183,18 +215,33 @@ export class PendingPermissions {
   /**
    * Deliver a `permission_decision` event. Returns true when it woke at least one waiting call;
    * false when it was kept for a later `wait()` (or dropped because the registry is closed).
+   * A kept decision that no `wait()` takes within the TTL is dropped with an info log line
+   * naming its `relay_key` (its turn ended: stopped, timed out, or the bridge restarted).
    */
   resolve(event: PermissionDecisionInput): boolean {
-    if (this.#closed) return false;
     const decision = toDecision(event);
+    const fields = { relay_key: event.relay_key, decision: decision.raw };
+    if (this.#closed) {
+      this.#log?.info(fields, 'permission decision ignored: the bridge is shutting down');
+      return false;
+    }
     const set = this.#waiters.get(event.relay_key);
     if (set === undefined || set.size === 0) {
       this.#pruneEarly();
-      this.#early.set(event.relay_key, { decision, at: this.#now() });
+      const previous = this.#early.get(event.relay_key);
+      if (previous !== undefined) clearTimeout(previous.timer);
+      this.#early.delete(event.relay_key); // re-insert: newest last
+      const timer = setTimeout(() => this.#dropEarly(event.relay_key, 'expired'), this.#ttlMs);
+      timer.unref?.();
+      this.#early.set(event.relay_key, { decision, at: this.#now(), timer });
+      this.#log?.info(
+        { ...fields, keep_ms: this.#ttlMs },
+        'permission decision for no waiting call; kept in case the call starts waiting',
+      );
       while (this.#early.size > EARLY_DECISIONS_MAX) {
         const oldest = this.#early.keys().next().value;
         if (oldest === undefined) break;
-        this.#early.delete(oldest);
+        this.#dropEarly(oldest, 'evicted');
       }
       return false;
     }
@@ -215,12 +262,34 @@ export class PendingPermissions {
     this.#closed = true;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     this.denyAll(reason);
-    this.#early.clear();
+    for (const key of [...this.#early.keys()]) this.#dropEarly(key, 'closed');
   }
 
   #pruneEarly(): void {
     const cutoff = this.#now() - this.#ttlMs;
-    for (const [key, entry] of this.#early) if (entry.at < cutoff) this.#early.delete(key);
+    for (const [key, entry] of this.#early) if (entry.at < cutoff) this.#dropEarly(key, 'expired');
+  }
+
+  /** Forget a kept decision, with its logged reason (every decision ends in one). */
+  #dropEarly(relayKey: string, why: 'expired' | 'evicted' | 'closed'): void {
+    const entry = this.#early.get(relayKey);
+    if (entry === undefined) return;
+    clearTimeout(entry.timer);
+    this.#early.delete(relayKey);
+    const fields = {
+      relay_key: relayKey,
+      decision: entry.decision.raw,
+      ...(why === 'expired' ? { kept_ms: this.#ttlMs } : {}),
+    };
+    if (why === 'expired')
+      this.#log?.info(fields, 'decision for a call that no longer waits (its turn ended); dropped');
+    else if (why === 'evicted')
+      this.#log?.info(fields, `decision dropped unused: more than ${EARLY_DECISIONS_MAX} kept at once`);
+    else
+      this.#log?.info(
+        fields,
+        'decision for a call that no longer waits dropped: the bridge is shutting down',
+      );
   }
 }
 
@@ -237,9 +306,10 @@ export interface DenialTextInput {
 }
 
 /**
- * The denial text the model sees as the tool result (see SPEC P-6): who denied, the person's
- * note, and the subjects of mails that arrived while waiting, so the model can change course
- * instead of asking again.
+ * The denial text the model sees as the tool result (see SPEC P-6, P-7): who denied, the
+ * person's note, and the subjects of mails that arrived while waiting, so the model can change
+ * course instead of asking again. A shutdown denial instead says to stop for now: the mail runs
+ * again after the restart, when asking again is right.
  *
  * @example denialText({ note: 'use the staging db', freshMails: [{ subject: 'wait', from_name: 'ann' }] })
  */
@@ -247,6 +317,8 @@ export function denialText(input: DenialTextInput): string {
   const { locale } = input;
   const cause = input.cause ?? 'person';
   const lines = [formatText(`permission.denied.${cause}` as const, {}, locale)];
+  // A shutdown is no refusal: the mail runs again after the restart, and the person may approve then.
+  const advice = cause === 'shutdown' ? 'permission.denied.advice_shutdown' : 'permission.denied.advice';
   const note = input.note?.trim();
   if (note) lines.push(formatText('permission.denied.note', { note }, locale));
   const mails = input.freshMails ?? [];
@@ -258,6 +330,6 @@ export function denialText(input: DenialTextInput): string {
       );
     }
   }
-  lines.push(formatText('permission.denied.advice', {}, locale));
+  lines.push(formatText(advice, {}, locale));
   return lines.join('\n');
 }

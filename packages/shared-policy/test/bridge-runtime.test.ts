@@ -25,6 +25,10 @@ afterEach(async () => {
 interface Gw extends FakeGateway {
   /** Write frames to the open stream (waits for it to open). */
   push(...frames: string[]): Promise<void>;
+  /** End the open stream (a Gateway restart, as the bridge sees it). */
+  drop(): void;
+  /** Event streams opened so far. */
+  opens(): number;
 }
 
 async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
@@ -65,10 +69,12 @@ async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
   gw.on('POST', '/api/v1/mail/read', (req) => ({
     json: { updated: ((req.json as { ids?: string[] }).ids ?? []).length },
   }));
+  let opens = 0;
   gw.on('GET', '/api/v1/events', () => (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
     stream = res;
+    opens++;
     opened.kick();
   });
   return Object.assign(gw, {
@@ -76,6 +82,11 @@ async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
       await until(() => stream !== undefined, opened);
       stream?.write(frames.join(''));
     },
+    drop: () => {
+      stream?.end();
+      stream = undefined;
+    },
+    opens: () => opens,
   });
 }
 
@@ -221,6 +232,83 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
     };
     await gw.push(frame(1, 'permission_decision', ev));
     await until(() => h.events.includes('decision rk1'), h.changed);
+  });
+});
+
+describe('BridgeRuntime: stream reopened without a cursor (B-20, G-22)', () => {
+  const inboxCalls = (gw: FakeGateway) => gw.requests.filter((r) => r.path === '/api/v1/mail/inbox').length;
+  const runsOf = (h: { runs: MailRun[] }, id: string) => h.runs.filter((r) => r.mail.mail_id === id);
+  const immediate = { sseSleep: async () => undefined };
+
+  it('a mail created while the stream was down, only in the inbox, runs exactly once (backlog)', async () => {
+    const inbox: MailSummary[] = [];
+    const gw = await gateway(inbox);
+    const h = host();
+    const { rt, log } = runtime(gw, h, immediate);
+    await rt.start(); // no event yet: the bridge has no cursor
+    expect(inboxCalls(gw), 'the start pass only').toBe(1);
+    inbox.push(summary('m_gap')); // created while the Gateway restarts
+    gw.drop();
+    await log.wait((l) => l.msg === 'sse open' && l.obj.connection === 2);
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_gap');
+    const reopened = await log.wait(
+      (l) => l.msg === 'catch-up done' && l.obj.trigger === 'stream reopened without cursor',
+    );
+    expect(reopened.obj.delivered).toEqual(['m_gap']);
+    expect(
+      gw.requests.filter((r) => r.path === '/api/v1/events').map((r) => r.headers['last-event-id']),
+    ).toEqual([undefined, undefined]);
+    // A sentinel on the new stream proves the runtime is past any second delivery of m_gap.
+    await gw.push(mailFrame(1, newMail('m_sentinel')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    expect(runsOf(h, 'm_gap').map((r) => r.backlog)).toEqual([true]);
+    expect(inboxCalls(gw)).toBe(2);
+  });
+
+  it('a mail both in the inbox and on the reopened stream runs once', async () => {
+    const inbox: MailSummary[] = [];
+    const gw = await gateway(inbox);
+    const listing = deferred<void>();
+    const secondListing = deferred<void>();
+    let calls = 0;
+    gw.on('GET', '/api/v1/mail/inbox', async () => {
+      calls++;
+      if (calls === 2) {
+        secondListing.resolve();
+        await listing.promise; // hold the reconnect pass until the stream delivered the mail
+      }
+      return { json: { mails: inbox, unread_count: inbox.length, has_more: false } };
+    });
+    const h = host();
+    const { rt, log } = runtime(gw, h, immediate);
+    await rt.start();
+    inbox.push(summary('m_both'));
+    gw.drop();
+    await gw.push(mailFrame(1, newMail('m_both')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_both');
+    await secondListing.promise;
+    listing.resolve();
+    const reopened = await log.wait(
+      (l) => l.msg === 'catch-up done' && l.obj.trigger === 'stream reopened without cursor',
+    );
+    expect(reopened.obj.delivered).toEqual([]);
+    expect(reopened.obj.skipped).toEqual([{ id: 'm_both', reason: 'seen' }]);
+    expect(runsOf(h, 'm_both').map((r) => r.backlog)).toEqual([false]);
+  });
+
+  it('a reconnect that resumes with Last-Event-ID runs no extra pass (the Gateway replays)', async () => {
+    const gw = await gateway();
+    const h = host();
+    const { rt, log } = runtime(gw, h, immediate);
+    await rt.start();
+    await gw.push(mailFrame(7, newMail('m1')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm1');
+    gw.drop();
+    await log.wait((l) => l.msg === 'sse open' && l.obj.connection === 2);
+    expect(gw.requests.filter((r) => r.path === '/api/v1/events')[1]?.headers['last-event-id']).toBe('7');
+    await gw.push(mailFrame(8, newMail('m_sentinel')));
+    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    expect(inboxCalls(gw)).toBe(1);
   });
 });
 

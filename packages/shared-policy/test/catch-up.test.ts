@@ -259,6 +259,67 @@ describe('CatchUp (B-20, G-39)', () => {
   });
 });
 
+describe('CatchUp.again: a stream reopened without Last-Event-ID (B-20, G-22)', () => {
+  it('before the start pass it waits (the start pass covers it); after it, one more pass runs', async () => {
+    const mails = [mail('m1', 1)];
+    const { catchUp, delivered, limits } = setup(mails);
+    expect(await catchUp.again()).toEqual({ status: 'waiting' });
+    expect(limits).toEqual([]);
+    expect((await catchUp.afterHeartbeat(true)).status).toBe('ran');
+    mails.push(mail('m2', 2)); // created while the stream was down
+    const result = await catchUp.again();
+    expect(result.status === 'ran' && result.delivered.map((m) => m.id)).toEqual(['m2']);
+    expect(result.status === 'ran' && result.skipped).toEqual([{ id: 'm1', reason: 'seen' }]);
+    expect(delivered.map((d) => d.id)).toEqual(['m1', 'm2']);
+    expect(await catchUp.afterHeartbeat(true), 'nothing due any more').toEqual({ status: 'already_ran' });
+  });
+
+  it('asked while a pass runs: waits for it, then one pass for all requests made meanwhile', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let lists = 0;
+    const catchUp = new CatchUp<Item>({
+      listUnread: async () => {
+        lists += 1;
+        if (lists === 1) await gate;
+        return [];
+      },
+      deliver: () => undefined,
+      seen: new SeenMails(),
+    });
+    const start = catchUp.afterHeartbeat(true);
+    const a = catchUp.again();
+    const b = catchUp.again();
+    await flushUntil(() => lists === 1);
+    release();
+    expect((await start).status).toBe('ran');
+    const results = [(await a).status, (await b).status].sort();
+    expect(results).toEqual(['already_ran', 'ran']);
+    expect(lists).toBe(2);
+  });
+
+  it('a failed listing stays due: the next successful heartbeat runs it', async () => {
+    let calls = 0;
+    const catchUp = new CatchUp<Item>({
+      listUnread: async () => {
+        calls += 1;
+        if (calls === 2) throw new Error('502');
+        return [mail(`m${calls}`, calls)];
+      },
+      deliver: () => undefined,
+      seen: new SeenMails(),
+    });
+    await catchUp.afterHeartbeat(true);
+    expect((await catchUp.again()).status).toBe('list_failed');
+    expect(await catchUp.afterHeartbeat(false)).toEqual({ status: 'waiting' });
+    const result = await catchUp.afterHeartbeat(true);
+    expect(result.status === 'ran' && result.delivered.map((m) => m.id)).toEqual(['m3']);
+    expect(calls).toBe(3);
+  });
+});
+
 /** Wait (on the microtask queue, no timers) until `cond` holds. */
 async function flushUntil(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !cond(); i += 1) await Promise.resolve();

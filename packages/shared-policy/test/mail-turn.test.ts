@@ -223,6 +223,19 @@ describe('runMailTurn: model order (B-8, B-9)', () => {
     expect(sends()[0]?.body).toContain('aborted');
   });
 
+  it('a set-up problem stops the model order: one attempt, a bridge_setup failure mail (not "all models failed")', async () => {
+    const { p, calls } = platform({
+      catalogue: ['p/a', 'p/b'],
+      results: [{ ok: false, cause: 'plugin not loaded for /srv/x', setupProblem: true }],
+    });
+    const report = await runMailTurn(input(newMail('m1'), { allowedModels: ['p/a', 'p/b'] }), p);
+    expect(calls.filter((c) => c.startsWith('attempt'))).toEqual(['attempt p/a']);
+    expect(report).toMatchObject({ ok: false, kind: 'bridge_setup' });
+    expect(sends()[0]?.body).toContain(formatText('failure.bridge_setup'));
+    expect(sends()[0]?.body).toContain('plugin not loaded for /srv/x');
+    expect(sends()[0]?.body).not.toContain(formatText('failure.all_models_failed'));
+  });
+
   it('a timeout failure mail names the configured turn timeout (B-7, B-9)', async () => {
     const ac = new AbortController();
     const { p } = platform({
@@ -244,6 +257,37 @@ describe('runMailTurn: model order (B-8, B-9)', () => {
     const report = await runMailTurn(input(newMail('m1'), { signal: ac.signal }), p);
     expect(report).toMatchObject({ ok: false, failureMailSent: false });
     expect(sends()).toEqual([]);
+  });
+});
+
+describe('runMailTurn: working directory (B-3)', () => {
+  it('an address path that does not exist: fallback directory, and the prompt tells the model', async () => {
+    let prompt = '';
+    let cwd = '';
+    const { p } = platform({
+      onAttempt: (_a, _i, turn) => {
+        prompt = turn.prompt;
+        cwd = turn.cwd;
+      },
+    });
+    await runMailTurn(input(newMail('m1', { to_workspace: '/does/not/exist' })), p);
+    expect(cwd.startsWith(join(dir, 'fallback'))).toBe(true);
+    expect(prompt).toContain(
+      formatText('prompt.note.workspace_fallback', { path: '/does/not/exist', reason: 'missing', cwd }),
+    );
+  });
+
+  it('an existing address path: no note', async () => {
+    let prompt = '';
+    const { p } = platform({
+      onAttempt: (_a, _i, turn) => {
+        prompt = turn.prompt;
+      },
+    });
+    await runMailTurn(input(newMail('m1', { to_workspace: dir })), p);
+    expect(prompt).not.toContain(
+      formatText('prompt.note.workspace_fallback', { path: dir, reason: '', cwd: '' }).slice(0, 30),
+    );
   });
 });
 

@@ -185,6 +185,71 @@ describe('PendingPermissions (P-6, P-7)', () => {
   });
 });
 
+describe('PendingPermissions: every decision ends in a woken call or a logged reason', () => {
+  function recorder() {
+    const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
+    return {
+      lines,
+      info: (obj: object, msg = '') => void lines.push({ obj: obj as Record<string, unknown>, msg }),
+    };
+  }
+  const expired = 'decision for a call that no longer waits (its turn ended); dropped';
+
+  it('a decision nobody waits for is logged at info with its relay_key when it expires unused', () => {
+    vi.useFakeTimers();
+    const log = recorder();
+    const pending = new PendingPermissions({ log });
+    expect(pending.resolve(event({ relay_key: 'rk_stale', decision: 'approve_once' }))).toBe(false);
+    expect(log.lines.map((l) => l.msg)).toEqual([
+      'permission decision for no waiting call; kept in case the call starts waiting',
+    ]);
+    vi.advanceTimersByTime(EARLY_DECISION_TTL_MS - 1);
+    expect(log.lines.some((l) => l.msg === expired)).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(log.lines.at(-1)).toEqual({
+      msg: expired,
+      obj: { relay_key: 'rk_stale', decision: 'approve_once', kept_ms: EARLY_DECISION_TTL_MS },
+    });
+  });
+
+  it('a kept decision a wait takes in time is not logged as expired', async () => {
+    vi.useFakeTimers();
+    const log = recorder();
+    const pending = new PendingPermissions({ log });
+    pending.resolve(event({ relay_key: 'rk', decision: 'approve_once' }));
+    expect((await pending.wait('rk')).decision).toBe('approve_once');
+    // A second decision for the same key, kept later, gets its own full TTL.
+    vi.advanceTimersByTime(EARLY_DECISION_TTL_MS / 2);
+    pending.resolve(event({ relay_key: 'rk', decision: 'deny', note: 'second' }));
+    vi.advanceTimersByTime(EARLY_DECISION_TTL_MS / 2);
+    expect(log.lines.map((l) => l.msg)).not.toContain(expired);
+    expect(await pending.wait('rk')).toMatchObject({ note: 'second' });
+  });
+
+  it('kept decisions dropped at shutdown, and decisions after it, are logged', () => {
+    const log = recorder();
+    const pending = new PendingPermissions({ log });
+    pending.resolve(event({ relay_key: 'rk1' }));
+    pending.close();
+    pending.resolve(event({ relay_key: 'rk2' }));
+    expect(log.lines.slice(1).map((l) => [l.obj.relay_key, l.msg])).toEqual([
+      ['rk1', 'decision for a call that no longer waits dropped: the bridge is shutting down'],
+      ['rk2', 'permission decision ignored: the bridge is shutting down'],
+    ]);
+  });
+
+  it("a wait whose turn signal aborts with reason 'shutdown' (B-15) is a shutdown denial", async () => {
+    const pending = new PendingPermissions();
+    const ac = new AbortController();
+    const w = pending.wait('k1', { signal: ac.signal });
+    ac.abort('shutdown');
+    expect(await w).toMatchObject({ decision: 'deny', source: 'shutdown' });
+    const timedOut = new AbortController();
+    timedOut.abort('timeout');
+    expect(await pending.wait('k2', { signal: timedOut.signal })).toMatchObject({ source: 'aborted' });
+  });
+});
+
 describe('denialText (P-6)', () => {
   it('includes the note and the subjects of mails that arrived while waiting', () => {
     const text = denialText({
@@ -206,6 +271,18 @@ describe('denialText (P-6)', () => {
     expect(text).toContain('A person denied');
     expect(text).not.toContain('note');
     expect(text).not.toContain('arrived while');
+  });
+
+  it('a shutdown denial does not forbid asking again: the mail runs again after the restart (P-7)', () => {
+    const en = denialText({ cause: 'shutdown' });
+    expect(en).toMatch(/shutting down/);
+    expect(en).toMatch(/No person refused it/);
+    expect(en).toMatch(/delivered again when the agent restarts/);
+    expect(en).not.toMatch(/Do not ask again/i);
+    const zh = denialText({ cause: 'shutdown', locale: 'zh-CN' });
+    expect(zh).toContain('重启后会再次投递');
+    expect(zh).not.toContain('不要为同一次调用再次请求');
+    expect(denialText({ cause: 'person' }), 'a person’s denial still says so').toMatch(/Do not ask again/);
   });
 
   it('names a bridge-side cause and is localised', () => {

@@ -13,11 +13,32 @@ export interface CliIo {
   readStdin(): Promise<string>;
 }
 
-/** The process's own stdio and environment. */
+/**
+ * Make a stream whose reader went away (`agentmail inbox | head -c 10`, `| grep -q`) end quietly:
+ * its `EPIPE` marks it closed instead of crashing with an unhandled-error stack, and later writes
+ * are skipped, so the command finishes with its own exit code (0 when it succeeded) and `serve`
+ * keeps serving. Any other stream error is rethrown as before. Returns "is it still open?".
+ */
+export function quietOnClosedReader(stream: NodeJS.WriteStream): () => boolean {
+  let open = true;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    open = false;
+  });
+  return () => open && !stream.destroyed;
+}
+
+/** The process's own stdio and environment; a closed stdout or stderr reader ends output quietly. */
 export function processIo(): CliIo {
+  const stdoutOpen = quietOnClosedReader(process.stdout);
+  const stderrOpen = quietOnClosedReader(process.stderr);
   return {
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
+    out: (text) => {
+      if (stdoutOpen()) process.stdout.write(`${text}\n`);
+    },
+    err: (text) => {
+      if (stderrOpen()) process.stderr.write(`${text}\n`);
+    },
     env: process.env,
     readStdin: async () => {
       const chunks: Buffer[] = [];

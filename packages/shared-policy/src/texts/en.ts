@@ -35,6 +35,8 @@ export const EN = {
   'prompt.field.mail_id': 'Mail id: {mail_id}',
   'prompt.how_to_read':
     'The body is not shown here: read it with the read_mail tool (mail id {mail_id}); read_thread shows the whole thread and read_inbox lists your other unread mail.',
+  'prompt.note.workspace_fallback':
+    'The directory this mail is addressed to, {path}, cannot be used on this machine ({reason}), so you are working in a scratch directory instead: {cwd}. If the task needs the original directory, say so in your answer instead of guessing.',
   // ==== end prompt ====
 
   // ==== failure (failure mails: see SPEC B-9, B-14) ====
@@ -49,6 +51,8 @@ export const EN = {
     'The platform session this address is bound to no longer exists, so nothing was run (a fresh session is never started silently). Write to a new session (address ending in ".new") instead.',
   'failure.worker_lost':
     'The process that runs the turn stopped {attempts} times before reporting. Send the mail again later; an admin should check the bridge log.',
+  'failure.bridge_setup':
+    'The agent is not set up to work in this place, so nothing was run. An admin must fix the bridge set-up named in the cause; then send the mail again.',
   'failure.timeout':
     'The turn did not finish within {timeout_s} seconds and was stopped. Split the task into smaller steps, or ask an admin to raise the turn timeout.',
   // ==== end failure ====
@@ -65,13 +69,16 @@ export const EN = {
     'Nobody answered the approval request in time, so this tool call was refused; it did not run.',
   'permission.denied.aborted':
     'The turn was stopped while waiting for approval, so this tool call was refused; it did not run.',
-  'permission.denied.shutdown': 'The agent is shutting down, so this tool call was refused; it did not run.',
+  'permission.denied.shutdown':
+    'The agent is shutting down, so this tool call did not run. No person refused it: the request was only cut short.',
   'permission.denied.note': 'Their note: {note}',
   'permission.denied.fresh_mails':
     'Mails that arrived while you were waiting (read them; they may change what you should do):',
   'permission.denied.fresh_mail': '- "{subject}" from {from_name}',
   'permission.denied.advice':
     'Do not ask again for the same call. Change course: continue without it, or explain in your reply what you need and why.',
+  'permission.denied.advice_shutdown':
+    'Stop here for now and do not try the call by other means. The mail stays unread and is delivered again when the agent restarts; then you may ask for this call again, and the person may approve it.',
   'permission.failure.conflict':
     'The approval request was refused by the Gateway: {words}. The tool call did not run.',
   'permission.failure.full_mode':

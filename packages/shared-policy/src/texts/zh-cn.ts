@@ -32,6 +32,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'prompt.field.mail_id': '邮件 ID：{mail_id}',
   'prompt.how_to_read':
     '此处不显示邮件正文：请用 read_mail 工具阅读（邮件 ID {mail_id}）；read_thread 显示整个线程，read_inbox 列出你的其他未读邮件。',
+  'prompt.note.workspace_fallback':
+    '这封邮件所指向的目录 {path} 在本机无法使用（{reason}），因此你正在一个临时目录中工作：{cwd}。如果任务需要原来的目录，请在回答中说明，不要猜测。',
   // ==== end prompt ====
 
   // ==== failure ====
@@ -46,6 +48,8 @@ export const ZH_CN: Record<TextKey, string> = {
     '这个地址绑定的平台会话已不存在，因此没有运行任何操作（绝不会悄悄开启新会话）。请改为写信到一个新会话（地址以“.new”结尾）。',
   'failure.worker_lost':
     '运行本轮的进程在报告结果前已停止 {attempts} 次。请稍后重新发送；管理员应检查桥接程序的日志。',
+  'failure.bridge_setup':
+    '该智能体尚未配置为可在此处工作，因此没有运行任何操作。请管理员按原因中所述修正桥接程序的配置，然后重新发送邮件。',
   'failure.timeout':
     '本轮未能在 {timeout_s} 秒内完成，已被停止。请把任务拆成更小的步骤，或请管理员调大轮次超时。',
   // ==== end failure ====
@@ -60,12 +64,15 @@ export const ZH_CN: Record<TextKey, string> = {
   'permission.denied.person': '有人拒绝了这次工具调用；它没有执行。',
   'permission.denied.timeout': '审批请求在时限内无人答复，因此这次工具调用被拒绝；它没有执行。',
   'permission.denied.aborted': '等待审批时本轮对话已被停止，因此这次工具调用被拒绝；它没有执行。',
-  'permission.denied.shutdown': '智能体正在关闭，因此这次工具调用被拒绝；它没有执行。',
+  'permission.denied.shutdown':
+    '智能体正在关闭，因此这次工具调用没有执行。并没有人拒绝它：只是审批请求被中断了。',
   'permission.denied.note': '对方的备注：{note}',
   'permission.denied.fresh_mails': '等待期间收到的邮件（请先阅读，它们可能改变你该做的事）：',
   'permission.denied.fresh_mail': '- “{subject}”，来自 {from_name}',
   'permission.denied.advice':
     '不要为同一次调用再次请求。请调整做法：不用它继续工作，或在回复中说明你需要什么以及原因。',
+  'permission.denied.advice_shutdown':
+    '请先停在这里，也不要换其他方式执行这次调用。这封邮件仍为未读，智能体重启后会再次投递；届时你可以为这次调用重新请求审批，对方也可能会批准。',
   'permission.failure.conflict': '网关拒绝了审批请求：{words}。工具调用没有执行。',
   'permission.failure.full_mode': '本会话处于完全权限模式，不需要审批；工具调用可以执行。',
   'permission.failure.refused':
