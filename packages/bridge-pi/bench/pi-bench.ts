@@ -220,6 +220,14 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
   const windowMs = Date.now() - sendStart;
 
   const logs = bridge.lines().map(parseLog);
+  // What the daemon logged closest to its longest block (a fork, a heartbeat, an IPC burst …).
+  const nearest = logs
+    .filter((l): l is LogLine => l?.time !== undefined && l.time >= sendStart - 1_000)
+    .map((l) => ({ msg: l.msg ?? '?', dt: (l.time ?? 0) - during.block_max_at }))
+    .sort((a, b) => Math.abs(a.dt) - Math.abs(b.dt))
+    .slice(0, 3)
+    .map((n) => `"${n.msg}" ${n.dt >= 0 ? '+' : ''}${n.dt} ms`)
+    .join(', ');
   const rows = sent.map(({ mail }, i) => {
     const mark = marks[i] ?? '';
     const spawned = logs.find((l) => l?.msg === 'worker spawned' && l.mail_id === mail.mail_id);
@@ -302,6 +310,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
     resumed
       ? 'every first model request carried the whole resumed session'
       : 'WARNING: a first model request did not carry the whole session (was it resumed?)',
+    `longest block (5 ms probe timer): ${during.block_max_ms} ms late, ${fmtMs(during.block_max_at - sendStart)} after the first send; nearest daemon log lines: ${nearest || 'none'}`,
     ok
       ? `OK: the daemon's event-loop delay stayed under ${LOOP_DELAY_LIMIT_MS} ms (max ${during.max_ms} ms)`
       : `ABOVE TARGET: the daemon's event loop was blocked for ${during.max_ms} ms (target ${LOOP_DELAY_LIMIT_MS} ms)`,

@@ -41,7 +41,16 @@ export interface LoopDelayStats {
   gc_max_ms: number;
   /** Kind of the longest pause: `minor` (scavenge), `major` (mark-compact), `incremental`, `weakcb`. */
   gc_max_kind: string;
+  /**
+   * The longest late tick of a {@link LOOP_STATS_PROBE_MS} ms interval timer in the window: how late
+   * (ms) and when it fired (epoch ms), to line the block up with the log (e.g. `worker spawned`).
+   */
+  block_max_ms: number;
+  block_max_at: number;
 }
+
+/** Period of the timer that timestamps the longest block, in ms. @default 5 */
+export const LOOP_STATS_PROBE_MS = 5;
 
 const GC_KINDS: Readonly<Record<number, string>> = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -62,6 +71,9 @@ export class LoopDelayMonitor {
   readonly #histogram: IntervalHistogram;
   readonly #gcObserver: PerformanceObserver;
   #gc = { count: 0, totalMs: 0, maxMs: 0, maxKind: '' };
+  #block = { maxMs: 0, at: 0 };
+  #lastTick = performance.now();
+  readonly #probe: NodeJS.Timeout;
   #since = performance.now();
 
   constructor() {
@@ -79,6 +91,13 @@ export class LoopDelayMonitor {
       }
     });
     this.#gcObserver.observe({ entryTypes: ['gc'] });
+    this.#probe = setInterval(() => {
+      const now = performance.now();
+      const late = now - this.#lastTick - LOOP_STATS_PROBE_MS;
+      this.#lastTick = now;
+      if (late > this.#block.maxMs) this.#block = { maxMs: late, at: Date.now() };
+    }, LOOP_STATS_PROBE_MS);
+    this.#probe.unref();
   }
 
   /** The figures since the previous `take` (or the start), then a fresh window. */
@@ -99,7 +118,10 @@ export class LoopDelayMonitor {
       gc_total_ms: Math.round(this.#gc.totalMs * 100) / 100,
       gc_max_ms: Math.round(this.#gc.maxMs * 100) / 100,
       gc_max_kind: this.#gc.maxKind,
+      block_max_ms: Math.round(this.#block.maxMs * 100) / 100,
+      block_max_at: this.#block.at,
     };
+    this.#block = { maxMs: 0, at: 0 };
     this.#gc = { count: 0, totalMs: 0, maxMs: 0, maxKind: '' };
     h.reset();
     this.#since = now;
@@ -109,5 +131,6 @@ export class LoopDelayMonitor {
   stop(): void {
     this.#histogram.disable();
     this.#gcObserver.disconnect();
+    clearInterval(this.#probe);
   }
 }
