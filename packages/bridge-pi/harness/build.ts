@@ -32,10 +32,14 @@ function bridgeRoot(): string {
 /** Root directory of the bridge-pi package. */
 export const BRIDGE_ROOT = bridgeRoot();
 
-/** Bundles `src/daemon-main.ts` and `src/worker-main.ts` into a fresh directory; `remove()` deletes it. */
+/**
+ * Bundles `src/daemon-main.ts`, `src/worker-main.ts` and `src/launcher-main.ts` into a fresh
+ * directory; `remove()` deletes it.
+ */
 export async function buildBridge(): Promise<{
   daemonJs: string;
   workerJs: string;
+  launcherJs: string;
   remove: () => Promise<void>;
 }> {
   const { build } = await import('tsup');
@@ -49,6 +53,7 @@ export async function buildBridge(): Promise<{
     entry: {
       'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
       'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
+      'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
     },
     outDir,
     format: ['esm'],
@@ -75,6 +80,7 @@ export async function buildBridge(): Promise<{
   return {
     daemonJs: join(outDir, 'daemon-main.js'),
     workerJs: join(outDir, 'worker-main.js'),
+    launcherJs: join(outDir, 'launcher-main.js'),
     remove: () => rm(outDir, { recursive: true, force: true }),
   };
 }

@@ -19,6 +19,11 @@ export interface PiBridgeConfig extends BridgeSettings {
   agentDir: string;
   /** Absolute path of the worker entry (a `.js` file forked per mail). */
   workerPath: string;
+  /**
+   * Absolute path of the launcher entry (src/launcher-main.ts, forked once; it forks the workers).
+   * @default `launcher-main.js` next to {@link workerPath}
+   */
+  launcherPath?: string;
 }
 
 function absDir(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -38,7 +43,8 @@ function absDir(env: NodeJS.ProcessEnv, name: string, fallback: string): string 
  * `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL`, `AGENTMAIL_CONCURRENCY` (4),
  * `AGENTMAIL_TURN_TIMEOUT_MS` (600000), `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE`),
  * plus `AGENTMAIL_PI_DATA_DIR` (default `~/.local/share/agentmail/pi`), `AGENTMAIL_PI_AGENT_DIR` or
- * `PI_CODING_AGENT_DIR` (default `~/.pi/agent`), `AGENTMAIL_PI_WORKER` (worker entry).
+ * `PI_CODING_AGENT_DIR` (default `~/.pi/agent`), `AGENTMAIL_PI_WORKER` (worker entry; the launcher
+ * entry `launcher-main.js` is taken from the same directory).
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the variable and the fix.
  */
 export function readConfig(env: NodeJS.ProcessEnv, defaultWorkerPath: string): PiBridgeConfig {

@@ -4,9 +4,8 @@
  * this host adds what is pi's: the probe child, the catalogue cache, and ONE WORKER CHILD PROCESS
  * PER MAIL (B-12) so no model work ever runs on the event loop that reads SSE.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HeartbeatRequest, PermissionDecisionEvent } from '@agentmail/protocol';
 import {
   type BridgeHost,
@@ -24,6 +23,7 @@ import {
   WORKER_STOP_GRACE_MS,
 } from './constants.js';
 import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
+import { type WorkerHandle, WorkerLauncher } from './launcher.js';
 import type { Logger } from './log.js';
 import { listPiSessions } from './session-files.js';
 
@@ -37,7 +37,9 @@ export class PiBridgeDaemon implements BridgeHost {
   readonly #log: Logger;
   #config: PiBridgeConfig;
   readonly #runtime: BridgeRuntime;
-  readonly #workers = new Set<ChildProcess>();
+  readonly #workers = new Set<WorkerHandle>();
+  /** Forks the workers, so no `fork()` blocks this event loop (B-12). */
+  readonly #launcher: WorkerLauncher;
   #stopping = false;
   #enforcement: { mode: 'native' | 'advisory'; reason?: string } = {
     mode: 'advisory',
@@ -70,10 +72,16 @@ export class PiBridgeDaemon implements BridgeHost {
       this,
       log,
     );
+    this.#launcher = new WorkerLauncher(
+      config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
+      () => ({ ...process.env, PI_CODING_AGENT_DIR: config.agentDir }),
+      log,
+    );
   }
 
   /** Probe (P-8, catalogue), then register, first heartbeat, SSE, catch-up (B-1, B-20). */
   async start(): Promise<void> {
+    this.#launcher.start(); // its fork blocks this loop once, before the bridge registers
     await this.#catalogue(); // the probe: permission hook (P-8) and catalogue, before anything else
     await this.#runtime.start();
   }
@@ -82,7 +90,11 @@ export class PiBridgeDaemon implements BridgeHost {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    await this.#runtime.stop();
+    try {
+      await this.#runtime.stop();
+    } finally {
+      this.#launcher.stop();
+    }
   }
 
   /** BridgeHost: pi's session snapshot and model catalogue (G-25). */
@@ -121,14 +133,11 @@ export class PiBridgeDaemon implements BridgeHost {
     this.#stopping = true;
     this.#log.info({ workers: this.#workers.size }, 'stopping workers');
     const exits = [...this.#workers].map(
-      (child) =>
-        new Promise<void>((resolve) =>
-          child.exitCode !== null ? resolve() : child.once('exit', () => resolve()),
-        ),
+      (child) => new Promise<void>((resolve) => child.onceExit(() => resolve())),
     );
     this.#broadcast({ type: 'shutdown' });
     const grace = setTimeout(() => {
-      for (const child of this.#workers) this.#kill(child);
+      for (const child of this.#workers) child.kill();
     }, WORKER_STOP_GRACE_MS);
     await Promise.all(exits);
     clearTimeout(grace);
@@ -163,6 +172,8 @@ export class PiBridgeDaemon implements BridgeHost {
    */
   async #probe(): Promise<HeartbeatRequest['models']> {
     await this.#forkSlot();
+    // A heartbeat that was under way when the shutdown began must not start a probe nobody stops.
+    if (this.#stopping) return this.#catalogueCache?.models;
     const job: ProbeJob = {
       type: 'probe',
       gatewayUrl: this.#config.gatewayUrl,
@@ -172,26 +183,21 @@ export class PiBridgeDaemon implements BridgeHost {
       agentDir: this.#config.agentDir,
       locale: this.#config.locale,
     };
+    const child = await this.#launcher.spawn(this.#config.workerPath);
     const report = await new Promise<ProbeReport | undefined>((resolve) => {
       let result: ProbeReport | undefined;
-      const child = fork(this.#config.workerPath, [], {
-        detached: true,
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-        env: { ...process.env, PI_CODING_AGENT_DIR: this.#config.agentDir },
-      });
       this.#workers.add(child);
-      const timer = setTimeout(() => this.#kill(child), PROBE_TIMEOUT_MS);
-      child.on('message', (m: WorkerMessage) => {
-        if (m.type === 'ready') this.#send(child, job);
+      if (this.#stopping) child.kill(); // the shutdown began while it was being forked
+      const timer = setTimeout(() => child.kill(), PROBE_TIMEOUT_MS);
+      child.onMessage((m: WorkerMessage) => {
+        if (m.type === 'ready') child.send(job);
         else if (m.type === 'probe_result') result = m;
       });
-      const done = (): void => {
+      child.onceExit(() => {
         clearTimeout(timer);
         this.#workers.delete(child);
         resolve(result);
-      };
-      child.once('error', done);
-      child.once('exit', done);
+      });
     });
     this.#enforcement = report?.enforcement ?? {
       mode: 'advisory',
@@ -209,8 +215,9 @@ export class PiBridgeDaemon implements BridgeHost {
   }
 
   /**
-   * Resolves in an event-loop turn of its own, one caller per turn: a `fork` blocks the loop for
-   * 5–15 ms (more with pi loaded), so three mails arriving in one SSE chunk must not fork in one turn.
+   * Resolves in an event-loop turn of its own, one caller per turn: three mails arriving in one SSE
+   * chunk ask the launcher for their forks one after the other (a `fork` blocks the launcher's loop
+   * for 5–25 ms; the daemon's loop no longer forks, see launcher.ts).
    */
   #forkSlot(): Promise<void> {
     const slot = this.#lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
@@ -243,24 +250,21 @@ export class PiBridgeDaemon implements BridgeHost {
       turnTimeoutMs: run.turnTimeoutMs,
     };
     const spawnedAt = Date.now();
-    // detached: the worker leads its own process group, so a kill also ends its tool processes.
-    const child = fork(this.#config.workerPath, [], {
-      detached: true,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, PI_CODING_AGENT_DIR: this.#config.agentDir },
-    });
+    // The launcher forks it detached: it leads its own process group, so a kill also ends its tools.
+    const child = await this.#launcher.spawn(this.#config.workerPath);
     this.#workers.add(child);
     this.#log.info({ mail_id: mail.mail_id, attempt, pid: child.pid }, 'worker spawned');
     let killTimer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
-      if (run.signal.reason !== 'shutdown') this.#send(child, { type: 'abort', reason: 'turn timeout' });
-      killTimer = setTimeout(() => this.#kill(child), WORKER_STOP_GRACE_MS);
+      if (run.signal.reason !== 'shutdown') child.send({ type: 'abort', reason: 'turn timeout' });
+      killTimer = setTimeout(() => child.kill(), WORKER_STOP_GRACE_MS);
     };
     run.signal.addEventListener('abort', onAbort, { once: true });
+    if (run.signal.aborted) onAbort(); // aborted while the launcher forked
     let report: TurnReport | undefined;
     try {
       report = await new Promise<TurnReport>((resolve, reject) => {
-        child.on('message', (m: WorkerMessage) => {
+        child.onMessage((m: WorkerMessage) => {
           switch (m.type) {
             case 'ready':
               child.send(job);
@@ -279,10 +283,10 @@ export class PiBridgeDaemon implements BridgeHost {
               break;
           }
         });
-        child.once('error', (err) => reject(new TurnLostError(`worker could not run: ${err.message}`)));
-        child.once('exit', (code, signal) => {
+        child.onceExit(({ code, signal, error }) => {
           this.#workers.delete(child);
           if (report) resolve(report);
+          else if (error) reject(new TurnLostError(`worker lost: ${error}`));
           else reject(new TurnLostError(`worker exited (code ${code}, signal ${signal}) before reporting`));
         });
       });
@@ -294,21 +298,7 @@ export class PiBridgeDaemon implements BridgeHost {
     return maxRssKb === undefined ? turn : { ...turn, logFields: { worker_max_rss_kb: maxRssKb } };
   }
 
-  #send(child: ChildProcess, message: DaemonMessage): void {
-    if (child.connected)
-      child.send(message, (err) => err && this.#log.warn({ err: err.message }, 'ipc send failed'));
-  }
-
   #broadcast(message: DaemonMessage): void {
-    for (const child of this.#workers) this.#send(child, message);
-  }
-
-  #kill(child: ChildProcess): void {
-    if (child.pid === undefined || child.exitCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      child.kill('SIGKILL');
-    }
+    for (const child of this.#workers) child.send(message);
   }
 }

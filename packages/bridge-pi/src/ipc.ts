@@ -79,3 +79,22 @@ export type WorkerMessage =
       msg: string;
       fields?: Record<string, string | number | boolean>;
     };
+
+/**
+ * Daemon → launcher (src/launcher-main.ts, see SPEC B-12): fork a worker (`spawn`, entry
+ * `modulePath`, id chosen by the daemon), relay a message to it (`send`), SIGKILL its process
+ * group (`kill`).
+ */
+export type LauncherRequest =
+  | { type: 'spawn'; id: number; modulePath: string }
+  | { type: 'send'; id: number; message: DaemonMessage }
+  | { type: 'kill'; id: number };
+
+/**
+ * Launcher → daemon: the worker's pid (`spawned`, always before its first `message`), a worker
+ * message relayed (`message`), the worker's end (`exit`; `error` when it could not run).
+ */
+export type LauncherEvent =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'message'; id: number; message: WorkerMessage }
+  | { type: 'exit'; id: number; code: number | null; signal: string | null; error?: string };

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { MailSummary, NewMailEvent } from '@agentmail/protocol';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -180,6 +181,8 @@ describe('daemon de-duplication (B-20, B-2)', () => {
         heartbeatMs: 60_000,
         locale: 'en',
         workerPath,
+        // The launcher from source (node strips its types; it imports node builtins only).
+        launcherPath: fileURLToPath(new URL('../src/launcher-main.ts', import.meta.url)),
       },
       log,
     );
