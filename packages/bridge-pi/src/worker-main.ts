@@ -70,10 +70,12 @@ process.on('message', (raw: DaemonMessage) => {
       break;
   }
 });
-// The daemon went away: stop at once (the turn cannot be reported any more).
+// The daemon (or its launcher) went away: stop at once (the turn cannot be reported any more).
+// This is a shutdown for the turn: no failure mail (the mail stays unread and is delivered again,
+// B-14, B-20), unlike a turn timeout.
 process.on('disconnect', () => {
   shutdown.abort();
-  abort.abort('daemon disconnected');
+  abort.abort('shutdown');
   setTimeout(() => process.exit(1), 2_000).unref();
 });
 
