@@ -15,14 +15,14 @@
  * `--turns N` (default 3), `--mb N` (session size, default 20), `--heartbeat-ms N` (default 2000).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, setPriority } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ManagedProcess, type Stack, startStack } from '@agentmail/testkit';
 import { piAdapter, prepareBundle, removeBundle } from '../harness/pi-adapter.js';
 import { WORKER_NICE } from '../src/constants.js';
 import { LOOP_STATS_LOG_MSG, type LoopDelayStats } from '../src/loop-stats.js';
+import { lowerPriority } from '../src/priority.js';
 import { type PiSessionFileInfo, writePiSession } from './pi-session-file.js';
 
 /** The whole bench is stopped after this long, in ms. @default 300_000 */
@@ -112,16 +112,7 @@ function nextLog(
  * lowers its own nice value and that of its autogroup (Linux), like the bridge's workers do.
  */
 function yieldCpuLikeARemoteProvider(): void {
-  try {
-    setPriority(WORKER_NICE);
-  } catch {
-    // not permitted: measured at normal priority
-  }
-  try {
-    writeFileSync('/proc/self/autogroup', String(WORKER_NICE));
-  } catch {
-    // no autogroup scheduling here
-  }
+  lowerPriority(WORKER_NICE);
 }
 
 /** `count / total ms / longest ms (kind)` of the daemon's garbage collections in a window. */

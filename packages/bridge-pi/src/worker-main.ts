@@ -2,41 +2,22 @@
  * Entry of a worker child process (see SPEC B-12): receives one job over IPC, runs one turn,
  * reports over IPC and exits. Forked by the daemon with an IPC channel; nothing else.
  */
-import { writeFileSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
-import { setPriority } from 'node:os';
 import { PendingPermissions } from '@agentmail/shared-policy';
-import { WORKER_NICE } from './constants.js';
 import type { DaemonMessage, WorkerMessage } from './ipc.js';
+import { lowerPriority } from './priority.js';
 
 // Loading pi dominates worker spawn → first model request (about 2 s cold on a small machine):
 // node's on-disk compile cache (under the OS temp dir) cuts it by about a third for later workers,
 // and the import starts now instead of after the job arrives. The daemon sets PI_CODING_AGENT_DIR
 // in the fork environment, so nothing pi reads at load time depends on the job.
 enableCompileCache();
+// Model work yields the CPU to the daemon (B-12: a slow turn must not stall event reading). A
+// worker runs in its own session (its own process group, so a stop can kill its tools too).
 lowerPriority();
 process.env.PI_OFFLINE ??= '1';
 const turnModule = import('./worker.js');
 turnModule.catch(() => undefined); // reported when the job awaits it
-
-/**
- * Model work yields the CPU to the daemon (SPEC B-12: a slow turn must not stall event reading).
- * A worker runs in its own session (its own process group, so a stop can kill its tools too);
- * with Linux autogroup scheduling a session's CPU share follows its autogroup's nice value, not
- * the process's, so both are lowered. Best effort: elsewhere these files do not exist.
- */
-function lowerPriority(): void {
-  try {
-    setPriority(WORKER_NICE);
-  } catch {
-    // not permitted: keep the default priority
-  }
-  try {
-    writeFileSync('/proc/self/autogroup', String(WORKER_NICE));
-  } catch {
-    // no autogroup (not Linux, or disabled): the process nice value above applies
-  }
-}
 
 function send(message: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
