@@ -30,18 +30,9 @@ export function personOpencode(stack: Stack, directory: string = stack.workdir):
   return createOpencodeClient({ baseUrl: opencodeUrl(proc), directory });
 }
 
-/** The bridge's pino JSON lines (stderr of opencode serve) whose message is `msg`. */
+/** The bridge's pino log lines with message `msg` (see testkit `ManagedProcess.logEntries`). */
 export function logged(proc: ManagedProcess, msg: string): Array<Record<string, unknown>> {
-  return proc.lines().flatMap((line) => {
-    const at = line.indexOf('{"level"');
-    if (at < 0) return [];
-    try {
-      const entry = JSON.parse(line.slice(at)) as Record<string, unknown>;
-      return entry.msg === msg ? [entry] : [];
-    } catch {
-      return [];
-    }
-  });
+  return proc.logEntries(msg);
 }
 
 /**

@@ -25,19 +25,6 @@ const ORPHAN_GONE_MS = 5_000;
 /** Poll interval of {@link waitGone}, in ms. */
 const GONE_POLL_MS = 50;
 
-/** The daemon's JSON log lines (stderr) with message `msg`. */
-function logged(lines: readonly string[], msg: string): Array<Record<string, unknown>> {
-  return lines.flatMap((line) => {
-    if (!line.startsWith('[stderr] {')) return [];
-    try {
-      const entry = JSON.parse(line.slice('[stderr] '.length)) as Record<string, unknown>;
-      return entry.msg === msg ? [entry] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 /**
  * True when process `pid` no longer runs: no `/proc/<pid>`, or a zombie (exited, not yet reaped by
  * its new parent; `process.kill(pid, 0)` still succeeds on a zombie, so it cannot tell).
@@ -87,7 +74,7 @@ async function heldTurn(
   );
   const { pid } = JSON.parse(spawned.slice('[stderr] '.length)) as { pid: number };
   await stack.awaitModelRequest((r) => r.lastUserText.includes(args.task) && r.toolNames.length > 0, STEP_MS);
-  const forks = logged(bridge.lines(), 'launcher forked');
+  const forks = bridge.logEntries('launcher forked');
   expect(forks, 'one launcher so far').toHaveLength(1);
   const launcher = forks[0]?.launcher;
   expect(launcher, 'the launcher pid is logged').toEqual(expect.any(Number));
@@ -128,19 +115,20 @@ describe('bridge-pi launcher (B-12, B-14, B-15)', () => {
     await bridge.waitForLine(new RegExp(`"mail_id":"${sent.mail_id}".*"msg":"turn done"`), STEP_MS);
 
     const lines = bridge.lines();
-    const forks = logged(lines, 'launcher forked');
+    const forks = bridge.logEntries('launcher forked');
     expect(
       forks.map((f) => f.restart),
       'one new launcher',
     ).toEqual([false, true]);
     expect(forks[1]?.launcher).not.toBe(held.launcher);
     expect(
-      logged(lines, 'turn lost; redelivering')
+      bridge
+        .logEntries('turn lost; redelivering')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
       'one loss, redelivered once',
     ).toEqual([1]);
-    const spawns = logged(lines, 'worker spawned').filter((l) => l.mail_id === sent.mail_id);
+    const spawns = bridge.logEntries('worker spawned').filter((l) => l.mail_id === sent.mail_id);
     expect(spawns.map((l) => l.attempt)).toEqual([1, 2]);
     // The redelivery's worker comes from the new launcher: forked after it.
     const restartAt = lines.findIndex(

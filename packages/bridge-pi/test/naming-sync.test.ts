@@ -18,19 +18,6 @@ import { mailSessionFile } from '../src/session-files.js';
 
 afterAll(removeBundle);
 
-/** The daemon's JSON log lines (stderr) with message `msg`. */
-function logged(lines: readonly string[], msg: string): Array<Record<string, unknown>> {
-  return lines.flatMap((line) => {
-    if (!line.startsWith('[stderr] {')) return [];
-    try {
-      const entry = JSON.parse(line.slice('[stderr] '.length)) as Record<string, unknown>;
-      return entry.msg === msg ? [entry] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 /** The `session_info` names of a pi session file, in file order. */
 async function piSessionNames(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8'))
@@ -73,8 +60,8 @@ describe('bridge-pi naming sync (B-11)', () => {
     expect(await piSessionNames(file), 'the new pi session is named after the subject').toEqual([subject]);
     const baseline = JSON.parse(await readFile(`${file}.naming.json`, 'utf8')) as { fingerprint?: string };
     expect(baseline.fingerprint, 'the given name is the naming baseline').toBe(namingFingerprint(subject));
-    expect(logged(bridge.lines(), 'naming synced'), 'the name we gave is not synced back').toEqual([]);
-    expect(logged(bridge.lines(), 'naming sync skipped').map((l) => l.reason)).toEqual(['unchanged']);
+    expect(bridge.logEntries('naming synced'), 'the name we gave is not synced back').toEqual([]);
+    expect(bridge.logEntries('naming sync skipped').map((l) => l.reason)).toEqual(['unchanged']);
     expect((await stack.thread(first.mail_id)).at(-1)?.session_alias).toBe(first.session_alias);
 
     // An adopted session (the person's own pi session, by its id): never renamed, never synced.
@@ -88,7 +75,7 @@ describe('bridge-pi naming sync (B-11)', () => {
       (await readFile(own.path, 'utf8')).length,
       'the adopted session file got the turn (it was really used)',
     ).toBeGreaterThan(own.bytes);
-    expect(logged(bridge.lines(), 'naming synced')).toEqual([]);
+    expect(bridge.logEntries('naming synced')).toEqual([]);
 
     // A rename in pi between turns: a session_info entry on the leaf, as `/name` appends it.
     const entries = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
@@ -103,7 +90,7 @@ describe('bridge-pi naming sync (B-11)', () => {
     await stack.awaitReply({ inReplyTo: second.mail_id, from: stack.agent.name });
     const alias = aliasBase(stack.agent.name, name);
     expect(alias).not.toBe(first.session_alias);
-    expect(logged(bridge.lines(), 'naming synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
+    expect(bridge.logEntries('naming synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
     const thread = await stack.thread(second.mail_id);
     expect(thread.at(-1)?.session_alias, 'the Gateway session carries the new alias').toBe(alias);
 
@@ -114,8 +101,8 @@ describe('bridge-pi naming sync (B-11)', () => {
     });
     expect(third.session_id).toBe(first.session_id);
     await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name });
-    expect(logged(bridge.lines(), 'naming synced'), 'no second sync').toHaveLength(1);
-    expect(logged(bridge.lines(), 'naming sync skipped').map((l) => l.reason)).toEqual([
+    expect(bridge.logEntries('naming synced'), 'no second sync').toHaveLength(1);
+    expect(bridge.logEntries('naming sync skipped').map((l) => l.reason)).toEqual([
       'unchanged',
       'adopted',
       'unchanged',

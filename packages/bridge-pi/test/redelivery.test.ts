@@ -16,19 +16,6 @@ afterAll(removeBundle);
 /** How long one step (a worker start on a loaded 2-core machine, a backoff) may take, in ms. */
 const STEP_MS = 60_000;
 
-/** The daemon's JSON log lines (stderr) with message `msg`. */
-function logged(lines: readonly string[], msg: string): Array<Record<string, unknown>> {
-  return lines.flatMap((line) => {
-    if (!line.startsWith('[stderr] {')) return [];
-    try {
-      const entry = JSON.parse(line.slice('[stderr] '.length)) as Record<string, unknown>;
-      return entry.msg === msg ? [entry] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 /**
  * Waits for the worker of delivery `attempt` of `mailId` to send its model request for `task`,
  * then kills that worker with SIGKILL (mid-turn: the scripted model is holding the answer).
@@ -82,13 +69,15 @@ describe('bridge-pi worker loss (B-14)', () => {
     expect(reply.body).toContain(`Answered ${once} after a redelivery.`);
     await bridge.waitForLine(new RegExp(`"mail_id":"${sent.mail_id}".*"msg":"turn done"`), STEP_MS);
     expect(
-      logged(bridge.lines(), 'turn lost; redelivering')
+      bridge
+        .logEntries('turn lost; redelivering')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
       'one loss, redelivered once',
     ).toEqual([1]);
     expect(
-      logged(bridge.lines(), 'worker spawned')
+      bridge
+        .logEntries('worker spawned')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
     ).toEqual([1, 2]);
@@ -112,7 +101,8 @@ describe('bridge-pi worker loss (B-14)', () => {
     expect(failure.body).toContain(formatText('failure.worker_lost', { attempts: 3 }, 'en'));
     await bridge.waitForLine(new RegExp(`"mail_id":"${doomed.mail_id}".*"msg":"turn given up"`), STEP_MS);
     expect(
-      logged(bridge.lines(), 'worker spawned')
+      bridge
+        .logEntries('worker spawned')
         .filter((l) => l.mail_id === doomed.mail_id)
         .map((l) => l.attempt),
       'three attempts, no fourth',

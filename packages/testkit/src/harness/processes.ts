@@ -170,6 +170,24 @@ export class ManagedProcess {
     return [...this.#lines];
   }
 
+  /**
+   * The JSON log lines (pino, one object per line, as every bridge writes on stderr) whose `msg`
+   * is `msg`, parsed, oldest first. Lines that are not JSON objects are skipped.
+   * @example proc.logEntries('worker spawned')[0]?.pid
+   */
+  logEntries(msg: string): Array<Record<string, unknown>> {
+    return this.#lines.flatMap((line) => {
+      const at = line.indexOf('{');
+      if (at < 0) return [];
+      try {
+        const entry = JSON.parse(line.slice(at)) as Record<string, unknown>;
+        return entry.msg === msg ? [entry] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /** The last `count` output lines joined with newlines, for error messages. */
   tail(count = 40): string {
     return this.#lines.slice(-count).join('\n');
