@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import { HEARTBEAT_MAX_SESSIONS, type NewMailEvent } from '@agentmail/protocol';
+import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import {
   type BridgeHost,
   type BridgeLogger,
@@ -15,15 +16,12 @@ import {
   ExplicitSendRecord,
   GrantStore,
   type HeartbeatSnapshot,
-  type Locale,
   type MailRun,
   type MailToolContext,
   type MailTurnReport,
   mailTools,
-  PendingPermissions,
-  resolveLocale,
   runMailTurn,
-} from '@agentmail/shared-policy';
+} from '@agentmail/shared-policy/bridge';
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, START_RETRY_MAX_MS } from './constants.js';

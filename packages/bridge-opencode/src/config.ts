@@ -4,13 +4,8 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import {
-  AgentMailError,
-  type BridgeSettings,
-  ERROR_CODES,
-  readBridgeSettings,
-  type SettingSource,
-} from '@agentmail/shared-policy';
+import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
+import { type BridgeSettings, readBridgeSettings, type SettingSource } from '@agentmail/shared-policy/bridge';
 
 /** Plugin option → the environment variable it overrides. */
 export const OPTION_VARIABLES = Object.freeze({

@@ -4,7 +4,7 @@
  * opencode's own log (`client.app.log`), so `opencode serve --print-logs` and opencode's log files
  * show the bridge too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import type { BridgeLogger } from '@agentmail/shared-policy';
+import type { BridgeLogger } from '@agentmail/shared-policy/bridge';
 import { pino } from 'pino';
 import type { OpencodeClient } from './bridge.js';
 

@@ -15,8 +15,10 @@
  *   test/permissions.test.ts), while a person's "always" by mail holds for one (session, tool)
  *   only (P-4) — that grant lives in the bridge's grant store and answers later asks.
  */
-import type { GuardedCall, PermissionFlowOptions } from '@agentmail/shared-policy';
-import { decideGuardedCall, isGuardedTool } from '@agentmail/shared-policy';
+
+import { isGuardedTool } from '@agentmail/shared-policy';
+import type { GuardedCall, PermissionFlowOptions } from '@agentmail/shared-policy/bridge';
+import { decideGuardedCall } from '@agentmail/shared-policy/bridge';
 import type { ActiveMailSession, OpencodeBridge } from './bridge.js';
 import { replyPermission } from './opencode-facts.js';
 

@@ -8,7 +8,7 @@ import type {
   JsonSchemaProperty,
   MailTool,
   MailToolContext,
-} from '@agentmail/shared-policy';
+} from '@agentmail/shared-policy/bridge';
 import { type ToolContext, type ToolDefinition, tool } from '@opencode-ai/plugin';
 
 type Zod = typeof tool.schema;

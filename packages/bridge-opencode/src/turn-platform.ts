@@ -5,15 +5,14 @@
  * arrives as `session.idle` / `session.error`).
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import {
-  type AttemptResult,
-  type MailToolContext,
-  type MailTurnPlatform,
-  type NamingSyncState,
-  namingFingerprint,
-  type SessionLocation,
-  type TurnAttempt,
-} from '@agentmail/shared-policy';
+import { type NamingSyncState, namingFingerprint } from '@agentmail/shared-policy';
+import type {
+  AttemptResult,
+  MailToolContext,
+  MailTurnPlatform,
+  SessionLocation,
+  TurnAttempt,
+} from '@agentmail/shared-policy/bridge';
 import type { OpencodeBridge } from './bridge.js';
 import {
   createSession,

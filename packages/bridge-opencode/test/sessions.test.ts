@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { aliasBase, formatAddress } from '@agentmail/shared-policy';
+import { formatAddress } from '@agentmail/protocol';
+import { aliasBase } from '@agentmail/shared-policy';
 import type { RecordedRequest, Stack } from '@agentmail/testkit';
 import {
   answerAtOnce,

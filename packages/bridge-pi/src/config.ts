@@ -4,12 +4,8 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import {
-  AgentMailError,
-  type BridgeSettings,
-  ERROR_CODES,
-  readBridgeSettings,
-} from '@agentmail/shared-policy';
+import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
+import { type BridgeSettings, readBridgeSettings } from '@agentmail/shared-policy/bridge';
 
 /** The daemon's configuration. */
 export interface PiBridgeConfig extends BridgeSettings {

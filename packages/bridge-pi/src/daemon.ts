@@ -14,7 +14,7 @@ import {
   type MailRun,
   type MailTurnReport,
   TurnLostError,
-} from '@agentmail/shared-policy';
+} from '@agentmail/shared-policy/bridge';
 import type { PiBridgeConfig } from './config.js';
 import {
   BRIDGE_VERSION,

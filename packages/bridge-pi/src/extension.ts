@@ -4,16 +4,9 @@
  * their own pi (`pi -e dist/agentmail-pi-extension.js`, one file built by `build:extension`,
  * see the README) to read and send mail interactively.
  */
-import {
-  GatewayClient,
-  GrantStore,
-  type Locale,
-  type MailToolContext,
-  mailTools,
-  PendingPermissions,
-  resolveLocale,
-  SseClient,
-} from '@agentmail/shared-policy';
+import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
+import { GrantStore, type MailToolContext, mailTools } from '@agentmail/shared-policy/bridge';
+import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
 import { createPermissionHandler, type PermissionSeamOptions } from './permission-seam.js';
 import { type MailToolContextSource, piMailTools } from './pi-tools.js';

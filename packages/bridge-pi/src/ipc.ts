@@ -3,7 +3,7 @@
  * scalars and flat string records cross the boundary: no session objects, no clients.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import type { MailTurnReport } from '@agentmail/shared-policy';
+import type { MailTurnReport } from '@agentmail/shared-policy/bridge';
 
 /** The job of one worker: one mail, one turn. */
 export interface WorkerJob {

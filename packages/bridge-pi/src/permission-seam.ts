@@ -3,7 +3,7 @@
  * pi's tool call → shared-policy's {@link decideGuardedCall} → pi's `{ block, reason }`; a P-5
  * yield becomes pi's local confirm prompt.
  */
-import { decideGuardedCall, type PermissionFlowOptions } from '@agentmail/shared-policy';
+import { decideGuardedCall, type PermissionFlowOptions } from '@agentmail/shared-policy/bridge';
 import type { ExtensionContext, ToolCallEvent, ToolCallEventResult } from '@earendil-works/pi-coding-agent';
 
 /** What the seam needs from its host (worker or a person's own pi); `hasLocalUi` comes from pi's `ctx.hasUI`. */

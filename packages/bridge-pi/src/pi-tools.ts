@@ -8,7 +8,7 @@ import type {
   JsonSchemaProperty,
   MailTool,
   MailToolContext,
-} from '@agentmail/shared-policy';
+} from '@agentmail/shared-policy/bridge';
 import type { ToolDefinition } from '@earendil-works/pi-coding-agent';
 import { type TSchema, Type } from 'typebox';
 

@@ -5,7 +5,9 @@
  * ~35 ms of synchronous work. The probe verifies that the permission hook registers (P-8) and
  * reads the model catalogue (G-25).
  */
-import { GatewayClient, GrantStore, resolveLocale } from '@agentmail/shared-policy';
+import { resolveLocale } from '@agentmail/shared-policy';
+import { GrantStore } from '@agentmail/shared-policy/bridge';
+import { GatewayClient } from '@agentmail/shared-policy/client';
 import { DefaultResourceLoader, ModelRuntime, SettingsManager } from '@earendil-works/pi-coding-agent';
 import { createMailExtension } from './extension.js';
 import type { ProbeJob, ProbeReport } from './ipc.js';

@@ -5,7 +5,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HEARTBEAT_MAX_SESSIONS, type PlatformSession } from '@agentmail/protocol';
-import { fallbackDirName } from '@agentmail/shared-policy';
+import { fallbackDirName } from '@agentmail/shared-policy/bridge';
 
 /** Most bytes read to find a header line. @default 65_536 */
 export const HEADER_MAX_BYTES = 65_536;

@@ -9,21 +9,23 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { NewMailEvent } from '@agentmail/protocol';
 import {
-  type AttemptResult,
-  type AttemptTurn,
-  type BridgeLogger,
-  ExplicitSendRecord,
-  GatewayClient,
-  GrantStore,
   type Locale,
-  type MailTurnPlatform,
   type NamingSyncState,
   namingFingerprint,
   type PendingPermissions,
   resolveLocale,
+} from '@agentmail/shared-policy';
+import {
+  type AttemptResult,
+  type AttemptTurn,
+  type BridgeLogger,
+  ExplicitSendRecord,
+  GrantStore,
+  type MailTurnPlatform,
   runMailTurn,
   type TurnAttempt,
-} from '@agentmail/shared-policy';
+} from '@agentmail/shared-policy/bridge';
+import { GatewayClient } from '@agentmail/shared-policy/client';
 import {
   createAgentSession,
   DefaultResourceLoader,

@@ -1,4 +1,5 @@
-import { GatewayClient, MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy';
+import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
+import { GatewayClient } from '@agentmail/shared-policy/client';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';

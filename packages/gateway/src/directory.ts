@@ -4,17 +4,19 @@
  * agent keys, allowed models).
  */
 import {
+  type Address,
   type AllowedModelsResponse,
   type Contact,
+  formatAddress,
   HEARTBEAT_INTERVAL_MS,
   type HeartbeatRequest,
   type HeartbeatResponse,
   heartbeatUnknownFields,
+  isValidAlias,
   type RegisterResponse,
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
-import { type Address, formatAddress, isValidAlias } from '@agentmail/shared-policy';
 import { ONLINE_WINDOW_MS } from './config.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';

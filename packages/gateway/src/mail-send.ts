@@ -11,15 +11,15 @@ import type {
   PersonNewMailEvent,
   SendMailResponse,
 } from '@agentmail/protocol';
-import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
 import {
   type Address,
   formatAddress,
-  hasErrorCode,
+  isAddressError,
   isNormalizedPath,
   normalizeAbsolutePath,
   parseAddress,
-} from '@agentmail/shared-policy';
+  RELAY_KEY_MAX_BYTES,
+} from '@agentmail/protocol';
 import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
@@ -74,7 +74,7 @@ function parseField(value: string, field: string): Address {
   try {
     address = parseAddress(value);
   } catch (err) {
-    if (hasErrorCode(err, 'AM_ADDRESS_INVALID'))
+    if (isAddressError(err, 'AM_ADDRESS_INVALID'))
       throw new GatewayError('BAD_REQUEST', `field "${field}": ${(err as Error).message}`, {
         suggestion: 'write name, name@/absolute/path. or name@/absolute/path.session',
         extra: { field },

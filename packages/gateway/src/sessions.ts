@@ -3,7 +3,8 @@
  * platform sessions (G-37) and the new-session rate limit (G-34).
  */
 import type { PermissionMode, PlatformSession } from '@agentmail/protocol';
-import { aliasCandidates, formatAddress, isValidAlias, NEW_SESSION } from '@agentmail/shared-policy';
+import { formatAddress, isValidAlias, NEW_SESSION } from '@agentmail/protocol';
+import { aliasCandidates } from '@agentmail/shared-policy';
 import type { Db, GatewayContext, SessionRow } from './context.js';
 import { GatewayError } from './errors.js';
 import { newId } from './ids.js';

@@ -4,8 +4,13 @@
  * everyone. Names follow protocol's `Name` rule; stored rows that do not form an address are
  * skipped and logged.
  */
-import { ContactsResponse, MailResponse, SendMailResponse, SuggestResponse } from '@agentmail/protocol';
-import { parseAddress } from '@agentmail/shared-policy';
+import {
+  ContactsResponse,
+  MailResponse,
+  parseAddress,
+  SendMailResponse,
+  SuggestResponse,
+} from '@agentmail/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAgent, addUser, api, startGateway, type TestGateway } from './helpers.js';
 

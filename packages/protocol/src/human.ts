@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { AddressString } from './address.js';
 import { Name } from './agent.js';
 import { Id, PermissionMode, Timestamp } from './common.js';
 
 /** `POST /me/mail/send` body: a person sends a task or a reply. */
 export const PersonSendRequest = z.strictObject({
-  to: z.string().min(1),
+  to: AddressString,
   subject: z.string().max(500),
   body: z.string().max(1_000_000),
-  cc: z.array(z.string().min(1)).max(20).optional(),
+  cc: z.array(AddressString).max(20).optional(),
   reply_to: Id.optional(),
   attachment_ids: z.array(Id).max(20).optional(),
   /** Mode for a new session (P-1); ignored for an existing one. @default 'workspace' */

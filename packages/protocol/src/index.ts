@@ -3,6 +3,7 @@
  * (see SPEC §3). The Gateway validates requests with these schemas; bridges validate answers
  * and events with the same ones.
  */
+export * from './address.js';
 export * from './agent.js';
 export * from './common.js';
 export * from './decode.js';

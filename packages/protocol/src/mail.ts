@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AddressString } from './address.js';
 import { AttachmentInfo, Id, MailKind, Participant, PermissionMode, Timestamp } from './common.js';
 
 /** `GET /mail/inbox` query (see SPEC §3): default unread, limit 5. */
@@ -111,11 +112,11 @@ export type ThreadResponse = z.infer<typeof ThreadResponse>;
  * idempotent by key.
  */
 export const SendMailRequest = z.strictObject({
-  /** Recipient address `name@path.session` (G-1). */
-  to: z.string().min(1),
+  /** Recipient address `name@path.session` (G-1), checked by the address grammar. */
+  to: AddressString,
   subject: z.string().max(500),
   body: z.string().max(1_000_000),
-  cc: z.array(z.string().min(1)).max(20).optional(),
+  cc: z.array(AddressString).max(20).optional(),
   /** Id of the mail this answers. */
   reply_to: Id.optional(),
   /**
@@ -158,7 +159,7 @@ export type SendMailResponse = z.infer<typeof SendMailResponse>;
 
 /** `POST /mail/{id}/forward` body: quotes the original and its attachments. */
 export const ForwardMailRequest = z.strictObject({
-  to: z.string().min(1),
+  to: AddressString,
   comment: z.string().max(100_000).optional(),
   /** The sender's own session the forward is written from (see {@link SendMailRequest}). */
   from_session_id: Id.optional(),

@@ -2,8 +2,7 @@
  * Catch-up delivers inbox items, turns read `new_mail` events: this maps one onto the other
  * (see SPEC B-20, G-20), so a backlog mail runs exactly like a live one.
  */
-import type { Mail, MailSummary, NewMailEvent } from '@agentmail/protocol';
-import { parseAddress } from './addressing.js';
+import { type Mail, type MailSummary, type NewMailEvent, parseAddress } from '@agentmail/protocol';
 
 function pathOf(address: string): string {
   try {

@@ -1,29 +1,21 @@
 /**
- * @agentmail/shared-policy: every platform-independent AgentMail rule. Bridges import it;
- * no bridge copies its logic.
+ * @agentmail/shared-policy, root entry: every platform-independent AgentMail rule that needs no
+ * I/O (alias making, relay policy and keys, model order, permissions, catch-up planning, turn
+ * helpers, renderers, texts). Pure and browser-safe: no Node built-in, no network, no file system
+ * (a test bundles it for the browser). I/O lives in the subpath entries: `/client` (the Gateway
+ * and SSE clients) and `/bridge` (the bridge kit).
  */
 
 export {
-  type Address,
   ALIAS_BASE_MAX_LENGTH,
   ALIAS_FALLBACK_ID_LENGTH,
-  ALIAS_MAX_LENGTH,
   ALIAS_MAX_SUFFIX,
   type AliasTaken,
   aliasBase,
   aliasCandidates,
   aliasFromSubject,
-  formatAddress,
-  isNormalizedPath,
-  isValidAlias,
-  NEW_SESSION,
-  normalizeAbsolutePath,
-  parseAddress,
   pickFreeAlias,
-  replyAddress,
-  type SessionAddressParts,
-  selfAddress,
-} from './addressing.js';
+} from './alias.js';
 export { type ApprovalDecision, parseApproval } from './approval.js';
 export {
   APPROVAL_INPUT_MAX_CHARS,
@@ -32,36 +24,8 @@ export {
   type ApprovalRequestInput,
   buildApprovalRequest,
 } from './approval-request.js';
-
 export { normalizeAttachmentIds } from './attachment-ids.js';
 export { backlogEvent } from './backlog-event.js';
-// bridge-config
-export {
-  BRIDGE_CONCURRENCY_DEFAULT,
-  BRIDGE_HEARTBEAT_MS_DEFAULT,
-  BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
-  type BridgeSettings,
-  readBridgeSettings,
-  type SettingSource,
-} from './bridge-config.js';
-export {
-  BRIDGE_LOCK_RETRY_MS,
-  BRIDGE_LOCK_STALE_MS,
-  BRIDGE_LOCK_UPDATE_MS,
-  BridgeLock,
-  type BridgeLockOptions,
-  type BridgeLockOwner,
-} from './bridge-lock.js';
-export {
-  type BridgeHost,
-  type BridgeLogger,
-  BridgeRuntime,
-  type BridgeRuntimeConfig,
-  FIRST_SSE_OPEN_WAIT_MS,
-  type HeartbeatSnapshot,
-  type MailRun,
-  TurnLostError,
-} from './bridge-runtime.js';
 export {
   type BacklogDelivery,
   CATCH_UP_FETCH_LIMIT,
@@ -83,7 +47,6 @@ export {
   type ErrorCode,
   hasErrorCode,
 } from './errors.js';
-export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
 export {
   buildFailureMail,
   FAILURE_CAUSE_MAX_CHARS,
@@ -91,49 +54,6 @@ export {
   type FailureMail,
   type FailureMailInput,
 } from './failure-mail.js';
-export {
-  type CallOptions,
-  type DownloadOptions,
-  type DownloadResult,
-  GATEWAY_TIMEOUT_MS,
-  GATEWAY_TRANSFER_TIMEOUT_MS,
-  GatewayClient,
-  type GatewayClientOptions,
-  GatewayHttpError,
-  GatewayNetworkError,
-  gatewayUrl,
-  isPermanent,
-  isTransient,
-  type UploadOptions,
-} from './gateway-client.js';
-export { GrantStore, type GrantStoreOptions } from './grant-store.js';
-export {
-  type JsonSchemaObject,
-  type JsonSchemaProperty,
-  MAIL_TOOL_NAMES,
-  type MailTool,
-  type MailToolAnnotations,
-  type MailToolContext,
-  type MailToolMailContext,
-  type MailToolName,
-  type MailToolResult,
-  mailTools,
-  type ProbeResult,
-  probeGateway,
-  runMailTool,
-} from './mail-tools.js';
-export {
-  type AttemptResult,
-  type AttemptTurn,
-  type MailTurnInput,
-  type MailTurnPlatform,
-  type MailTurnReport,
-  relaySubject,
-  runMailTurn,
-  type SessionLocation,
-  sendFailureMail,
-  type TurnAttempt,
-} from './mail-turn.js';
 export {
   HOST_DEFAULT_LOG_LINE,
   MAX_ALLOWED_MODELS,
@@ -173,12 +93,6 @@ export {
   type PermissionFailureDecision,
   type PermissionFailureOptions,
 } from './permission-failure.js';
-export {
-  decideGuardedCall,
-  type GuardedCall,
-  type PermissionFlowOptions,
-  type PermissionOutcome,
-} from './permission-flow.js';
 export {
   DEFAULT_PERMISSION_MODE,
   decideToolCall,
@@ -243,17 +157,6 @@ export {
   TURN_TIMEOUT_MS,
 } from './settle.js';
 export {
-  SSE_HEALTHY_AFTER_MS,
-  SSE_IDLE_TIMEOUT_MS,
-  SSE_INITIAL_BACKOFF_MS,
-  SSE_MAX_BACKOFF_MS,
-  SseClient,
-  type SseClientOptions,
-  type SseOpenInfo,
-  type SseSleep,
-  sseBackoffMs,
-} from './sse-client.js';
-export {
   catalogue,
   DEFAULT_LOCALE,
   formatText,
@@ -262,10 +165,3 @@ export {
   type TextKey,
   type TextParams,
 } from './texts/index.js';
-export {
-  fallbackDirName,
-  resolveWorkspace,
-  type WorkspaceFallbackReason,
-  type WorkspaceInput,
-  type WorkspaceResolution,
-} from './workspace.js';

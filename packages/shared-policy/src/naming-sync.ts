@@ -6,7 +6,7 @@
  * Pure: the bridge reads/writes the platform name and stores the {@link NamingSyncState}.
  */
 import type { SessionSyncRequest, SessionSyncResponse } from '@agentmail/protocol';
-import { aliasBase } from './addressing.js';
+import { aliasBase } from './alias.js';
 
 /** Longest title sent to the Gateway, in code points (the wire limit). @default 500 */
 export const NAMING_SYNC_TITLE_MAX_LENGTH = 500;

@@ -3,8 +3,10 @@
  * accepts at most {@link RELAY_KEY_MAX_BYTES}; longer keys are clamped here, deterministically,
  * so a retry of the same relay always sends the same key.
  */
-import { createHash } from 'node:crypto';
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
+// Pure JS sha256 (no node:crypto): this module is part of the browser-safe root entry.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { AgentMailError, ERROR_CODES } from './errors.js';
 
 /**
@@ -18,6 +20,13 @@ const HASH_SEPARATOR = '~';
 /** sha256 as hex: 64 ASCII bytes. */
 const HASH_HEX_BYTES = 64;
 const PREFIX_MAX_BYTES = RELAY_KEY_MAX_BYTES - HASH_SEPARATOR.length - HASH_HEX_BYTES;
+
+const UTF8 = new TextEncoder();
+
+/** UTF-8 length in bytes (a lone surrogate counts as U+FFFD, as the encoder writes it). */
+function utf8Length(text: string): number {
+  return UTF8.encode(text).length;
+}
 
 function requireNonEmpty(value: string, field: string): void {
   if (value.trim() === '')
@@ -40,16 +49,16 @@ function requireNonEmpty(value: string, field: string): void {
  */
 export function clampRelayKey(key: string): string {
   requireNonEmpty(key, 'relay key');
-  if (Buffer.byteLength(key, 'utf8') <= RELAY_KEY_MAX_BYTES) return key;
+  if (utf8Length(key) <= RELAY_KEY_MAX_BYTES) return key;
   let prefix = '';
   let bytes = 0;
   for (const char of key) {
-    const size = Buffer.byteLength(char, 'utf8');
+    const size = utf8Length(char);
     if (bytes + size > PREFIX_MAX_BYTES) break;
     prefix += char;
     bytes += size;
   }
-  const hash = createHash('sha256').update(key, 'utf8').digest('hex');
+  const hash = bytesToHex(sha256(UTF8.encode(key)));
   return `${prefix}${HASH_SEPARATOR}${hash}`;
 }
 

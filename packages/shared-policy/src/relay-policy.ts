@@ -6,7 +6,7 @@
  * whether an automatic relay happens, so "it will be mailed back" is said exactly when it is
  * true. {@link decideAutoRelay} applies that plan to the turn's outcome.
  */
-import { parseAddress } from './addressing.js';
+import { parseAddress } from '@agentmail/protocol';
 import { AgentMailError } from './errors.js';
 import { autoRelayKey } from './relay-key.js';
 import { DEFAULT_LOCALE, formatText, type Locale } from './texts/index.js';

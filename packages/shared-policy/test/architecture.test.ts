@@ -1,12 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { expect, it } from 'vitest';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
 
-// docs/ARCHITECTURE.md: bridges → shared-policy → protocol; gateway → shared-policy → protocol;
-// nothing depends on the gateway but the testkit; protocol depends on nothing of ours.
-const PACKAGES = new URL('../../', import.meta.url);
+// docs/ARCHITECTURE.md: the layers and which way dependencies point, checked from the package
+// manifests AND from the import specifiers of every source file (a manifest alone does not stop
+// the Gateway from importing the bridge kit through a subpath).
+const PACKAGES = fileURLToPath(new URL('../../', import.meta.url));
+const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 function internalDeps(dir: string): { name: string; deps: string[]; devDeps: string[] } {
-  const pkg = JSON.parse(readFileSync(new URL(`${dir}/package.json`, PACKAGES), 'utf8')) as {
+  const pkg = JSON.parse(readFileSync(join(PACKAGES, dir, 'package.json'), 'utf8')) as {
     name: string;
     dependencies?: Record<string, string>;
     devDependencies?: Record<string, string>;
@@ -27,15 +32,169 @@ const bridgeRule = (d: string, dev: boolean) =>
   d === '@agentmail/shared-policy' ||
   (dev && (d === '@agentmail/testkit' || d === '@agentmail/gateway'));
 
-it('internal dependencies point one way', () => {
-  const dirs = readdirSync(PACKAGES, { withFileTypes: true }).filter((d) => d.isDirectory());
-  const bad: string[] = [];
-  for (const d of dirs) {
-    const { name, deps, devDeps } = internalDeps(d.name);
-    const rule = ALLOWED[name] ?? (name.startsWith('@agentmail/bridge-') ? bridgeRule : undefined);
-    expect(rule, `no dependency rule for ${name}`).toBeDefined();
-    for (const dep of deps) if (!rule?.(dep, false)) bad.push(`${name} → ${dep}`);
-    for (const dep of devDeps) if (!rule?.(dep, true)) bad.push(`${name} → ${dep} (dev)`);
+const packageDirs = (): string[] =>
+  readdirSync(PACKAGES, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+
+/** Every `.ts` file under `dir` (no node_modules, no dist). */
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(full));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(full);
   }
-  expect(bad).toEqual([]);
+  return out;
+}
+
+/** The module specifiers a file imports or re-exports (static, dynamic, type-only included). */
+export function importSpecifiers(text: string): string[] {
+  const specs: string[] = [];
+  const patterns = [
+    /\bimport\s+(?:type\s+)?[\w*{}\s,]+?\s+from\s+['"]([^'"]+)['"]/g,
+    /\bexport\s+(?:type\s+)?(?:\*|\{[^}]*\})\s*(?:as\s+\w+\s+)?from\s+['"]([^'"]+)['"]/g,
+    /\bimport\s+['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  for (const p of patterns) for (const m of text.matchAll(p)) if (m[1]) specs.push(m[1]);
+  return specs;
+}
+
+interface Edge {
+  file: string;
+  spec: string;
+}
+
+function edgesOf(dir: string): Edge[] {
+  return sourceFiles(dir).flatMap((file) =>
+    importSpecifiers(readFileSync(file, 'utf8')).map((spec) => ({ file: relative(PACKAGES, file), spec })),
+  );
+}
+
+const show = (e: Edge): string => `${e.file} → ${e.spec}`;
+
+describe('layers (docs/ARCHITECTURE.md)', () => {
+  it('internal package dependencies point one way (manifests)', () => {
+    const bad: string[] = [];
+    for (const dir of packageDirs()) {
+      const { name, deps, devDeps } = internalDeps(dir);
+      const rule = ALLOWED[name] ?? (name.startsWith('@agentmail/bridge-') ? bridgeRule : undefined);
+      expect(rule, `no dependency rule for ${name}`).toBeDefined();
+      for (const dep of deps) if (!rule?.(dep, false)) bad.push(`${name} → ${dep}`);
+      for (const dep of devDeps) if (!rule?.(dep, true)) bad.push(`${name} → ${dep} (dev)`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('protocol imports nothing of ours', () => {
+    const bad = edgesOf(join(PACKAGES, 'protocol/src')).filter((e) => e.spec.startsWith('@agentmail/'));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the shared-policy root is pure: no Node built-in, no I/O library, no /client or /bridge module', () => {
+    const rootDir = join(PACKAGES, 'shared-policy/src');
+    const io = new Set(['undici', 'proper-lockfile', 'eventsource-parser']);
+    const bad = edgesOf(rootDir).filter((e) => {
+      if (e.file.startsWith('shared-policy/src/client/') || e.file.startsWith('shared-policy/src/bridge/'))
+        return false;
+      return (
+        BUILTINS.has(e.spec) ||
+        e.spec.startsWith('node:') ||
+        io.has(e.spec) ||
+        /(^|\/)(client|bridge)\//.test(e.spec) ||
+        e.spec.startsWith('@agentmail/shared-policy')
+      );
+    });
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the client layer never imports the bridge kit', () => {
+    const bad = edgesOf(join(PACKAGES, 'shared-policy/src/client')).filter(
+      (e) => e.spec.includes('/bridge/') || e.spec.startsWith('../bridge') || e.spec.endsWith('/bridge'),
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the Gateway server imports only the shared-policy root; its CLI at most /client', () => {
+    const bad = edgesOf(join(PACKAGES, 'gateway/src')).filter((e) => {
+      if (!e.spec.startsWith('@agentmail/shared-policy/')) return false;
+      const cli = e.file.startsWith('gateway/src/cli/');
+      return !(cli && e.spec === '@agentmail/shared-policy/client');
+    });
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('no source file reaches into another package by a relative path', () => {
+    const bad = packageDirs().flatMap((dir) =>
+      edgesOf(join(PACKAGES, dir, 'src')).filter((e) => {
+        if (!e.spec.startsWith('.')) return false;
+        const target = resolve(dirname(join(PACKAGES, e.file)), e.spec);
+        return !target.startsWith(join(PACKAGES, dir));
+      }),
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('bridges never import the Gateway or the testkit from their sources', () => {
+    const bad = packageDirs()
+      .filter((d) => d.startsWith('bridge-'))
+      .flatMap((dir) =>
+        edgesOf(join(PACKAGES, dir, 'src')).filter(
+          (e) => e.spec.startsWith('@agentmail/gateway') || e.spec.startsWith('@agentmail/testkit'),
+        ),
+      );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('shared-policy has no import cycles between its modules', () => {
+    const src = join(PACKAGES, 'shared-policy/src');
+    const graph = new Map<string, string[]>();
+    for (const file of sourceFiles(src)) {
+      const targets = importSpecifiers(readFileSync(file, 'utf8'))
+        .filter((s) => s.startsWith('.'))
+        .map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')));
+      graph.set(file, targets);
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (f: string): void => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        cycles.push(
+          stack
+            .slice(stack.indexOf(f))
+            .concat(f)
+            .map((x) => relative(src, x))
+            .join(' → '),
+        );
+        return;
+      }
+      state.set(f, 'open');
+      stack.push(f);
+      for (const t of graph.get(f) ?? []) visit(t);
+      stack.pop();
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f);
+    expect(cycles).toEqual([]);
+  });
+
+  it('the specifier reader sees every import form (so the checks above can fail)', () => {
+    const specs = importSpecifiers(
+      [
+        "import { a } from 'x1';",
+        "import type { B } from 'x2';",
+        "import * as c from 'x3';",
+        "export { d } from 'x4';",
+        "export * from 'x5';",
+        "import 'x6';",
+        "const m = await import('x7');",
+        'import {\n  e,\n  type F,\n} from "x8";',
+      ].join('\n'),
+    );
+    expect(specs.sort()).toEqual(['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8']);
+  });
 });

@@ -1,6 +1,6 @@
+import { isValidAlias } from '@agentmail/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidAlias } from '../src/addressing.js';
 import {
   decideNamingSync,
   NAMING_SYNC_TITLE_MAX_LENGTH,

@@ -3,7 +3,7 @@
  * event, a recording logger, SSE frames and a waiter that resolves on an event (no sleeps).
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import type { BridgeLogger } from '../../src/bridge-runtime.js';
+import type { BridgeLogger } from '../../src/bridge/logger.js';
 
 export function newMail(id: string, over: Partial<NewMailEvent> = {}): NewMailEvent {
   return {

@@ -3,7 +3,7 @@
  * reports on stdout, one JSON line each: `{"event":"waiting","owner":…}`, `{"event":"held"}`.
  * SIGTERM releases the lock and exits 0. Args: dir, agent name, stale ms, retry ms.
  */
-import { BridgeLock } from '../../src/bridge-lock.js';
+import { BridgeLock } from '../../src/bridge/bridge-lock.js';
 
 const [dir = '', agentName = '', staleMs = '15000', retryMs = '2000'] = process.argv.slice(2);
 const say = (line: object): void => {

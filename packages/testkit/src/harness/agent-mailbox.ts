@@ -4,7 +4,7 @@
  * shared-policy's SseClient from the first stored event on (`Last-Event-ID: 0`).
  */
 import type { Mail, NewMailEvent } from '@agentmail/protocol';
-import { GatewayClient, SseClient } from '@agentmail/shared-policy';
+import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import { EventLog } from './event-log.js';
 import { DEFAULT_AWAIT_TIMEOUT_MS } from './person.js';
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import {
   AllowedModelsResponse,
   CreateUserResponse,
+  formatAddress,
   IssueAgentKeyResponse,
   type Mail,
   type MailSummary,
@@ -16,7 +17,6 @@ import {
   RegisterResponse,
   routePath,
 } from '@agentmail/protocol';
-import { formatAddress } from '@agentmail/shared-policy';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 import { ModelServer } from '../model-server.js';
 import { DEFAULT_MODEL_ID } from '../reply-writer.js';

@@ -3,14 +3,14 @@
  * ask a person by mail → wait → outcome. A bridge maps its hook's event to a {@link GuardedCall}
  * and the {@link PermissionOutcome} back to its host's answer.
  */
-import { buildApprovalRequest } from './approval-request.js';
-import type { BridgeLogger } from './bridge-runtime.js';
-import type { GatewayClient } from './gateway-client.js';
+import { buildApprovalRequest } from '../approval-request.js';
+import type { GatewayClient } from '../client/gateway-client.js';
+import { denialText, type PermissionDecision } from '../pending-permissions.js';
+import { classifyPermissionFailure, isDuplicateRelay } from '../permission-failure.js';
+import { decideToolCall, type Platform } from '../permission-mode.js';
+import type { Locale } from '../texts/index.js';
 import type { GrantStore } from './grant-store.js';
-import { denialText, type PermissionDecision } from './pending-permissions.js';
-import { classifyPermissionFailure, isDuplicateRelay } from './permission-failure.js';
-import { decideToolCall, type Platform } from './permission-mode.js';
-import type { Locale } from './texts/index.js';
+import type { BridgeLogger } from './logger.js';
 
 /** One tool call the platform's seam saw. */
 export interface GuardedCall {

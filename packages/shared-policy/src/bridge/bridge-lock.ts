@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { AgentMailError, ERROR_CODES } from './errors.js';
+import { AgentMailError, ERROR_CODES } from '../errors.js';
 
 /** A lock not refreshed for this long is stale and taken over, in ms. @default 15_000 */
 export const BRIDGE_LOCK_STALE_MS = 15_000;

@@ -1,12 +1,16 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GatewayClient } from '../src/gateway-client.js';
-import { GrantStore } from '../src/grant-store.js';
-import { PendingPermissions } from '../src/pending-permissions.js';
-import { decideGuardedCall, type GuardedCall, type PermissionFlowOptions } from '../src/permission-flow.js';
-import { formatText } from '../src/texts/index.js';
-import { recordingLog } from './support/bridge-fixtures.js';
-import { type FakeGateway, fakeGateway, type Reply } from './support/fake-gateway.js';
+import { GrantStore } from '../../src/bridge/grant-store.js';
+import {
+  decideGuardedCall,
+  type GuardedCall,
+  type PermissionFlowOptions,
+} from '../../src/bridge/permission-flow.js';
+import { GatewayClient } from '../../src/client/gateway-client.js';
+import { PendingPermissions } from '../../src/pending-permissions.js';
+import { formatText } from '../../src/texts/index.js';
+import { recordingLog } from '../support/bridge-fixtures.js';
+import { type FakeGateway, fakeGateway, type Reply } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server (support/fake-gateway); decisions arrive through a
 // real PendingPermissions registry, resolved when the request reaches the server.

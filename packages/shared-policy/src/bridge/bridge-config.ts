@@ -3,7 +3,7 @@
  * (`AGENTMAIL_GATEWAY_URL`, `AGENTMAIL_AGENT_NAME`, `AGENTMAIL_AGENT_KEY` …). A bridge adds its
  * platform's own settings on top.
  */
-import { AgentMailError, ERROR_CODES } from './errors.js';
+import { AgentMailError, ERROR_CODES } from '../errors.js';
 
 /** Heartbeat period when none is configured, in ms (see SPEC G-25). @default 30_000 */
 export const BRIDGE_HEARTBEAT_MS_DEFAULT = 30_000;

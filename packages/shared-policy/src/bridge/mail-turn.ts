@@ -4,16 +4,18 @@
  * platform runs attempts behind {@link MailTurnPlatform}; everything else is decided here once.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import type { BridgeLogger } from './bridge-runtime.js';
+import { GatewayClient } from '../client/gateway-client.js';
+import type { FailureKind } from '../failure-mail.js';
+import { type ModelAttempt, modelAttemptOrder } from '../model-order.js';
+import { decideNamingSync, type NamingSyncState, namingStateAfterSync } from '../naming-sync.js';
+import type { Platform } from '../permission-mode.js';
+import { buildTurnPrompt, decideAutoRelay, type FinalPart, planTurn } from '../relay-policy.js';
+import { formatText, type Locale } from '../texts/index.js';
 import type { ExplicitSendRecord } from './explicit-sends.js';
-import { buildFailureMail, type FailureKind } from './failure-mail.js';
-import { GatewayClient } from './gateway-client.js';
+import { sendFailureMail } from './failure-notice.js';
+import type { BridgeLogger } from './logger.js';
 import type { MailToolContext } from './mail-tools.js';
-import { type ModelAttempt, modelAttemptOrder } from './model-order.js';
-import { decideNamingSync, type NamingSyncState, namingStateAfterSync } from './naming-sync.js';
-import type { Platform } from './permission-mode.js';
-import { buildTurnPrompt, decideAutoRelay, type FinalPart, planTurn } from './relay-policy.js';
-import { formatText, type Locale } from './texts/index.js';
+import type { MailTurnReport } from './turn-report.js';
 import { resolveWorkspace } from './workspace.js';
 
 /**
@@ -115,26 +117,6 @@ export interface MailTurnInput {
   onReconnect(url: string, key: string, client: GatewayClient): void;
 }
 
-/** How a turn ended: the relay outcome, or the failure (a failure mail was attempted, B-9). */
-export type MailTurnReport =
-  | {
-      ok: true;
-      model: string;
-      platformSessionId: string;
-      relay: { sent: true; mailId: string; duplicate: boolean } | { sent: false; reason: string };
-      /** Extra fields for the bridge's "turn done" log line (e.g. worker RSS). */
-      logFields?: Readonly<Record<string, string | number | boolean>>;
-    }
-  | {
-      ok: false;
-      kind: FailureKind;
-      cause: string;
-      failureMailSent: boolean;
-      failureMailError?: string;
-      /** Extra fields for the bridge's "turn failed" log line. */
-      logFields?: Readonly<Record<string, string | number | boolean>>;
-    };
-
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -149,40 +131,6 @@ export function relaySubject(subject: string, locale: Locale): string {
     ? subject
     : formatText('relay.subject', { subject }, locale);
   return prefixed.slice(0, 500);
-}
-
-/** Send the failure mail of a failed turn (B-9) and build the `{ ok: false }` report. Never throws. */
-export async function sendFailureMail(
-  client: GatewayClient,
-  args: {
-    kind: FailureKind;
-    mail: NewMailEvent;
-    cause: string;
-    agentName: string;
-    locale: Locale;
-    timeoutMs?: number;
-    attempts?: number;
-    log: BridgeLogger;
-  },
-): Promise<Extract<MailTurnReport, { ok: false }>> {
-  const { kind, mail, cause, log } = args;
-  try {
-    const fm = buildFailureMail({
-      kind,
-      mail,
-      cause,
-      agentName: args.agentName,
-      locale: args.locale,
-      ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
-      ...(args.attempts === undefined ? {} : { attempts: args.attempts }),
-    });
-    const res = await client.send({ ...fm, from_session_id: mail.session_id });
-    log.info({ mail_id: mail.mail_id, kind, status: res.status }, 'failure mail sent');
-    return { ok: false, kind, cause, failureMailSent: true };
-  } catch (err) {
-    log.error({ mail_id: mail.mail_id, kind, err: messageOf(err) }, 'failure mail not sent');
-    return { ok: false, kind, cause, failureMailSent: false, failureMailError: messageOf(err) };
-  }
 }
 
 /**

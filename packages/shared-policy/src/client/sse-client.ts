@@ -9,7 +9,7 @@ import {
 } from '@agentmail/protocol';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { type Dispatcher, request } from 'undici';
-import { AgentMailError, ERROR_CODES } from './errors.js';
+import { AgentMailError, ERROR_CODES } from '../errors.js';
 import { gatewayUrl } from './gateway-client.js';
 
 /** First reconnect delay, in ms; doubles per failed attempt. @default 1_000 */

@@ -4,8 +4,8 @@ import type { AgentEvent, NewMailEvent, PermissionDecisionEvent } from '@agentma
 import fc from 'fast-check';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AgentMailError, ERROR_CODES } from '../src/errors.js';
-import { SseClient, type SseClientOptions, sseBackoffMs } from '../src/sse-client.js';
+import { SseClient, type SseClientOptions, sseBackoffMs } from '../../src/client/sse-client.js';
+import { type AgentMailError, ERROR_CODES } from '../../src/errors.js';
 
 // ---- helpers -------------------------------------------------------------------------------
 

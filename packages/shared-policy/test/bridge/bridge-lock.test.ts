@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BridgeLock } from '../src/bridge-lock.js';
-import { ERROR_CODES } from '../src/errors.js';
+import { BridgeLock } from '../../src/bridge/bridge-lock.js';
+import { ERROR_CODES } from '../../src/errors.js';
 
 // SPEC G-22: the Gateway fans each event out to every stream of an agent, so only one process per
 // agent and bridge data directory may be the bridge. Real child processes, real files, real SIGKILL.
 
-const HOLDER = fileURLToPath(new URL('./support/lock-holder.ts', import.meta.url));
+const HOLDER = fileURLToPath(new URL('../support/lock-holder.ts', import.meta.url));
 const STALE_MS = 3_000;
 const RETRY_MS = 200;
 

@@ -37,7 +37,7 @@ import {
 } from '@agentmail/protocol';
 import { type Dispatcher, FormData, request } from 'undici';
 import type { z } from 'zod';
-import { AgentMailError, ERROR_CODES, hasErrorCode } from './errors.js';
+import { AgentMailError, ERROR_CODES, hasErrorCode } from '../errors.js';
 
 /** Time one Gateway call may take, headers and body together, in ms. @default 30_000 */
 export const GATEWAY_TIMEOUT_MS = 30_000;

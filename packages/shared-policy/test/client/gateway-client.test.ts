@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATTACHMENT_MAX_BYTES } from '@agentmail/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES, hasErrorCode } from '../src/errors.js';
 import {
   GatewayClient,
   GatewayHttpError,
@@ -20,8 +19,9 @@ import {
   gatewayUrl,
   isPermanent,
   isTransient,
-} from '../src/gateway-client.js';
-import { attachment, type FakeGateway, fakeGateway, fullMail, summary } from './support/fake-gateway.js';
+} from '../../src/client/gateway-client.js';
+import { ERROR_CODES, hasErrorCode } from '../../src/errors.js';
+import { attachment, type FakeGateway, fakeGateway, fullMail, summary } from '../support/fake-gateway.js';
 
 let gw: FakeGateway;
 let dir: string;

@@ -2,8 +2,8 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasErrorCode } from '../src/errors.js';
-import { ExplicitSendRecord } from '../src/explicit-sends.js';
+import { ExplicitSendRecord } from '../../src/bridge/explicit-sends.js';
+import { hasErrorCode } from '../../src/errors.js';
 
 let dir: string;
 beforeEach(async () => {

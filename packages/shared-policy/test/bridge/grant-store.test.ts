@@ -2,8 +2,8 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasErrorCode } from '../src/errors.js';
-import { GrantStore } from '../src/grant-store.js';
+import { GrantStore } from '../../src/bridge/grant-store.js';
+import { hasErrorCode } from '../../src/errors.js';
 
 let dir: string;
 beforeEach(async () => {

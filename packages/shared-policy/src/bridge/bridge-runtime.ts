@@ -9,23 +9,18 @@ import type {
   NewMailEvent,
   PermissionDecisionEvent,
 } from '@agentmail/protocol';
-import { backlogEvent } from './backlog-event.js';
+import { backlogEvent } from '../backlog-event.js';
+import { CatchUp, type CatchUpResult, SeenMails } from '../catch-up.js';
+import { GatewayClient } from '../client/gateway-client.js';
+import { SseClient, type SseSleep } from '../client/sse-client.js';
+import { REDELIVERY_BACKOFF_MS, redeliver } from '../redelivery.js';
+import { SessionQueue } from '../session-queue.js';
+import { STOP_GRACE_MS, settleWithTimeout } from '../settle.js';
+import { resolveLocale } from '../texts/index.js';
 import { BridgeLock } from './bridge-lock.js';
-import { CatchUp, type CatchUpResult, SeenMails } from './catch-up.js';
-import { GatewayClient } from './gateway-client.js';
-import { type MailTurnReport, sendFailureMail } from './mail-turn.js';
-import { REDELIVERY_BACKOFF_MS, redeliver } from './redelivery.js';
-import { SessionQueue } from './session-queue.js';
-import { STOP_GRACE_MS, settleWithTimeout } from './settle.js';
-import { SseClient, type SseSleep } from './sse-client.js';
-import { resolveLocale } from './texts/index.js';
-
-/** Structural logger (pino-compatible): bridges pass pino, tests a recorder. */
-export interface BridgeLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+import { sendFailureMail } from './failure-notice.js';
+import type { BridgeLogger } from './logger.js';
+import type { MailTurnReport } from './turn-report.js';
 
 /** How long `start()` waits for the first event stream to open before the catch-up runs anyway, in ms (B-1, B-20). @default 10_000 */
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;

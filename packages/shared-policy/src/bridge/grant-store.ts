@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
-import type { ApprovalDecision } from './approval.js';
-import { AgentMailError } from './errors.js';
+import type { ApprovalDecision } from '../approval.js';
+import { AgentMailError } from '../errors.js';
 
 /** Options of {@link GrantStore}. */
 export interface GrantStoreOptions {

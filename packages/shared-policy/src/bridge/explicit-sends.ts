@@ -1,6 +1,6 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
-import { AgentMailError } from './errors.js';
+import { AgentMailError } from '../errors.js';
 
 /** Options of {@link ExplicitSendRecord}. */
 export interface ExplicitSendRecordOptions {

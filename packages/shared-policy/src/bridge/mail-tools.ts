@@ -1,8 +1,8 @@
 import { formatDecodeError, Id, type RegisterRequest } from '@agentmail/protocol';
 import { z } from 'zod';
-import { normalizeAttachmentIds } from './attachment-ids.js';
-import { ERROR_CODES } from './errors.js';
-import { type GatewayClient, gatewayUrl, isPermanent, isTransient } from './gateway-client.js';
+import { normalizeAttachmentIds } from '../attachment-ids.js';
+import { type GatewayClient, gatewayUrl, isPermanent, isTransient } from '../client/gateway-client.js';
+import { ERROR_CODES } from '../errors.js';
 import {
   renderContacts,
   renderInbox,
@@ -10,8 +10,8 @@ import {
   renderParticipants,
   renderSuggestions,
   renderThread,
-} from './render.js';
-import { DEFAULT_LOCALE, formatText, type Locale, type TextKey } from './texts/index.js';
+} from '../render.js';
+import { DEFAULT_LOCALE, formatText, type Locale, type TextKey } from '../texts/index.js';
 
 /** The mail tools, in this order, on every platform (see SPEC B-17). */
 export const MAIL_TOOL_NAMES = [

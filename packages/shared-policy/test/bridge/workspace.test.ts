@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasErrorCode } from '../src/errors.js';
-import { fallbackDirName, resolveWorkspace } from '../src/workspace.js';
+import { fallbackDirName, resolveWorkspace } from '../../src/bridge/workspace.js';
+import { hasErrorCode } from '../../src/errors.js';
 
 let dir: string;
 let root: string;

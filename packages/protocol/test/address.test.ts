@@ -3,22 +3,18 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type Address,
-  ALIAS_BASE_MAX_LENGTH,
   ALIAS_MAX_LENGTH,
-  ALIAS_MAX_SUFFIX,
-  aliasBase,
-  aliasCandidates,
-  aliasFromSubject,
   formatAddress,
   isNormalizedPath,
   isValidAlias,
   normalizeAbsolutePath,
   parseAddress,
-  pickFreeAlias,
   replyAddress,
   selfAddress,
-} from '../src/addressing.js';
-import { hasErrorCode } from '../src/errors.js';
+} from '../src/address.js';
+
+const hasErrorCode = (err: unknown, code: string): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
 
 function errorOf(fn: () => unknown): { code: unknown; message: string } {
   try {
@@ -161,89 +157,6 @@ describe('isValidAlias', () => {
   });
 });
 
-describe('aliases from subjects (SPEC G-5)', () => {
-  const SID = '0B7C52E1-9f00-4c1e-8d6a-5b1f2e3d4c5b';
-
-  it('folds agent name and subject', () => {
-    expect(aliasBase('pi', 'Fix import paths!')).toBe('pi-fix-import-paths');
-    expect(aliasBase('pi', '  --Fix   import__paths!!  ')).toBe('pi-fix-import-paths');
-    expect(aliasBase('pi', '')).toBe('pi');
-    expect(aliasBase('', '!!!')).toBe('');
-  });
-
-  it('keeps letters and digits of any script', () => {
-    expect(aliasBase('pi', '修复 导入路径 v2')).toBe('pi-修复-导入路径-v2');
-    expect(aliasBase('pi', 'Ошибка #42')).toBe('pi-ошибка-42');
-    expect(aliasBase('pi', 'हिन्दी')).toBe('pi-हिन्दी'); // combining marks kept
-    expect(aliasBase('pi', 'Ｆｉｘ ①')).toBe('pi-fix-1'); // NFKC
-    expect(aliasBase('pi', 'fix 🐛 bug')).toBe('pi-fix-bug');
-  });
-
-  it(`bounds the base to ${ALIAS_BASE_MAX_LENGTH} code points without a trailing "-"`, () => {
-    // 'pi-' + 44 × 'a' = 47 code points, then '-bbbb': the cut at 48 leaves a '-' that is trimmed
-    const base = aliasBase('pi', `${'a'.repeat(ALIAS_BASE_MAX_LENGTH - 4)} bbbb`);
-    expect(base).toBe(`pi-${'a'.repeat(ALIAS_BASE_MAX_LENGTH - 4)}`);
-    expect(base.endsWith('-')).toBe(false);
-    expect(Array.from(aliasBase('pi', '长'.repeat(200)))).toHaveLength(ALIAS_BASE_MAX_LENGTH);
-  });
-
-  it('every folded base is a valid alias (property)', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (name, subject) => {
-        const base = aliasBase(name, subject);
-        expect(base === '' || /^[\p{L}\p{M}\p{N}]+(-[\p{L}\p{M}\p{N}]+)*$/u.test(base)).toBe(true);
-        for (const alias of aliasCandidates(name, subject, SID)) expect(isValidAlias(alias)).toBe(true);
-      }),
-    );
-  });
-
-  it('lists base, -2 … -99, then session-<first 8 of id>', () => {
-    const list = aliasCandidates('pi', 'Fix import paths!', SID);
-    expect(list[0]).toBe('pi-fix-import-paths');
-    expect(list[1]).toBe('pi-fix-import-paths-2');
-    expect(list[2]).toBe('pi-fix-import-paths-3');
-    expect(list.at(-2)).toBe(`pi-fix-import-paths-${ALIAS_MAX_SUFFIX}`);
-    expect(list.at(-1)).toBe('session-0b7c52e1');
-    expect(list).toHaveLength(ALIAS_MAX_SUFFIX + 1);
-  });
-
-  it('falls back to session-<id> at once when nothing usable is left of name and subject', () => {
-    expect(aliasCandidates('', '???', SID)).toEqual(['session-0b7c52e1']);
-    // the word "new" is not an alias; its suffixed forms are
-    expect(aliasCandidates('new', '', SID).slice(0, 2)).toEqual(['new-2', 'new-3']);
-  });
-
-  it('refuses a session id with no letter or digit', () => {
-    const err = errorOf(() => aliasCandidates('pi', 'x', '--'));
-    expect(err.code).toBe('AM_ALIAS_SESSION_ID_MISSING');
-    expect(err.message).toContain('sessionId');
-  });
-
-  it('picks the first free candidate, from a Set or a predicate', () => {
-    expect(aliasFromSubject('pi', 'Fix import paths!', SID, new Set())).toBe('pi-fix-import-paths');
-    expect(aliasFromSubject('pi', 'Fix import paths!', SID, new Set(['pi-fix-import-paths']))).toBe(
-      'pi-fix-import-paths-2',
-    );
-    expect(
-      aliasFromSubject(
-        'pi',
-        'Fix import paths!',
-        SID,
-        (a) => a === 'pi-fix-import-paths' || a.endsWith('-2'),
-      ),
-    ).toBe('pi-fix-import-paths-3');
-    expect(aliasFromSubject('pi', 'Fix import paths!', SID, (a) => a.startsWith('pi-'))).toBe(
-      'session-0b7c52e1',
-    );
-  });
-
-  it('throws AM_ALIAS_EXHAUSTED when every candidate is taken', () => {
-    const err = errorOf(() => pickFreeAlias(['a', 'b'], () => true));
-    expect(hasErrorCode(err, 'AM_ALIAS_EXHAUSTED')).toBe(true);
-    expect(err.message).toContain('"b"');
-  });
-});
-
 describe('reply and self addresses (SPEC G-6)', () => {
   it('builds session addresses from name, path and alias', () => {
     expect(replyAddress({ name: 'alice', path: '', alias: 'pi-fix' })).toBe('alice@.pi-fix');
@@ -311,5 +224,31 @@ describe('normalised paths (SPEC G-3: the Gateway refuses non-normalised paths)'
     expect(a.path).toBe('/x/../../etc');
     expect(isNormalizedPath(a.path)).toBe(false);
     expect(formatAddress({ ...a, path: normalizeAbsolutePath(a.path) })).toBe('pi@/etc.new');
+  });
+});
+
+describe('address error codes', () => {
+  it('are documented in docs/errors.md', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { ADDRESS_ERROR_CODES } = await import('../src/address.js');
+    const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+    expect(Object.values(ADDRESS_ERROR_CODES).filter((c) => !doc.includes(`\`${c}\``))).toEqual([]);
+  });
+});
+
+describe('address fields of requests are checked by the grammar (G-3, G-10)', () => {
+  it('a relative path in "to" is a decode error naming the field and the fix', async () => {
+    const { decode } = await import('../src/decode.js');
+    const { SendMailRequest } = await import('../src/mail.js');
+    const r = decode(SendMailRequest, { to: 'pi@relative/dir', subject: 's', body: 'b' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.detail).toMatch(
+      /^field "to": address "pi@relative\/dir": the path "relative\/dir" is relative/,
+    );
+    const cc = decode(SendMailRequest, { to: 'pi', subject: 's', body: 'b', cc: ['ok', 'bad@@x'] });
+    expect(cc.ok).toBe(false);
+    if (!cc.ok) expect(cc.error.detail).toMatch(/^field "cc\[1\]": address "bad@@x"/);
+    expect(decode(SendMailRequest, { to: 'pi@/srv/app.v2.', subject: 's', body: 'b' }).ok).toBe(true);
   });
 });

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewMailEvent } from '@agentmail/protocol';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExplicitSendRecord } from '../src/explicit-sends.js';
-import { GatewayClient } from '../src/gateway-client.js';
+import { ExplicitSendRecord } from '../../src/bridge/explicit-sends.js';
 import {
   type AttemptResult,
   type MailTurnInput,
@@ -13,12 +12,13 @@ import {
   runMailTurn,
   type SessionLocation,
   type TurnAttempt,
-} from '../src/mail-turn.js';
-import type { NamingSyncState } from '../src/naming-sync.js';
-import { autoRelayKey, failureRelayKey } from '../src/relay-key.js';
-import { formatText } from '../src/texts/index.js';
-import { newMail, recordingLog } from './support/bridge-fixtures.js';
-import { type FakeGateway, fakeGateway } from './support/fake-gateway.js';
+} from '../../src/bridge/mail-turn.js';
+import { GatewayClient } from '../../src/client/gateway-client.js';
+import type { NamingSyncState } from '../../src/naming-sync.js';
+import { autoRelayKey, failureRelayKey } from '../../src/relay-key.js';
+import { formatText } from '../../src/texts/index.js';
+import { newMail, recordingLog } from '../support/bridge-fixtures.js';
+import { type FakeGateway, fakeGateway } from '../support/fake-gateway.js';
 
 // The Gateway side is a real loopback HTTP server (support/fake-gateway); the platform is the seam
 // runMailTurn drives, so it is a scripted MailTurnPlatform object recording every call.

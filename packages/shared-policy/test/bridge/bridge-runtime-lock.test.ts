@@ -3,10 +3,10 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { BRIDGE_LOCK_STALE_MS } from '../src/bridge-lock.js';
-import { type BridgeHost, BridgeRuntime } from '../src/bridge-runtime.js';
-import { recordingLog } from './support/bridge-fixtures.js';
-import { type FakeGateway, fakeGateway } from './support/fake-gateway.js';
+import { BRIDGE_LOCK_STALE_MS } from '../../src/bridge/bridge-lock.js';
+import { type BridgeHost, BridgeRuntime } from '../../src/bridge/bridge-runtime.js';
+import { recordingLog } from '../support/bridge-fixtures.js';
+import { type FakeGateway, fakeGateway } from '../support/fake-gateway.js';
 
 // SPEC G-22 in BridgeRuntime: with `lockDir`, a second runtime of the same agent and directory is a
 // standby (no register, heartbeat, stream or catch-up) until the first stops; stop() hands over.

@@ -7,12 +7,12 @@ import {
   type BridgeRuntimeConfig,
   type MailRun,
   TurnLostError,
-} from '../src/bridge-runtime.js';
-import type { MailTurnReport } from '../src/mail-turn.js';
-import { failureRelayKey } from '../src/relay-key.js';
-import { formatText } from '../src/texts/index.js';
-import { deferred, frame, kicker, newMail, recordingLog, until } from './support/bridge-fixtures.js';
-import { type FakeGateway, fakeGateway, summary } from './support/fake-gateway.js';
+} from '../../src/bridge/bridge-runtime.js';
+import type { MailTurnReport } from '../../src/bridge/turn-report.js';
+import { failureRelayKey } from '../../src/relay-key.js';
+import { formatText } from '../../src/texts/index.js';
+import { deferred, frame, kicker, newMail, recordingLog, until } from '../support/bridge-fixtures.js';
+import { type FakeGateway, fakeGateway, summary } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server with a real SSE stream (support/fake-gateway); the
 // host is a scripted BridgeHost recording every call.

@@ -2,18 +2,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../src/errors.js';
-import { GatewayClient } from '../src/gateway-client.js';
 import {
   MAIL_TOOL_NAMES,
   type MailTool,
   type MailToolContext,
   mailTools,
   runMailTool,
-} from '../src/mail-tools.js';
-import { renderInbox } from '../src/render.js';
-import { formatText } from '../src/texts/index.js';
-import { attachment, type FakeGateway, fakeGateway, fullMail, summary } from './support/fake-gateway.js';
+} from '../../src/bridge/mail-tools.js';
+import { GatewayClient } from '../../src/client/gateway-client.js';
+import { ERROR_CODES } from '../../src/errors.js';
+import { renderInbox } from '../../src/render.js';
+import { formatText } from '../../src/texts/index.js';
+import { attachment, type FakeGateway, fakeGateway, fullMail, summary } from '../support/fake-gateway.js';
 
 const A = '/api/v1';
 const SENT = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentMailError } from '../src/errors.js';
-import { readBridgeSettings } from '../src/index.js';
+import { readBridgeSettings } from '../../src/bridge/index.js';
+import { AgentMailError } from '../../src/errors.js';
 
 const base = { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787/', AGENTMAIL_AGENT_KEY: 'k1' };
 

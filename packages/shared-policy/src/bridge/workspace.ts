@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { AgentMailError } from './errors.js';
+import { AgentMailError } from '../errors.js';
 
 /** Input of {@link resolveWorkspace}. */
 export interface WorkspaceInput {

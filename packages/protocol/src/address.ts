@@ -1,6 +1,7 @@
 /**
- * Addresses `name@path.session` (see SPEC G-1..G-6): parsing, formatting, session aliases and
- * the reply/self addresses carried by `new_mail` events.
+ * The address grammar `name@path.session` (see SPEC G-1..G-4, G-6), part of the wire format:
+ * parsing, formatting, alias validity and the reply/self addresses carried by `new_mail` events.
+ * (Making aliases from subjects, G-5, is a rule of shared-policy.)
  *
  * Character rules, chosen so that `parseAddress(formatAddress(a))` is `a` for every valid `a`:
  * - name: non-empty, no `@`, no whitespace, no control characters (`.` and `/` are allowed,
@@ -12,7 +13,30 @@
  * - session: `''` (default session), `'new'`, or an alias ({@link isValidAlias}). An alias can
  *   not contain `.` or `/`, because the session is what follows the last `.` after the last `/`.
  */
-import { AgentMailError, ERROR_CODES } from './errors.js';
+import { z } from 'zod';
+
+/** Error codes of the address grammar (documented in docs/errors.md). */
+export const ADDRESS_ERROR_CODES = {
+  ADDRESS_INVALID: 'AM_ADDRESS_INVALID',
+  ADDRESS_NEW_SESSION_FORBIDDEN: 'AM_ADDRESS_NEW_SESSION_FORBIDDEN',
+} as const;
+
+/** A code of {@link ADDRESS_ERROR_CODES}. */
+export type AddressErrorCode = (typeof ADDRESS_ERROR_CODES)[keyof typeof ADDRESS_ERROR_CODES];
+
+/**
+ * A malformed address (see SPEC G-1..G-6). `code` is stable (`AM_ADDRESS_INVALID`,
+ * `AM_ADDRESS_NEW_SESSION_FORBIDDEN`); `message` names the part at fault and the fix. Check it by
+ * `code`: a host may load two copies of this package.
+ */
+export class AddressError extends Error {
+  readonly code: AddressErrorCode;
+  constructor(code: AddressErrorCode, message: string) {
+    super(message);
+    this.name = 'AddressError';
+    this.code = code;
+  }
+}
 
 /** A parsed address (see SPEC G-1). */
 export interface Address {
@@ -30,29 +54,13 @@ export const NEW_SESSION = 'new';
 /** Longest alias accepted by {@link isValidAlias}, in code points. @default 64 */
 export const ALIAS_MAX_LENGTH = 64;
 
-/**
- * Longest alias base built by {@link aliasCandidates} from agent name and subject, in code
- * points, before any `-N` suffix. Leaves room for the suffix under {@link ALIAS_MAX_LENGTH}.
- * @default 48
- */
-export const ALIAS_BASE_MAX_LENGTH = 48;
-
-/** Highest collision suffix tried by {@link aliasCandidates} (`-2` … `-99`). @default 99 */
-export const ALIAS_MAX_SUFFIX = 99;
-
-/**
- * Code points of the session id used in the fallback alias `session-<id>` (G-5), taken after
- * folding (a UUID keeps its first 8 hex digits). @default 8
- */
-export const ALIAS_FALLBACK_ID_LENGTH = 8;
-
 const CONTROL = /\p{Cc}/u;
 const WHITESPACE_OR_CONTROL = /[\s\p{Cc}]/u;
 const ADDRESS_FORMAT_HINT = 'write name, name@/absolute/path. or name@/absolute/path.session';
 
-function invalid(input: string, problem: string, fix: string): AgentMailError {
-  return new AgentMailError(
-    ERROR_CODES.ADDRESS_INVALID,
+function invalid(input: string, problem: string, fix: string): AddressError {
+  return new AddressError(
+    ADDRESS_ERROR_CODES.ADDRESS_INVALID,
     `address ${JSON.stringify(input)}: ${problem}; ${fix} (see SPEC G-3)`,
   );
 }
@@ -109,15 +117,15 @@ function sessionProblem(session: string): [string, string] | undefined {
  * POSIX does), no trailing `/` except for the root itself. Pure: the file system is never read,
  * so symbolic links are not resolved. `''` (the default workspace) is returned as is.
  *
- * @throws AgentMailError `AM_ADDRESS_INVALID` when `path` is relative (see SPEC G-3).
+ * @throws AddressError `AM_ADDRESS_INVALID` when `path` is relative (see SPEC G-3).
  * @example normalizeAbsolutePath('/x/../../etc') // '/etc'
  * @example normalizeAbsolutePath('//srv//app/') // '/srv/app'
  */
 export function normalizeAbsolutePath(path: string): string {
   if (path === '') return '';
   if (!path.startsWith('/'))
-    throw new AgentMailError(
-      ERROR_CODES.ADDRESS_INVALID,
+    throw new AddressError(
+      ADDRESS_ERROR_CODES.ADDRESS_INVALID,
       `path ${JSON.stringify(path)} is relative; give an absolute path starting with "/" (see SPEC G-3)`,
     );
   const out: string[] = [];
@@ -148,7 +156,7 @@ export function isNormalizedPath(path: string): boolean {
  * write `pi@/srv/app.v2.` for the directory `app.v2`. Surrounding whitespace is ignored.
  *
  * @returns `{ name, path, session }`; `path`/`session` are `''` for the defaults.
- * @throws AgentMailError `AM_ADDRESS_INVALID` when the name is missing or malformed, the path is
+ * @throws AddressError `AM_ADDRESS_INVALID` when the name is missing or malformed, the path is
  *   relative, or the session alias is not valid ({@link isValidAlias}); the message names the
  *   part and the fix.
  * @example parseAddress('pi@/srv/app.v2.fix-x') // { name: 'pi', path: '/srv/app.v2', session: 'fix-x' }
@@ -174,7 +182,7 @@ export function parseAddress(input: string): Address {
  * Format an address, always with `@` and `.` (`pi@.`, `pi@/srv/app.v2.`), so the result parses
  * back to the same triple (see SPEC G-4).
  *
- * @throws AgentMailError `AM_ADDRESS_INVALID` when a part could not be parsed back (empty name,
+ * @throws AddressError `AM_ADDRESS_INVALID` when a part could not be parsed back (empty name,
  *   relative path, invalid alias).
  * @example formatAddress({ name: 'pi', path: '/srv/app.v2', session: '' }) // 'pi@/srv/app.v2.'
  */
@@ -197,8 +205,8 @@ export interface SessionAddressParts {
 
 function sessionAddress(parts: SessionAddressParts, which: string): string {
   if (parts.alias.toLowerCase() === NEW_SESSION)
-    throw new AgentMailError(
-      ERROR_CODES.ADDRESS_NEW_SESSION_FORBIDDEN,
+    throw new AddressError(
+      ADDRESS_ERROR_CODES.ADDRESS_NEW_SESSION_FORBIDDEN,
       `${which}: the session "${parts.alias}" would create a new session on every reply; ` +
         'pass the alias of the existing session (see SPEC G-6)',
     );
@@ -208,7 +216,7 @@ function sessionAddress(parts: SessionAddressParts, which: string): string {
 /**
  * Where a reply to a mail should go: the sender's name, workspace path and the session alias,
  * e.g. `alice@.pi-fix-import-paths` (see SPEC G-6, `reply_address`).
- * @throws AgentMailError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
+ * @throws AddressError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
  *   `AM_ADDRESS_INVALID` for a malformed part.
  */
 export function replyAddress(parts: SessionAddressParts): string {
@@ -218,7 +226,7 @@ export function replyAddress(parts: SessionAddressParts): string {
 /**
  * The recipient's own address in a session, e.g. `pi@/srv/app.pi-fix-import-paths`
  * (see SPEC G-6, `self_address`).
- * @throws AgentMailError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
+ * @throws AddressError `AM_ADDRESS_NEW_SESSION_FORBIDDEN` when `alias` is `new`;
  *   `AM_ADDRESS_INVALID` for a malformed part.
  */
 export function selfAddress(parts: SessionAddressParts): string {
@@ -226,89 +234,27 @@ export function selfAddress(parts: SessionAddressParts): string {
 }
 
 /**
- * Fold text to alias characters (see SPEC G-5): NFKC, lower case, letters, digits and combining
- * marks of any script kept (marks so scripts like Devanagari stay readable), every other run
- * folded to one `-`, `-` trimmed from both ends.
+ * True when `err` is an {@link AddressError} (by `code`, so it works across duplicate package
+ * copies), optionally of one code.
  */
-function foldAlias(text: string): string {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
-    .replace(/^-+|-+$/g, '');
+export function isAddressError(err: unknown, code?: AddressErrorCode): err is AddressError {
+  if (typeof err !== 'object' || err === null) return false;
+  const c = (err as { code?: unknown }).code;
+  return code === undefined ? Object.values(ADDRESS_ERROR_CODES).includes(c as AddressErrorCode) : c === code;
 }
 
 /**
- * The alias base for a new session: agent name and subject folded (see SPEC G-5), at most
- * {@link ALIAS_BASE_MAX_LENGTH} code points. `''` when nothing usable remains.
- * @example aliasBase('pi', 'Fix import paths!') // 'pi-fix-import-paths'
+ * An address field of a request (`to`, `cc`): a string {@link parseAddress} accepts. The decode
+ * error names the field and the parser's reason (G-10), e.g. `field "to": address "pi@rel":
+ * the path "rel" is relative; …`.
  */
-export function aliasBase(agentName: string, subject: string): string {
-  const folded = foldAlias(`${agentName} ${subject}`);
-  return Array.from(folded).slice(0, ALIAS_BASE_MAX_LENGTH).join('').replace(/-+$/, '');
-}
-
-/**
- * Every alias a new session may get, in order of preference (see SPEC G-5): the base
- * ({@link aliasBase}), then `base-2` … `base-99`, then `session-<first 8 of sessionId>`. Only
- * valid aliases are listed (a base `new` is skipped). Pure: the Gateway tries them in order
- * under its "set only if still empty" update.
- * @throws AgentMailError `AM_ALIAS_SESSION_ID_MISSING` when `sessionId` has no letter or digit
- *   (the fallback could not be built).
- * @example aliasCandidates('pi', 'Fix import paths!', '0b7c52e1-…') // ['pi-fix-import-paths', 'pi-fix-import-paths-2', …, 'session-0b7c52e1']
- */
-export function aliasCandidates(agentName: string, subject: string, sessionId: string): string[] {
-  const idPart = Array.from(foldAlias(sessionId))
-    .slice(0, ALIAS_FALLBACK_ID_LENGTH)
-    .join('')
-    .replace(/-+$/, '');
-  if (idPart === '')
-    throw new AgentMailError(
-      ERROR_CODES.ALIAS_SESSION_ID_MISSING,
-      `sessionId ${JSON.stringify(sessionId)} has no letter or digit; ` +
-        'pass the id of the created session (see SPEC G-5)',
-    );
-  const candidates: string[] = [];
-  const base = aliasBase(agentName, subject);
-  if (base !== '') {
-    candidates.push(base);
-    for (let n = 2; n <= ALIAS_MAX_SUFFIX; n++) candidates.push(`${base}-${n}`);
-  }
-  candidates.push(`session-${idPart}`);
-  return candidates.filter(isValidAlias);
-}
-
-/** Whether an alias is already used: a predicate or a set of used aliases. */
-export type AliasTaken = ((alias: string) => boolean) | ReadonlySet<string>;
-
-/**
- * The first candidate not taken.
- * @throws AgentMailError `AM_ALIAS_EXHAUSTED` when every candidate is taken.
- */
-export function pickFreeAlias(candidates: readonly string[], taken: AliasTaken): string {
-  const isTaken = typeof taken === 'function' ? taken : (alias: string) => taken.has(alias);
-  const free = candidates.find((alias) => !isTaken(alias));
-  if (free === undefined)
-    throw new AgentMailError(
-      ERROR_CODES.ALIAS_EXHAUSTED,
-      `all ${candidates.length} alias candidates are taken (last: ${JSON.stringify(candidates.at(-1) ?? '')}); ` +
-        'choose an alias explicitly (see SPEC G-5)',
-    );
-  return free;
-}
-
-/**
- * The alias for a session created by `.new` (see SPEC G-5): the first free one of
- * {@link aliasCandidates}.
- * @throws AgentMailError `AM_ALIAS_SESSION_ID_MISSING` (see {@link aliasCandidates}),
- *   `AM_ALIAS_EXHAUSTED` (see {@link pickFreeAlias}).
- * @example aliasFromSubject('pi', 'Fix import paths!', sessionId, new Set(['pi-fix-import-paths'])) // 'pi-fix-import-paths-2'
- */
-export function aliasFromSubject(
-  agentName: string,
-  subject: string,
-  sessionId: string,
-  taken: AliasTaken,
-): string {
-  return pickFreeAlias(aliasCandidates(agentName, subject, sessionId), taken);
-}
+export const AddressString = z
+  .string()
+  .min(1)
+  .superRefine((value, ctx) => {
+    try {
+      parseAddress(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+    }
+  });
