@@ -85,6 +85,7 @@ export {
   type PendingPermissionsOptions,
   type PermissionDecision,
   type PermissionDecisionInput,
+  type UnclaimedDecision,
   type WaitOptions,
 } from './pending-permissions.js';
 export {
@@ -122,7 +123,13 @@ export {
   type RedeliverResult,
   redeliver,
 } from './redelivery.js';
-export { autoRelayKey, clampRelayKey, failureRelayKey, RELAY_KEY_MAX_BYTES } from './relay-key.js';
+export {
+  autoRelayKey,
+  clampRelayKey,
+  failureRelayKey,
+  mailRelayKey,
+  RELAY_KEY_MAX_BYTES,
+} from './relay-key.js';
 export {
   type AutoRelayDecision,
   type AutoRelayInput,

@@ -48,9 +48,17 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
-/** Structural logger for decisions nobody takes (pino-compatible). */
-export interface PendingPermissionsLogger {
-  info(obj: object, msg?: string): void;
+/** A decision that woke no waiting call, and what became of it (every decision ends in a woken call or one of these). */
+export interface UnclaimedDecision {
+  relay_key: string;
+  /** The wire decision word as received. */
+  decision: string;
+  /**
+   * `kept`: arrived before its `wait()` (kept for {@link EARLY_DECISION_TTL_MS}); `expired`: no
+   * call took it in time (its turn ended); `evicted`: more than {@link EARLY_DECISIONS_MAX} kept;
+   * `closed`: the registry is closed (shutdown).
+   */
+  why: 'kept' | 'expired' | 'evicted' | 'closed';
 }
 
 /** Options of {@link PendingPermissions}. */
@@ -58,10 +66,11 @@ export interface PendingPermissionsOptions {
   /** Closing this signal closes the registry ({@link PendingPermissions.close}). */
   signal?: AbortSignal;
   /**
-   * Where a decision that wakes no call ends in a logged reason (info, with `relay_key`): kept
-   * for a later wait, expired unused, evicted, dropped at shutdown. @default no logging
+   * Told of every decision that wakes no call: kept for a later wait, expired unused, evicted,
+   * dropped at shutdown (the bridge turns it into an event, so each decision ends in a reason).
+   * @default ignored
    */
-  log?: PendingPermissionsLogger;
+  onUnclaimed?: (info: UnclaimedDecision) => void;
   /** @default EARLY_DECISION_TTL_MS */
   earlyDecisionTtlMs?: number;
   /** Clock, in ms. @default Date.now */
@@ -150,7 +159,7 @@ export class PendingPermissions {
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #signal: AbortSignal | undefined;
-  readonly #log: PendingPermissionsLogger | undefined;
+  readonly #onUnclaimed: (info: UnclaimedDecision) => void;
   readonly #onAbort = (): void => this.close('shutdown');
   #closed = false;
 
@@ -158,7 +167,7 @@ export class PendingPermissions {
     this.#ttlMs = options.earlyDecisionTtlMs ?? EARLY_DECISION_TTL_MS;
     this.#now = options.now ?? Date.now;
     this.#signal = options.signal;
-    this.#log = options.log;
+    this.#onUnclaimed = options.onUnclaimed ?? (() => undefined);
     if (this.#signal?.aborted) this.#closed = true;
     else this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -215,14 +224,14 @@ export class PendingPermissions {
   /**
    * Deliver a `permission_decision` event. Returns true when it woke at least one waiting call;
    * false when it was kept for a later `wait()` (or dropped because the registry is closed).
-   * A kept decision that no `wait()` takes within the TTL is dropped with an info log line
-   * naming its `relay_key` (its turn ended: stopped, timed out, or the bridge restarted).
+   * A kept decision that no `wait()` takes within the TTL is dropped and reported to
+   * `onUnclaimed` (its turn ended: stopped, timed out, or the bridge restarted).
    */
   resolve(event: PermissionDecisionInput): boolean {
     const decision = toDecision(event);
     const fields = { relay_key: event.relay_key, decision: decision.raw };
     if (this.#closed) {
-      this.#log?.info(fields, 'permission decision ignored: the bridge is shutting down');
+      this.#onUnclaimed({ ...fields, why: 'closed' });
       return false;
     }
     const set = this.#waiters.get(event.relay_key);
@@ -234,10 +243,7 @@ export class PendingPermissions {
       const timer = setTimeout(() => this.#dropEarly(event.relay_key, 'expired'), this.#ttlMs);
       timer.unref?.();
       this.#early.set(event.relay_key, { decision, at: this.#now(), timer });
-      this.#log?.info(
-        { ...fields, keep_ms: this.#ttlMs },
-        'permission decision for no waiting call; kept in case the call starts waiting',
-      );
+      this.#onUnclaimed({ ...fields, why: 'kept' });
       while (this.#early.size > EARLY_DECISIONS_MAX) {
         const oldest = this.#early.keys().next().value;
         if (oldest === undefined) break;
@@ -276,20 +282,7 @@ export class PendingPermissions {
     if (entry === undefined) return;
     clearTimeout(entry.timer);
     this.#early.delete(relayKey);
-    const fields = {
-      relay_key: relayKey,
-      decision: entry.decision.raw,
-      ...(why === 'expired' ? { kept_ms: this.#ttlMs } : {}),
-    };
-    if (why === 'expired')
-      this.#log?.info(fields, 'decision for a call that no longer waits (its turn ended); dropped');
-    else if (why === 'evicted')
-      this.#log?.info(fields, `decision dropped unused: more than ${EARLY_DECISIONS_MAX} kept at once`);
-    else
-      this.#log?.info(
-        fields,
-        'decision for a call that no longer waits dropped: the bridge is shutting down',
-      );
+    this.#onUnclaimed({ relay_key: relayKey, decision: entry.decision.raw, why });
   }
 }
 

@@ -90,3 +90,15 @@ export function autoRelayKey(platformSessionId: string, lastEntryId: string): st
   requireNonEmpty(lastEntryId, 'lastEntryId');
   return clampRelayKey(`auto-relay:${escapePart(platformSessionId)}:${escapePart(lastEntryId)}`);
 }
+
+/**
+ * Relay key of an automatic relay when the host gives no entry id (or no session id): from the
+ * mail the turn answered, `auto-relay:mail:<mailId>`, clamped (see SPEC B-10, G-32). A mail gets
+ * at most one auto relay, so a retried or redelivered turn of the same mail relays exactly once.
+ * @throws AgentMailError `AM_RELAY_KEY_INVALID` when `mailId` is empty.
+ * @example mailRelayKey('m_42') // 'auto-relay:mail:m_42'
+ */
+export function mailRelayKey(mailId: string): string {
+  requireNonEmpty(mailId, 'mailId');
+  return clampRelayKey(`auto-relay:mail:${escapePart(mailId)}`);
+}

@@ -8,7 +8,7 @@
  */
 import { parseAddress } from '@agentmail/protocol';
 import { AgentMailError } from './errors.js';
-import { autoRelayKey } from './relay-key.js';
+import { autoRelayKey, mailRelayKey } from './relay-key.js';
 import { DEFAULT_LOCALE, formatText, type Locale } from './texts/index.js';
 
 /**
@@ -216,8 +216,10 @@ export interface AutoRelayInput {
   /** Where the relay goes: the event's `reply_address`. */
   replyAddress: string;
   platformSessionId: string;
-  /** Id of the last entry of the platform session after the turn. */
+  /** Id of the last entry of the platform session after the turn; '' when the host has none. */
   lastEntryId: string;
+  /** The mail the turn answers: the key when the host gives no entry id (or no session id). */
+  mailId?: string;
 }
 
 /** Result of {@link decideAutoRelay}: a send, or the reason for the log line. */
@@ -261,7 +263,8 @@ export function isSameRecipient(target: string, replyAddress: string): boolean {
  * message has no non-blank `text` part (reasoning and other parts are never relayed); the model
  * already mailed the reply target this turn ({@link isSameRecipient}); no stable key can be
  * built. Otherwise the body is the non-blank text parts joined by a blank line, trimmed, and
- * the key is {@link autoRelayKey}(platformSessionId, lastEntryId).
+ * the key is {@link autoRelayKey}(platformSessionId, lastEntryId) — or, when the host gives no
+ * entry id (a closed client), {@link mailRelayKey}(mailId): still exactly one relay per mail.
  *
  * Never throws: every "no" is `{ send: false, reason }`, a sentence for the log line.
  * @example decideAutoRelay({ plan, finalParts: [{ type: 'text', text: 'Done.' }], explicitSendTargets: [], replyAddress: 'alice@.fix', platformSessionId: 's1', lastEntryId: 'e9' })
@@ -291,7 +294,12 @@ export function decideAutoRelay(input: AutoRelayInput): AutoRelayDecision {
     };
 
   try {
-    return { send: true, to, body, relayKey: autoRelayKey(input.platformSessionId, input.lastEntryId) };
+    const hostKeyed = input.platformSessionId.trim() !== '' && input.lastEntryId.trim() !== '';
+    const relayKey =
+      hostKeyed || !input.mailId
+        ? autoRelayKey(input.platformSessionId, input.lastEntryId)
+        : mailRelayKey(input.mailId);
+    return { send: true, to, body, relayKey };
   } catch (err) {
     const detail = err instanceof AgentMailError ? err.message : String(err);
     return { send: false, reason: `no stable relay key: ${detail}` };

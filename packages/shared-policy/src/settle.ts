@@ -19,11 +19,12 @@ export interface SettleOptions {
 
 /**
  * Outcome of {@link settleWithTimeout}: the work's value, its error, or a timeout (`killed` tells
- * whether the hard stop was needed).
+ * whether the hard stop was needed). `late` marks a value or error that came during the grace
+ * period after the timeout.
  */
 export type SettleResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; reason: 'error'; error: unknown }
+  | { ok: true; value: T; late?: boolean }
+  | { ok: false; reason: 'error'; error: unknown; late?: boolean }
   | { ok: false; reason: 'timeout'; killed: boolean };
 
 function checkMs(name: string, value: number): void {
@@ -40,9 +41,10 @@ function checkMs(name: string, value: number): void {
  *
  * On timeout: call `stop()`; if the work has not settled `graceMs` later, call `kill()`; then
  * resolve `{ ok: false, reason: 'timeout' }` — whatever `stop`/`kill` do, even if they hang or
- * throw. If the work settles during the grace period the result is still the timeout (the turn
- * did not finish in time), without a kill. `work` is the platform's asynchronous outcome signal,
- * not "the call returned".
+ * throw. If the work settles during the grace period, its own value (or error) is the result,
+ * flagged `late`, without a kill: the work saw its stop and ended with its own outcome (a turn
+ * that relayed its answer must not also be reported as timed out: one outcome per mail, B-7,
+ * B-10). `work` is the platform's asynchronous outcome signal, not "the call returned".
  *
  * @throws AgentMailError `AM_OPTION_OUT_OF_RANGE` (synchronously) for a negative or non-finite `timeoutMs`/`graceMs`.
  * @example
@@ -58,7 +60,7 @@ export function settleWithTimeout<T>(work: Promise<T>, options: SettleOptions): 
     let settled = false; // the work settled
     let timedOut = false;
     let graceTimer: ReturnType<typeof setTimeout> | undefined;
-    let finishGrace: (() => void) | undefined;
+    let finishGrace: ((late: SettleResult<T>) => void) | undefined;
 
     const timer = setTimeout(() => {
       timedOut = true;
@@ -67,12 +69,12 @@ export function settleWithTimeout<T>(work: Promise<T>, options: SettleOptions): 
       } catch {
         // a throwing stop must not prevent the kill
       }
-      const done = (killed: boolean): void => {
+      const done = (result: SettleResult<T>): void => {
         if (graceTimer !== undefined) clearTimeout(graceTimer);
         finishGrace = undefined;
-        resolve({ ok: false, reason: 'timeout', killed });
+        resolve(result);
       };
-      finishGrace = () => done(false);
+      finishGrace = done;
       graceTimer = setTimeout(() => {
         if (!settled) {
           try {
@@ -81,14 +83,14 @@ export function settleWithTimeout<T>(work: Promise<T>, options: SettleOptions): 
             // resolve regardless
           }
         }
-        done(!settled);
+        done({ ok: false, reason: 'timeout', killed: !settled });
       }, graceMs);
     }, timeoutMs);
 
     work.then(
       (value) => {
         settled = true;
-        if (timedOut) finishGrace?.();
+        if (timedOut) finishGrace?.({ ok: true, value, late: true });
         else {
           clearTimeout(timer);
           resolve({ ok: true, value });
@@ -96,7 +98,7 @@ export function settleWithTimeout<T>(work: Promise<T>, options: SettleOptions): 
       },
       (error: unknown) => {
         settled = true;
-        if (timedOut) finishGrace?.();
+        if (timedOut) finishGrace?.({ ok: false, reason: 'error', error, late: true });
         else {
           clearTimeout(timer);
           resolve({ ok: false, reason: 'error', error });

@@ -1,6 +1,11 @@
 import type { PermissionDecisionEvent } from '@agentmail/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { denialText, EARLY_DECISION_TTL_MS, PendingPermissions } from '../src/pending-permissions.js';
+import {
+  denialText,
+  EARLY_DECISION_TTL_MS,
+  PendingPermissions,
+  type UnclaimedDecision,
+} from '../src/pending-permissions.js';
 
 function event(over: Partial<PermissionDecisionEvent> = {}): PermissionDecisionEvent {
   return {
@@ -185,68 +190,48 @@ describe('PendingPermissions (P-6, P-7)', () => {
   });
 });
 
-describe('PendingPermissions: every decision ends in a woken call or a logged reason', () => {
+describe('PendingPermissions: every decision ends in a woken call or a reported reason', () => {
   function recorder() {
-    const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-    return {
-      lines,
-      info: (obj: object, msg = '') => void lines.push({ obj: obj as Record<string, unknown>, msg }),
-    };
+    const seen: UnclaimedDecision[] = [];
+    return { seen, onUnclaimed: (info: UnclaimedDecision) => void seen.push(info) };
   }
-  const expired = 'decision for a call that no longer waits (its turn ended); dropped';
 
-  it('a decision nobody waits for is logged at info with its relay_key when it expires unused', () => {
+  it('a decision nobody waits for is reported kept, then expired with its relay_key when unused', () => {
     vi.useFakeTimers();
-    const log = recorder();
-    const pending = new PendingPermissions({ log });
+    const r = recorder();
+    const pending = new PendingPermissions({ onUnclaimed: r.onUnclaimed });
     expect(pending.resolve(event({ relay_key: 'rk_stale', decision: 'approve_once' }))).toBe(false);
-    expect(log.lines.map((l) => l.msg)).toEqual([
-      'permission decision for no waiting call; kept in case the call starts waiting',
-    ]);
+    expect(r.seen).toEqual([{ relay_key: 'rk_stale', decision: 'approve_once', why: 'kept' }]);
     vi.advanceTimersByTime(EARLY_DECISION_TTL_MS - 1);
-    expect(log.lines.some((l) => l.msg === expired)).toBe(false);
+    expect(r.seen.some((u) => u.why === 'expired')).toBe(false);
     vi.advanceTimersByTime(1);
-    expect(log.lines.at(-1)).toEqual({
-      msg: expired,
-      obj: { relay_key: 'rk_stale', decision: 'approve_once', kept_ms: EARLY_DECISION_TTL_MS },
-    });
+    expect(r.seen.at(-1)).toEqual({ relay_key: 'rk_stale', decision: 'approve_once', why: 'expired' });
   });
 
-  it('a kept decision a wait takes in time is not logged as expired', async () => {
+  it('a kept decision a wait takes in time is not reported as expired', async () => {
     vi.useFakeTimers();
-    const log = recorder();
-    const pending = new PendingPermissions({ log });
+    const r = recorder();
+    const pending = new PendingPermissions({ onUnclaimed: r.onUnclaimed });
     pending.resolve(event({ relay_key: 'rk', decision: 'approve_once' }));
     expect((await pending.wait('rk')).decision).toBe('approve_once');
     // A second decision for the same key, kept later, gets its own full TTL.
     vi.advanceTimersByTime(EARLY_DECISION_TTL_MS / 2);
     pending.resolve(event({ relay_key: 'rk', decision: 'deny', note: 'second' }));
     vi.advanceTimersByTime(EARLY_DECISION_TTL_MS / 2);
-    expect(log.lines.map((l) => l.msg)).not.toContain(expired);
+    expect(r.seen.map((u) => u.why)).not.toContain('expired');
     expect(await pending.wait('rk')).toMatchObject({ note: 'second' });
   });
 
-  it('kept decisions dropped at shutdown, and decisions after it, are logged', () => {
-    const log = recorder();
-    const pending = new PendingPermissions({ log });
+  it('kept decisions dropped at shutdown, and decisions after it, are reported closed', () => {
+    const r = recorder();
+    const pending = new PendingPermissions({ onUnclaimed: r.onUnclaimed });
     pending.resolve(event({ relay_key: 'rk1' }));
     pending.close();
     pending.resolve(event({ relay_key: 'rk2' }));
-    expect(log.lines.slice(1).map((l) => [l.obj.relay_key, l.msg])).toEqual([
-      ['rk1', 'decision for a call that no longer waits dropped: the bridge is shutting down'],
-      ['rk2', 'permission decision ignored: the bridge is shutting down'],
+    expect(r.seen.slice(1).map((u) => [u.relay_key, u.why])).toEqual([
+      ['rk1', 'closed'],
+      ['rk2', 'closed'],
     ]);
-  });
-
-  it("a wait whose turn signal aborts with reason 'shutdown' (B-15) is a shutdown denial", async () => {
-    const pending = new PendingPermissions();
-    const ac = new AbortController();
-    const w = pending.wait('k1', { signal: ac.signal });
-    ac.abort('shutdown');
-    expect(await w).toMatchObject({ decision: 'deny', source: 'shutdown' });
-    const timedOut = new AbortController();
-    timedOut.abort('timeout');
-    expect(await pending.wait('k2', { signal: timedOut.signal })).toMatchObject({ source: 'aborted' });
   });
 });
 

@@ -80,17 +80,40 @@ describe('settleWithTimeout (B-7)', () => {
     }
   });
 
-  it('a graceful stop that ends the work resolves as timeout at once, without a kill', async () => {
-    let finish!: () => void;
-    const work = new Promise<void>((r) => {
+  it("a graceful stop that ends the work resolves at once with the work's own value, late, without a kill", async () => {
+    let finish!: (v: string) => void;
+    const work = new Promise<string>((r) => {
       finish = r;
     });
     const kill = vi.fn();
-    const r = settleWithTimeout(work, { timeoutMs: 100, graceMs: STOP_GRACE_MS, stop: () => finish(), kill });
+    const r = settleWithTimeout(work, {
+      timeoutMs: 100,
+      graceMs: STOP_GRACE_MS,
+      stop: () => finish('answer'),
+      kill,
+    });
     await vi.advanceTimersByTimeAsync(100);
-    expect(await r).toEqual({ ok: false, reason: 'timeout', killed: false });
+    // One outcome per mail (B-7, B-10): the work ended with its own result; no second "timeout".
+    expect(await r).toEqual({ ok: true, value: 'answer', late: true });
     await vi.advanceTimersByTimeAsync(STOP_GRACE_MS);
     expect(kill).not.toHaveBeenCalled();
+  });
+
+  it('work that fails during the grace period resolves with its error, late', async () => {
+    let fail!: (e: Error) => void;
+    const work = new Promise<string>((_r, reject) => {
+      fail = reject;
+    });
+    const r = settleWithTimeout(work, {
+      timeoutMs: 10,
+      graceMs: 1_000,
+      stop: () => undefined,
+      kill: () => undefined,
+    });
+    await vi.advanceTimersByTimeAsync(10);
+    fail(new Error('aborted'));
+    const out = await r;
+    expect(out).toMatchObject({ ok: false, reason: 'error', late: true });
   });
 
   it('rejects negative or non-finite times', () => {

@@ -81,3 +81,46 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
     locale: source.AGENTMAIL_LOCALE || 'en',
   };
 }
+
+/** A bridge's settings plus its data directory (see SPEC §8: a separate state directory per platform). */
+export interface BridgeConfig extends BridgeSettings {
+  /** Absolute data directory: bindings, grants, fallback workspaces, the bridge lock, the RPC socket. */
+  dataDir: string;
+}
+
+/** The variable naming a platform's data directory: `AGENTMAIL_<PLATFORM>_DATA_DIR`. */
+export function dataDirVariable(platform: string): string {
+  return `AGENTMAIL_${platform.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_DATA_DIR`;
+}
+
+/**
+ * The data directory of a platform's bridge: `AGENTMAIL_<PLATFORM>_DATA_DIR` when set (absolute),
+ * else `$XDG_DATA_HOME/agentmail/<platform>` (when `XDG_DATA_HOME` is absolute), else
+ * `$HOME/.local/share/agentmail/<platform>` — the same rule for every bridge.
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` for a relative `AGENTMAIL_<PLATFORM>_DATA_DIR`.
+ */
+export function bridgeDataDir(platform: string, source: SettingSource, home: string): string {
+  const name = dataDirVariable(platform);
+  const raw = source[name];
+  if (raw) {
+    if (!raw.startsWith('/')) throw invalid(`${name} must be an absolute path (got "${raw}")`);
+    return raw.replace(/\/+$/, '') || '/';
+  }
+  const xdg = source.XDG_DATA_HOME;
+  const base = xdg?.startsWith('/') ? xdg.replace(/\/+$/, '') : `${home.replace(/\/+$/, '')}/.local/share`;
+  return `${base}/agentmail/${platform}`;
+}
+
+/**
+ * Read a bridge's whole configuration: {@link readBridgeSettings} (agent name defaults to the
+ * platform) plus {@link bridgeDataDir}.
+ * @param source environment-style values (`process.env`, merged with a plugin's options)
+ * @param home the user's home directory (`os.homedir()`)
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the setting and the fix.
+ */
+export function readBridgeConfig(platform: string, source: SettingSource, home: string): BridgeConfig {
+  return {
+    ...readBridgeSettings(source, { agentName: platform }),
+    dataDir: bridgeDataDir(platform, source, home),
+  };
+}

@@ -1,7 +1,8 @@
 /**
  * The connection loop every bridge runs (see SPEC B-1, B-2, B-7, B-12..B-15, B-18, B-20, G-25):
  * register, heartbeat, the event stream, catch-up, de-duplication, the per-session queue, turn
- * timeouts, redelivery and shutdown. The platform runs turns behind {@link BridgeHost}.
+ * timeouts, redelivery and shutdown. It is the engine of {@link createBridge}; the host runs turns
+ * behind {@link BridgeHost}. Everything it does is a typed event on its bus (logging subscribes).
  */
 import type {
   HeartbeatRequest,
@@ -11,15 +12,16 @@ import type {
 } from '@agentmail/protocol';
 import { backlogEvent } from '../backlog-event.js';
 import { CatchUp, type CatchUpResult, SeenMails } from '../catch-up.js';
-import { GatewayClient } from '../client/gateway-client.js';
+import { GATEWAY_TIMEOUT_MS, GatewayClient } from '../client/gateway-client.js';
 import { SseClient, type SseSleep } from '../client/sse-client.js';
 import { REDELIVERY_BACKOFF_MS, redeliver } from '../redelivery.js';
 import { SessionQueue } from '../session-queue.js';
 import { STOP_GRACE_MS, settleWithTimeout } from '../settle.js';
 import { resolveLocale } from '../texts/index.js';
 import { BridgeLock } from './bridge-lock.js';
+import type { BridgeEvent, BridgeEventBus, CatchUpTrigger } from './events.js';
 import { sendFailureMail } from './failure-notice.js';
-import type { BridgeLogger } from './logger.js';
+import { TurnGate } from './turn-gate.js';
 import type { MailTurnReport } from './turn-report.js';
 
 /** How long `start()` waits for the first event stream to open before the catch-up runs anyway, in ms (B-1, B-20). @default 10_000 */
@@ -62,7 +64,7 @@ export interface BridgeRuntimeConfig {
   lockRetryMs?: number;
 }
 
-/** The platform's part of every heartbeat (G-25): omit what cannot be read. */
+/** The host's part of every heartbeat (G-25): omit what cannot be read. */
 export interface HeartbeatSnapshot {
   sessions?: HeartbeatRequest['sessions'];
   models?: HeartbeatRequest['models'];
@@ -70,7 +72,7 @@ export interface HeartbeatSnapshot {
   mode_enforcement_reason?: string;
 }
 
-/** One delivery of a mail to the platform. */
+/** One delivery of a mail to the host. */
 export interface MailRun {
   mail: NewMailEvent;
   /** A catch-up delivery (B-20). */
@@ -85,16 +87,18 @@ export interface MailRun {
   signal: AbortSignal;
   /** The turn timeout the signal enforces, in ms (B-7): named in a timeout failure mail. */
   turnTimeoutMs: number;
+  /** The relay commits through it: never both a reply and a timeout failure mail (B-7, B-10). */
+  gate: TurnGate;
 }
 
-/** Throw this from `runMail` when the platform lost the turn before it reported (worker died): redelivered with backoff (B-14). */
+/** Throw this from `runMail` when the host lost the turn before it reported (worker died): redelivered with backoff (B-14). */
 export class TurnLostError extends Error {
   override readonly name = 'TurnLostError';
 }
 
-/** The platform side of {@link BridgeRuntime}. */
+/** The host side of {@link BridgeRuntime}. */
 export interface BridgeHost {
-  /** The platform's snapshot for the next heartbeat (G-25). A throw fails that heartbeat. */
+  /** The host's snapshot for the next heartbeat (G-25). A throw fails that heartbeat. */
   heartbeat(): Promise<HeartbeatSnapshot>;
   /** Run one mail turn end to end (usually via runMailTurn). Should not throw except {@link TurnLostError}. */
   runMail(run: MailRun): Promise<MailTurnReport>;
@@ -114,26 +118,26 @@ function messageOf(err: unknown): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What one delivery came to: the host's report, or a timeout (its relay committed or not). */
+type Delivery = { report: MailTurnReport; late: boolean } | { timeout: true; committed: boolean };
+
 /**
  * The bridge's connection loop (see SPEC B-1, B-2, B-12..B-15, B-18, B-20):
  * - `start()`: register → first heartbeat → SSE (with `Last-Event-ID` on reconnects) → wait for
- *   the first open (bounded) → periodic heartbeat → catch-up (B-20);
+ *   the first open (bounded) → periodic heartbeat → catch-up (B-20) → `ready`;
  * - each mail is claimed once in a {@link SeenMails} shared by SSE and catch-up, then run in a
  *   per-session {@link SessionQueue} (serial per session, parallel across sessions up to `concurrency`);
- * - a turn gets `turnTimeoutMs`: then its signal is aborted (`'timeout'`), and after `stopGraceMs`
- *   it is given up with a `timeout` failure mail (B-7, B-9);
+ * - a turn gets `turnTimeoutMs`: then its signal is aborted (`'timeout'`); a turn that ends within
+ *   `stopGraceMs` reports its own outcome, one that does not is given up (its relay can no longer
+ *   commit) with a `timeout` failure mail (B-7, B-9) — one outcome per mail;
  * - a {@link TurnLostError} is redelivered (1 s, 2 s; 3 attempts), then a `worker_lost` failure mail (B-14);
+ * - a handled mail (its turn, or its failure mail) is marked read, so a restart does not run it again;
  * - `stop()` stops reading, aborts every turn (`'shutdown'`), calls the host's shutdown hook and
  *   waits at most `stopGraceMs` for the turns (B-15).
- *
- * Logs one line per decision ("mail queued", "duplicate new_mail ignored", "turn done", "turn failed", …).
- * @example
- * const runtime = new BridgeRuntime(config, { heartbeat, runMail: (run) => runMailTurn(..., platform) }, log);
- * await runtime.start();
  */
 export class BridgeRuntime {
   readonly #host: BridgeHost;
-  readonly #log: BridgeLogger;
+  readonly #events: BridgeEventBus;
   #config: BridgeRuntimeConfig;
   #client: GatewayClient;
   readonly #seen = new SeenMails();
@@ -147,10 +151,10 @@ export class BridgeRuntime {
   #lock: BridgeLock | undefined;
 
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
-  constructor(config: BridgeRuntimeConfig, host: BridgeHost, log: BridgeLogger) {
+  constructor(config: BridgeRuntimeConfig, host: BridgeHost, events: BridgeEventBus) {
     this.#config = config;
     this.#host = host;
-    this.#log = log;
+    this.#events = events;
     this.#client = new GatewayClient({ baseUrl: config.gatewayUrl, key: config.agentKey });
     this.#queue = new SessionQueue({ concurrency: config.concurrency });
     this.#catchUp = new CatchUp<MailSummary>({
@@ -161,11 +165,8 @@ export class BridgeRuntime {
         let parentFrom = '';
         try {
           parentFrom = (await this.#client.mail(summary.id)).parent_from;
-        } catch (err) {
-          this.#log.warn(
-            { mail_id: summary.id, err: messageOf(err) },
-            'catch-up: full mail not readable; parent unknown',
-          );
+        } catch {
+          // the full mail is unreadable: the parent is unknown, the prompt says a new task
         }
         // The inbox item carries platform_session_id for an adopted session (G-37): the backlog
         // turn resumes it like a live one (B-4).
@@ -173,9 +174,20 @@ export class BridgeRuntime {
           { ...summary, permission_mode: delivery.permissionMode },
           { mail: { parent_from: parentFrom } },
         );
+        this.#emit({
+          type: 'mail_queued',
+          mail_id: event.mail_id,
+          session_id: event.session_id,
+          from: event.from_name,
+          backlog: true,
+        });
         await this.#queue.run(event.session_id, () => this.#runMail(event, true));
       },
     });
+  }
+
+  #emit(event: BridgeEvent): void {
+    this.#events.emit(event);
   }
 
   /** The live Gateway client (switched by {@link BridgeRuntime.reconnect}). */
@@ -188,9 +200,15 @@ export class BridgeRuntime {
     return this.#allowedModels;
   }
 
+  /** Aborted once {@link stop} began. */
+  get stopSignal(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
   /**
-   * Register, first heartbeat, SSE, catch-up (B-1, B-20); resolves after the catch-up pass.
-   * @throws the Gateway client's error when the registration fails.
+   * Register, first heartbeat, SSE, catch-up (B-1, B-20); resolves after the start catch-up pass
+   * (event `ready`), or at once when the runtime stopped while waiting in standby.
+   * @throws the Gateway client's error when the registration fails (nothing else is started then).
    */
   async start(): Promise<void> {
     if (!(await this.#lead())) return;
@@ -199,7 +217,12 @@ export class BridgeRuntime {
       platform: this.#config.platform,
       version: this.#config.version,
     });
-    this.#log.info({ agent: reg.name, created: reg.created }, 'registered');
+    this.#emit({
+      type: 'registered',
+      agent: reg.name,
+      platform: this.#config.platform,
+      created: reg.created,
+    });
     let opened: () => void = () => undefined;
     const firstOpen = new Promise<void>((resolve) => {
       opened = resolve;
@@ -213,15 +236,20 @@ export class BridgeRuntime {
         if (event.type === 'new_mail') this.#onNewMail(event.data);
         else if (event.type === 'permission_decision') this.#host.onPermissionDecision?.(event.data);
       },
-      onError: (err) => this.#log.warn({ code: err.code, err: err.message }, 'sse problem'),
+      onError: (err) => this.#emit({ type: 'stream_problem', code: err.code, error: err.message }),
       onOpen: (info) => {
-        this.#log.info({ connection: info.connection, last_event_id: info.lastEventId }, 'sse open');
+        this.#emit({
+          type: 'stream_open',
+          connection: info.connection,
+          url: info.url,
+          ...(info.lastEventId === undefined ? {} : { last_event_id: info.lastEventId }),
+        });
         opened();
         // No cursor: the Gateway replays nothing (G-22), so a mail created while the stream was
         // down (e.g. a Gateway restart) is only in the inbox: one more catch-up pass (B-20).
         // Before the start pass has begun this is a no-op (the start pass covers it).
         if (info.lastEventId === undefined)
-          void this.#catchUp.again().then((r) => this.#logCatchUp(r, 'stream reopened without cursor'));
+          void this.#catchUp.again().then((r) => this.#reportCatchUp(r, 'stream_reopened'));
       },
     });
     // B-1: the first heartbeat comes before the event stream, so the first mail already runs with
@@ -240,21 +268,22 @@ export class BridgeRuntime {
     clearTimeout(timer);
     // The period starts before the catch-up, which awaits each backlog turn (G-25: stay online).
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), this.#config.heartbeatMs);
-    await this.#afterBeat(ok);
+    this.#reportCatchUp(await this.#catchUp.afterHeartbeat(ok), 'start');
+    if (!this.#stopping.signal.aborted) this.#emit({ type: 'ready', agent: this.#config.agentName });
   }
 
   /** Graceful shutdown (B-15, P-7): stop reading, abort turns, the host's hook, wait (bounded) for turns. */
   async stop(): Promise<void> {
     if (this.#stopping.signal.aborted) return;
-    this.#log.info({ turns: this.#inflight.size }, 'shutting down');
+    this.#emit({ type: 'stopping', turns: this.#inflight.size });
     this.#stopping.abort('shutdown');
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#queue.close();
     await this.#sse?.close();
     try {
       await this.#host.onShutdown?.();
-    } catch (err) {
-      this.#log.warn({ err: messageOf(err) }, 'shutdown hook failed');
+    } catch {
+      // a failing hook must not keep the bridge from stopping
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
@@ -265,12 +294,12 @@ export class BridgeRuntime {
     ]);
     clearTimeout(timer);
     await this.#lock?.release();
-    this.#log.info({}, 'stopped');
+    this.#emit({ type: 'stopped' });
   }
 
   /**
    * SPEC G-22: one bridge per agent and data directory. Without `lockDir` true at once; else waits
-   * as a standby (one log line) until the bridge lock is held (true) or the runtime stops (false).
+   * as a standby (event `standby`) until the bridge lock is held (true) or the runtime stops (false).
    */
   async #lead(): Promise<boolean> {
     const dir = this.#config.lockDir;
@@ -282,10 +311,7 @@ export class BridgeRuntime {
       ...(this.#config.lockStaleMs === undefined ? {} : { staleMs: this.#config.lockStaleMs }),
       ...(this.#config.lockRetryMs === undefined ? {} : { retryMs: this.#config.lockRetryMs }),
       onLost: (err) => {
-        this.#log.error(
-          { lock: this.#lock?.path, err: messageOf(err) },
-          'bridge lock lost: this process stops acting as the bridge',
-        );
+        this.#emit({ type: 'lock_lost', lock: this.#lock?.path ?? dir, error: messageOf(err) });
         void this.stop().then(() => this.#host.onLockLost?.());
       },
     });
@@ -295,22 +321,19 @@ export class BridgeRuntime {
     let waited = false;
     const held = await lock.acquire(this.#stopping.signal, (owner) => {
       waited = true;
-      this.#log.info(
-        { lock: lock.path, holder_pid: owner?.pid, holder_host: owner?.hostname },
-        'standby: another process is the AgentMail bridge of this agent; this one takes over when it stops',
-      );
+      this.#emit({
+        type: 'standby',
+        lock: lock.path,
+        ...(owner?.pid === undefined ? {} : { holder_pid: owner.pid }),
+        ...(owner?.hostname === undefined ? {} : { holder_host: owner.hostname }),
+      });
     });
     if (held && this.#stopping.signal.aborted) {
       await lock.release(); // stop() ran while the lock was being taken
       return false;
     }
-    if (before) return held;
-    if (held && waited)
-      this.#log.info(
-        { lock: lock.path, waited_ms: Date.now() - since },
-        'bridge lock taken over: this process is now the bridge',
-      );
-    else if (held) this.#log.info({ lock: lock.path }, 'bridge lock taken');
+    if (held && !before)
+      this.#emit({ type: 'lock_taken', lock: lock.path, takeover: waited, waited_ms: Date.now() - since });
     return held;
   }
 
@@ -322,32 +345,32 @@ export class BridgeRuntime {
     this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
     this.#client = this.#client.withConfig({ baseUrl: url, key });
     this.#sse?.reconfigure({ url, key });
-    this.#log.info({ url }, 'reconnected to another Gateway');
+    this.#emit({ type: 'reconnected', url });
     this.#host.onReconnect?.(url, key);
   }
 
   #onNewMail(mail: NewMailEvent): void {
     if (!this.#seen.claim(mail.mail_id)) {
-      this.#log.info({ mail_id: mail.mail_id }, 'duplicate new_mail ignored');
+      this.#emit({ type: 'mail_duplicate', mail_id: mail.mail_id });
       return;
     }
-    this.#log.info(
-      { mail_id: mail.mail_id, session_id: mail.session_id, from: mail.from_name },
-      'mail queued',
-    );
+    this.#emit({
+      type: 'mail_queued',
+      mail_id: mail.mail_id,
+      session_id: mail.session_id,
+      from: mail.from_name,
+      backlog: false,
+    });
     this.#queue
       .run(mail.session_id, () => this.#runMail(mail, false))
       .catch((err: unknown) => {
-        this.#log.warn(
-          { mail_id: mail.mail_id, err: messageOf(err) },
-          'mail not run (bridge shutting down); it stays unread for catch-up',
-        );
+        this.#emit({ type: 'mail_not_run', mail_id: mail.mail_id, reason: messageOf(err) });
       });
   }
 
   async #heartbeat(): Promise<void> {
     if (this.#stopping.signal.aborted) return;
-    await this.#afterBeat(await this.#beat());
+    this.#reportCatchUp(await this.#catchUp.afterHeartbeat(await this.#beat()), 'heartbeat');
   }
 
   /** One heartbeat (G-25..G-27): the host's snapshot out, allowed models in. */
@@ -366,37 +389,38 @@ export class BridgeRuntime {
       this.#allowedModels = res.allowed_models;
       return true;
     } catch (err) {
-      this.#log.warn({ err: messageOf(err) }, 'heartbeat failed');
+      this.#emit({ type: 'heartbeat_failed', error: messageOf(err) });
       return false;
     }
   }
 
-  /** Catch-up after a heartbeat (the start pass after the first successful one, or a due pass whose listing failed, B-20). */
-  async #afterBeat(ok: boolean): Promise<void> {
-    this.#logCatchUp(await this.#catchUp.afterHeartbeat(ok), 'heartbeat');
-  }
-
-  #logCatchUp(result: CatchUpResult<MailSummary>, trigger: string): void {
+  #reportCatchUp(result: CatchUpResult<MailSummary>, trigger: CatchUpTrigger): void {
     if (result.status === 'ran')
-      this.#log.info(
-        {
-          trigger,
-          delivered: result.delivered.map((m) => m.id),
-          skipped: result.skipped,
-          failed: result.failed.length,
-        },
-        'catch-up done',
-      );
+      this.#emit({
+        type: 'catch_up_done',
+        trigger,
+        delivered: result.delivered.map((m) => m.id),
+        skipped: result.skipped.map((s) => ({ id: s.id, reason: s.reason })),
+        failed: result.failed.length,
+      });
     else if (result.status === 'list_failed')
-      this.#log.warn({ trigger, err: messageOf(result.error) }, 'catch-up: inbox unreadable');
+      this.#emit({ type: 'catch_up_failed', trigger, error: messageOf(result.error) });
   }
 
-  /** One delivery with its timeout (B-7): the report, or 'timeout'; rejects with a lost turn. */
-  async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<MailTurnReport | 'timeout'> {
+  /** One delivery with its timeout (B-7); rejects with a lost turn (B-14). */
+  async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<Delivery> {
     if (this.#stopping.signal.aborted) throw new TurnLostError('the bridge is stopping');
     const run = new AbortController();
+    const gate = new TurnGate();
     const onStop = (): void => run.abort('shutdown');
     this.#stopping.signal.addEventListener('abort', onStop, { once: true });
+    this.#emit({
+      type: 'turn_started',
+      mail_id: mail.mail_id,
+      session_id: mail.session_id,
+      attempt,
+      backlog,
+    });
     const work = Promise.resolve().then(() =>
       this.#host.runMail({
         mail,
@@ -406,6 +430,7 @@ export class BridgeRuntime {
         turnTimeoutMs: this.#config.turnTimeoutMs,
         client: this.#client,
         signal: run.signal,
+        gate,
       }),
     );
     this.#inflight.add(work);
@@ -416,8 +441,13 @@ export class BridgeRuntime {
         stop: () => run.abort('timeout'),
         kill: () => undefined, // the host stops its own processes on the aborted signal
       });
-      if (r.ok) return r.value;
-      if (r.reason === 'timeout') return 'timeout';
+      if (r.ok) return { report: r.value, late: r.late === true };
+      // The turn did not end within the grace period, or it ended with an error after its timeout:
+      // give it up — unless its relay is already under way, it can no longer commit one.
+      if (r.reason === 'timeout' || (r.late === true && !this.#stopping.signal.aborted)) {
+        const given = await gate.abandon(GATEWAY_TIMEOUT_MS);
+        return { timeout: true, committed: given.committed };
+      }
       throw r.error;
     } finally {
       this.#stopping.signal.removeEventListener('abort', onStop);
@@ -431,72 +461,90 @@ export class BridgeRuntime {
   /** Run one mail: redelivery (B-14), timeout (B-7), failure mail when all is lost (B-9). */
   async #runMail(mail: NewMailEvent, backlog: boolean): Promise<void> {
     if (this.#stopping.signal.aborted) return;
+    const mailId = mail.mail_id;
     const result = await redeliver((attempt) => this.#deliver(mail, backlog, attempt), {
       backoffMs: this.#config.redeliveryBackoffMs ?? REDELIVERY_BACKOFF_MS,
       sleep,
       shouldRetry: (err) => err instanceof TurnLostError && !this.#stopping.signal.aborted,
       onRetry: ({ attempt, error, delayMs }) =>
-        this.#log.warn(
-          { mail_id: mail.mail_id, attempt, delay_ms: delayMs, err: messageOf(error) },
-          'turn lost; redelivering',
-        ),
+        this.#emit({
+          type: 'turn_lost',
+          mail_id: mailId,
+          attempt,
+          delay_ms: delayMs,
+          error: messageOf(error),
+        }),
     });
-    if (result.ok) {
-      const report = result.value;
-      const interrupted = report === 'timeout' || (!report.ok && !report.failureMailSent);
-      if (this.#stopping.signal.aborted && interrupted) {
-        this.#log.warn(
-          { mail_id: mail.mail_id },
-          'turn stopped by shutdown; the mail stays unread for catch-up',
-        );
+    if (!result.ok) {
+      if (this.#stopping.signal.aborted) {
+        this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
         return;
       }
-      // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
-      // does not run it again. An interrupted turn (shutdown, above), or a failure whose mail
-      // could not be sent, leaves it unread: nothing is lost, the next catch-up runs it.
-      if (!interrupted) await this.#markHandled(mail);
-      if (report === 'timeout') {
-        this.#log.error({ mail_id: mail.mail_id, timeout_ms: this.#config.turnTimeoutMs }, 'turn timed out');
-        await this.#sendFailure(mail, 'timeout', `no result within ${this.#config.turnTimeoutMs} ms`);
-      } else if (report.ok)
-        this.#log.info(
-          { mail_id: mail.mail_id, model: report.model, relay: report.relay, ...report.logFields },
-          'turn done',
-        );
-      else
-        this.#log.error(
-          {
-            mail_id: mail.mail_id,
-            kind: report.kind,
-            cause: report.cause,
-            failure_mail: report.failureMailSent,
-            ...report.logFields,
-          },
-          'turn failed',
-        );
+      this.#emit({
+        type: 'turn_given_up',
+        mail_id: mailId,
+        attempts: result.attempts,
+        error: messageOf(result.lastError),
+      });
+      await this.#markHandled(mail);
+      await this.#sendFailure(mail, 'worker_lost', messageOf(result.lastError), result.attempts);
       return;
     }
-    if (this.#stopping.signal.aborted) {
-      this.#log.warn(
-        { mail_id: mail.mail_id },
-        'turn stopped by shutdown; the mail stays for catch-up if unread',
-      );
+    const delivery = result.value;
+    const timeoutMs = this.#config.turnTimeoutMs;
+    if ('timeout' in delivery) {
+      if (this.#stopping.signal.aborted && !delivery.committed) {
+        this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
+        return;
+      }
+      this.#emit({
+        type: 'turn_timed_out',
+        mail_id: mailId,
+        timeout_ms: timeoutMs,
+        late: delivery.committed,
+      });
+      // Its relay went out before it was given up: that reply is the mail's one outcome.
+      if (!delivery.committed) await this.#sendFailure(mail, 'timeout', `no result within ${timeoutMs} ms`);
+      await this.#markHandled(mail);
       return;
     }
-    this.#log.error(
-      { mail_id: mail.mail_id, attempts: result.attempts, err: messageOf(result.lastError) },
-      'turn given up',
-    );
-    await this.#markHandled(mail);
-    await this.#sendFailure(mail, 'worker_lost', messageOf(result.lastError), result.attempts);
+    const { report, late } = delivery;
+    const interrupted = !report.ok && !report.failureMailSent;
+    if (this.#stopping.signal.aborted && interrupted) {
+      this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
+      return;
+    }
+    if (late) this.#emit({ type: 'turn_timed_out', mail_id: mailId, timeout_ms: timeoutMs, late: true });
+    // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
+    // does not run it again. A failure whose mail could not be sent leaves it unread: nothing is
+    // lost, the next catch-up runs it.
+    if (!interrupted) await this.#markHandled(mail);
+    if (report.ok)
+      this.#emit({
+        type: 'turn_done',
+        mail_id: mailId,
+        model: report.model,
+        platform_session_id: report.platformSessionId,
+        relay: report.relay,
+        ...(report.logFields ? { fields: { ...report.logFields } } : {}),
+      });
+    else
+      this.#emit({
+        type: 'turn_failed',
+        mail_id: mailId,
+        kind: report.kind,
+        cause: report.cause,
+        failure_mail: report.failureMailSent,
+        ...(report.logFields ? { fields: { ...report.logFields } } : {}),
+      });
   }
 
-  /** Mark a handled mail read (B-20); a failure is logged, the next catch-up may then run it again. */
+  /** Mark a handled mail read (B-20); a failure is reported, the next catch-up may then run it again. */
   async #markHandled(mail: NewMailEvent): Promise<void> {
     try {
       await this.#client.markRead([mail.mail_id]);
     } catch (err) {
-      this.#log.warn({ mail_id: mail.mail_id, err: messageOf(err) }, 'handled mail not marked read');
+      this.#emit({ type: 'mail_read_failed', mail_id: mail.mail_id, error: messageOf(err) });
     }
   }
 
@@ -514,7 +562,7 @@ export class BridgeRuntime {
       locale: resolveLocale(this.#config.locale),
       timeoutMs: this.#config.turnTimeoutMs,
       ...(attempts === undefined ? {} : { attempts }),
-      log: this.#log,
+      emit: (e) => this.#emit(e),
     });
   }
 }

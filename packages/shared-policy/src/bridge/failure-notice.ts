@@ -5,14 +5,18 @@ import type { NewMailEvent } from '@agentmail/protocol';
 import type { GatewayClient } from '../client/gateway-client.js';
 import { buildFailureMail, type FailureKind } from '../failure-mail.js';
 import type { Locale } from '../texts/index.js';
-import type { BridgeLogger } from './logger.js';
+import type { EmitEvent } from './events.js';
 import type { MailTurnReport } from './turn-report.js';
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Send the failure mail of a failed turn (B-9) and build the `{ ok: false }` report. Never throws. */
+/**
+ * Send the failure mail of a failed turn (B-9; key `model-failure:<mail_id>`, so a second one is a
+ * `duplicate_relay`) and build the `{ ok: false }` report. Emits `failure_mail_sent` or
+ * `failure_mail_failed`. Never throws.
+ */
 export async function sendFailureMail(
   client: GatewayClient,
   args: {
@@ -23,10 +27,10 @@ export async function sendFailureMail(
     locale: Locale;
     timeoutMs?: number;
     attempts?: number;
-    log: BridgeLogger;
+    emit: EmitEvent;
   },
 ): Promise<Extract<MailTurnReport, { ok: false }>> {
-  const { kind, mail, cause, log } = args;
+  const { kind, mail, cause, emit } = args;
   try {
     const fm = buildFailureMail({
       kind,
@@ -38,10 +42,15 @@ export async function sendFailureMail(
       ...(args.attempts === undefined ? {} : { attempts: args.attempts }),
     });
     const res = await client.send({ ...fm, from_session_id: mail.session_id });
-    log.info({ mail_id: mail.mail_id, kind, status: res.status }, 'failure mail sent');
+    emit({
+      type: 'failure_mail_sent',
+      mail_id: mail.mail_id,
+      kind,
+      duplicate: res.status === 'duplicate_relay',
+    });
     return { ok: false, kind, cause, failureMailSent: true };
   } catch (err) {
-    log.error({ mail_id: mail.mail_id, kind, err: messageOf(err) }, 'failure mail not sent');
+    emit({ type: 'failure_mail_failed', mail_id: mail.mail_id, kind, error: messageOf(err) });
     return { ok: false, kind, cause, failureMailSent: false, failureMailError: messageOf(err) };
   }
 }

@@ -1,13 +1,28 @@
 /**
- * @agentmail/shared-policy/bridge: the bridge kit — everything a bridge runs besides its host:
- * the connection loop, mail turns, the permission flow, grants, the bridge lock and settings.
+ * @agentmail/shared-policy/bridge: the bridge kit (docs/BRIDGE-CONTRACT.md). `createBridge` runs
+ * everything a bridge needs besides its host: settings, the connection loop, catch-up, queues,
+ * timeouts, mail turns, bindings, the permission flow, grants, the bridge lock and typed events.
  */
 
+export type {
+  Attempt,
+  AttemptContext,
+  AttemptModel,
+  AttemptOutcome,
+  FoundSession,
+  HostSnapshot,
+  PlatformSessionRef,
+  TurnAdapter,
+} from './adapter.js';
 export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
   BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
+  type BridgeConfig,
   type BridgeSettings,
+  bridgeDataDir,
+  dataDirVariable,
+  readBridgeConfig,
   readBridgeSettings,
   type SettingSource,
 } from './bridge-config.js';
@@ -19,18 +34,30 @@ export {
   type BridgeLockOptions,
   type BridgeLockOwner,
 } from './bridge-lock.js';
+export { FIRST_SSE_OPEN_WAIT_MS, TurnLostError } from './bridge-runtime.js';
 export {
-  type BridgeHost,
-  BridgeRuntime,
-  type BridgeRuntimeConfig,
-  FIRST_SSE_OPEN_WAIT_MS,
-  type HeartbeatSnapshot,
-  type MailRun,
-  TurnLostError,
-} from './bridge-runtime.js';
+  type Bridge,
+  type BridgeAdapter,
+  type CreateBridgeOptions,
+  createBridge,
+  type DelegatedTurn,
+  START_RETRY_INITIAL_MS,
+  START_RETRY_MAX_MS,
+} from './create-bridge.js';
+export {
+  type BridgeEvent,
+  BridgeEventBus,
+  type BridgeEventListener,
+  type BridgeEventOf,
+  type BridgeEventType,
+  type CatchUpTrigger,
+  type EmitEvent,
+  type NextEventOptions,
+  type RelayOutcome,
+} from './events.js';
 export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
-export { sendFailureMail } from './failure-notice.js';
 export { GrantStore, type GrantStoreOptions } from './grant-store.js';
+export { logBridgeEvents } from './log-events.js';
 export type { BridgeLogger } from './logger.js';
 export {
   type JsonSchemaObject,
@@ -47,22 +74,17 @@ export {
   probeGateway,
   runMailTool,
 } from './mail-tools.js';
-export {
-  type AttemptResult,
-  type AttemptTurn,
-  type MailTurnInput,
-  type MailTurnPlatform,
-  relaySubject,
-  runMailTurn,
-  type SessionLocation,
-  type TurnAttempt,
-} from './mail-turn.js';
+export { relaySubject } from './mail-turn.js';
 export {
   decideGuardedCall,
   type GuardedCall,
   type PermissionFlowOptions,
   type PermissionOutcome,
 } from './permission-flow.js';
+export { type SessionBinding, SessionBindings } from './session-bindings.js';
+export { type AbandonResult, type CommitFn, TurnGate } from './turn-gate.js';
+export { runTurnJob, type TurnIo, type TurnJob } from './turn-job.js';
+export { type ActiveTurn, type GuardedCallInput, TurnRegistry } from './turn-registry.js';
 export type { MailTurnReport } from './turn-report.js';
 export {
   fallbackDirName,

@@ -1,92 +1,30 @@
 /**
  * One mail turn, platform-neutral (see SPEC B-3, B-4, B-5, B-6, B-8, B-9, B-10, B-11): where it
- * runs, the prompt, the model order, the failure mail, the relay and the naming sync. The
- * platform runs attempts behind {@link MailTurnPlatform}; everything else is decided here once.
+ * runs, the prompt, the model order, the bindings, the failure mail, the relay and the naming
+ * sync. The host runs attempts behind {@link TurnAdapter}; everything else is decided here once.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
 import { GatewayClient } from '../client/gateway-client.js';
 import type { FailureKind } from '../failure-mail.js';
-import { type ModelAttempt, modelAttemptOrder } from '../model-order.js';
-import { decideNamingSync, type NamingSyncState, namingStateAfterSync } from '../naming-sync.js';
-import type { Platform } from '../permission-mode.js';
-import { buildTurnPrompt, decideAutoRelay, type FinalPart, planTurn } from '../relay-policy.js';
+import { modelAttemptOrder } from '../model-order.js';
+import { decideNamingSync, namingFingerprint, namingStateAfterSync } from '../naming-sync.js';
+import type { PendingPermissions } from '../pending-permissions.js';
+import { buildTurnPrompt, decideAutoRelay, planTurn } from '../relay-policy.js';
 import { formatText, type Locale } from '../texts/index.js';
+import type { Attempt, AttemptOutcome, PlatformSessionRef, TurnAdapter } from './adapter.js';
+import type { EmitEvent } from './events.js';
 import type { ExplicitSendRecord } from './explicit-sends.js';
 import { sendFailureMail } from './failure-notice.js';
-import type { BridgeLogger } from './logger.js';
+import type { GrantStore } from './grant-store.js';
 import type { MailToolContext } from './mail-tools.js';
+import { decideGuardedCall } from './permission-flow.js';
+import type { SessionBindings } from './session-bindings.js';
+import type { CommitFn } from './turn-gate.js';
+import type { ActiveTurn, TurnRegistry } from './turn-registry.js';
 import type { MailTurnReport } from './turn-report.js';
 import { resolveWorkspace } from './workspace.js';
 
-/**
- * Where a mail's turn runs (see SPEC B-4):
- * - `adopted`: `mail.platform_session_id` exists on the platform (opened by that id; `cwd` is its own directory);
- * - `missing`: the adopted id is gone → failure `session_missing`, never a fresh session;
- * - `mail`: the bridge's own session for `mail.session_id`; `resumed` = it already exists.
- */
-export type SessionLocation =
-  | { kind: 'adopted'; cwd?: string }
-  | { kind: 'missing'; cause: string }
-  | { kind: 'mail'; resumed: boolean; cwd?: string };
-
-/** What one platform attempt produced. */
-export interface AttemptResult {
-  ok: boolean;
-  /** The platform's own words when `!ok` ('' when ok). */
-  cause: string;
-  /** This turn's final assistant message parts (B-10). */
-  finalParts: FinalPart[];
-  /** `provider/model` used. */
-  model: string;
-  /** Platform session id and its last entry id after the turn: the relay key (B-10, G-32). */
-  platformSessionId: string;
-  lastEntryId: string;
-  /** The platform's session name after the turn (B-11). */
-  sessionName?: string;
-  /**
-   * The attempt failed for a reason no other model can fix (the bridge is not set up for this
-   * working directory, e.g. the permission seam is missing there, P-8): no further attempt, and
-   * the failure mail says so (`bridge_setup`) instead of blaming the models.
-   */
-  setupProblem?: boolean;
-}
-
-/** One attempt: a model of the order (B-8) or the resume of an existing session (never switches model). */
-export type TurnAttempt = ModelAttempt | { kind: 'resume' };
-
-/** What a turn gives each attempt. */
-export interface AttemptTurn {
-  /** The turn prompt (B-5, B-6). */
-  prompt: string;
-  /** Working directory (B-3). */
-  cwd: string;
-  /** Context of the mail tools; `client` is live (read it per tool call: B-18 may switch it). */
-  toolContext: MailToolContext;
-  /** Aborted on turn timeout or shutdown: stop the platform's turn. */
-  signal: AbortSignal;
-  /** 0-based attempt index. */
-  index: number;
-}
-
-/** The platform's side of a mail turn: the seam {@link runMailTurn} drives. */
-export interface MailTurnPlatform {
-  platform: Platform;
-  /** Find the session of `mail` (B-4). A throw counts as `missing` for an adopted mail, as a failed turn otherwise. */
-  locateSession(mail: NewMailEvent): Promise<SessionLocation>;
-  /** `provider/model` keys the host can run; undefined = unreadable (B-8 skip rule then not applied). */
-  catalogue(): Promise<readonly string[] | undefined>;
-  /** Run one attempt and report from the platform's asynchronous outcome (B-7). A throw is a failed attempt. */
-  runAttempt(attempt: TurnAttempt, turn: AttemptTurn): Promise<AttemptResult>;
-  /** B-8: the failed attempt's platform session is disposed/set aside before the next model gets a fresh one. */
-  discardAttempt?(index: number): Promise<void>;
-  /** B-11 naming state of this mail session (absent: no naming sync). */
-  namingState?: {
-    read(): Promise<NamingSyncState | undefined>;
-    write(state: NamingSyncState): Promise<void>;
-  };
-}
-
-/** Input of {@link runMailTurn}. */
+/** Input of {@link runMailTurn}: the mail and the bridge's shared state. */
 export interface MailTurnInput {
   mail: NewMailEvent;
   /** A catch-up delivery (B-20): the prompt says so. */
@@ -96,14 +34,19 @@ export interface MailTurnInput {
   agentName: string;
   /** The admin's ordered selection (G-27). */
   allowedModels: readonly string[];
-  /** `provider/model` used when nothing is selected (B-8); '' or absent: the platform's own default. */
+  /** `provider/model` used when nothing is selected (B-8); '' or absent: the host's own default. */
   hostDefault?: string;
-  /** The live client; runMailTurn derives the `allowedRoots: [cwd]` client itself. */
+  /** The live client; the turn derives a client whose downloads stay inside its working directory. */
   client: GatewayClient;
-  /** B-3: per-session fallback directories live under it. */
-  fallbackRoot: string;
-  /** B-10: explicit sends of this turn (file-backed when tools run in another process). */
+  /** The bridge's data directory: per-session fallback workspaces live in `<dataDir>/workspaces` (B-3). */
+  dataDir: string;
+  bindings: SessionBindings;
+  /** B-10: explicit sends of this turn. */
   explicitSends: ExplicitSendRecord;
+  /** P-4: "always" grants (file-backed in the data directory). */
+  grants: GrantStore;
+  /** Where the turn's permission waits are woken (P-6, P-7). */
+  pending: PendingPermissions;
   locale: Locale;
   /**
    * Aborted on turn timeout or shutdown: no further attempt starts. A shutdown (reason
@@ -112,7 +55,13 @@ export interface MailTurnInput {
   signal: AbortSignal;
   /** The turn timeout, in ms, named in a timeout failure mail (B-7, B-9). */
   turnTimeoutMs?: number;
-  log: BridgeLogger;
+  emit: EmitEvent;
+  /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
+  commit?: CommitFn;
+  /** Running turns, for host hooks. @default a turn is not registered */
+  registry?: TurnRegistry;
+  /** Called with the running turn before the first attempt (e.g. to open its RPC token) and its end. */
+  onTurn?: (turn: ActiveTurn) => (() => void) | undefined;
   /** B-18: the connect_to_server tool switched Gateway (already probed). */
   onReconnect(url: string, key: string, client: GatewayClient): void;
 }
@@ -133,65 +82,108 @@ export function relaySubject(subject: string, locale: Locale): string {
   return prefixed.slice(0, 500);
 }
 
+/** Where a mail's turn runs (B-4): the session to resume, or none (a new one). */
+type Location =
+  | { kind: 'missing'; cause: string }
+  | { kind: 'broken'; cause: string }
+  | { kind: 'resume'; session: PlatformSessionRef; adopted: boolean; cwd?: string }
+  | { kind: 'new' };
+
+async function locate(input: MailTurnInput, adapter: TurnAdapter): Promise<Location> {
+  const { mail, bindings, emit } = input;
+  const platform = adapter.platform;
+  // B-4: an adopted session is opened by its platform id and never silently replaced.
+  if (mail.platform_session_id) {
+    const session = { platformSessionId: mail.platform_session_id };
+    try {
+      const found = await adapter.findSession(session, { adopted: true });
+      if (!found)
+        return {
+          kind: 'missing',
+          cause: `the ${platform} session ${mail.platform_session_id} was not found (deleted, or on another ${platform} installation)`,
+        };
+      return { kind: 'resume', session, adopted: true, ...(found.cwd ? { cwd: found.cwd } : {}) };
+    } catch (err) {
+      return { kind: 'missing', cause: messageOf(err) };
+    }
+  }
+  try {
+    let bound: PlatformSessionRef | undefined = await bindings.get(mail.session_id);
+    if (!bound && adapter.legacyBinding) {
+      bound = await adapter.legacyBinding(mail.session_id);
+      if (bound) await bindings.bind(mail.session_id, bound);
+    }
+    if (!bound) return { kind: 'new' };
+    const session: PlatformSessionRef = {
+      platformSessionId: bound.platformSessionId,
+      ...(bound.locator === undefined ? {} : { locator: bound.locator }),
+    };
+    const found = await adapter.findSession(session, { adopted: false });
+    if (found) return { kind: 'resume', session, adopted: false, ...(found.cwd ? { cwd: found.cwd } : {}) };
+    emit({
+      type: 'binding_gone',
+      mail_id: mail.mail_id,
+      session_id: mail.session_id,
+      platform_session_id: session.platformSessionId,
+    });
+    await bindings.unbind(mail.session_id);
+    return { kind: 'new' };
+  } catch (err) {
+    return { kind: 'broken', cause: `the session could not be opened: ${messageOf(err)}` };
+  }
+}
+
 /**
  * Run one mail turn end to end (see SPEC B-3..B-11):
- * 1. locate the session (B-4): an adopted session that is gone fails with `session_missing` and no attempt;
+ * 1. locate the session (B-4): an adopted one by its platform id (gone → `session_missing`, no
+ *    attempt); a mail session by its binding (gone → unbound, a new one);
  * 2. the working directory (B-3) and a Gateway client whose downloads stay inside it;
  * 3. the prompt from {@link planTurn} (B-5, B-6);
  * 4. attempts: a resumed session one `resume` attempt (never another model); a new session the
- *    admin's models in order, skipping those missing from the catalogue, `discardAttempt` between
- *    them (B-8);
- * 5. on failure the failure mail (B-9): `timeout` when the signal was aborted, `resume_failed` or
- *    `all_models_failed` with the platform's cause;
- * 6. on success the naming sync (B-11; the fingerprint is written before the request; adopted
- *    sessions are not synced), then the auto relay when {@link decideAutoRelay} says so (B-10),
- *    with the subject of {@link relaySubject}.
+ *    admin's models in order, skipping those missing from the catalogue, the failed attempt's
+ *    session set aside and disposed between them (B-8); each created session is bound and its
+ *    given name is the naming baseline (B-11);
+ * 5. on failure the failure mail (B-9): `timeout` when the signal was aborted, `resume_failed`,
+ *    `bridge_setup` or `all_models_failed` with the host's cause;
+ * 6. on success the naming sync (B-11), then the auto relay when {@link decideAutoRelay} says so
+ *    (B-10), through the commit gate (never after the runtime gave the turn up), with a key from
+ *    the session's last entry or, when the host has no entry id, from the mail id.
  *
  * Never throws: every failure ends in a failure mail and `{ ok: false }`.
- * @example const report = await runMailTurn({ mail, backlog: false, attempt: 1, ... }, piPlatform);
  */
-export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatform): Promise<MailTurnReport> {
-  const { mail, locale, signal } = input;
-  const log = input.log;
-  const fields = (extra: object = {}): object => ({ mail_id: mail.mail_id, ...extra });
+export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<MailTurnReport> {
+  const { mail, locale, signal, emit, bindings } = input;
+  const mailId = mail.mail_id;
   let client = input.client;
   const fail = async (kind: FailureKind, cause: string): Promise<MailTurnReport> => {
-    if (signal.aborted && signal.reason === 'shutdown') {
-      log.warn(fields({ kind, cause }), 'turn stopped by shutdown: no failure mail, the mail stays unread');
+    if (signal.aborted && signal.reason === 'shutdown')
       return { ok: false, kind, cause, failureMailSent: false };
-    }
-    log.error(fields({ kind, cause }), 'turn failed, sending the failure mail');
     return sendFailureMail(client, {
       kind,
       mail,
       cause,
       agentName: input.agentName,
       locale,
-      log,
+      emit,
       ...(input.turnTimeoutMs === undefined ? {} : { timeoutMs: input.turnTimeoutMs }),
     });
   };
 
-  // B-4: an adopted session is opened by its platform id and never silently replaced.
-  let location: SessionLocation;
-  try {
-    location = await platform.locateSession(mail);
-  } catch (err) {
-    if (mail.platform_session_id) location = { kind: 'missing', cause: messageOf(err) };
-    else return fail('all_models_failed', `the session could not be opened: ${messageOf(err)}`);
-  }
-  if (location.kind === 'missing') return fail('session_missing', location.cause);
-  const adopted = location.kind === 'adopted';
-  const resumed = adopted || (location.kind === 'mail' && location.resumed);
+  const where = await locate(input, adapter);
+  if (where.kind === 'missing') return fail('session_missing', where.cause);
+  if (where.kind === 'broken') return fail('all_models_failed', where.cause);
+  const resumed = where.kind === 'resume';
+  const adopted = where.kind === 'resume' && where.adopted;
 
-  // B-3: the address path if it exists, else a per-session fallback directory (logged).
+  // B-3: the address path if it exists, else a per-session fallback directory.
+  const addressPath = (where.kind === 'resume' ? where.cwd : undefined) || mail.to_workspace;
   const ws = await resolveWorkspace({
-    addressPath: location.cwd || mail.to_workspace,
-    fallbackRoot: input.fallbackRoot,
+    addressPath,
+    fallbackRoot: `${input.dataDir.replace(/\/+$/, '')}/workspaces`,
     sessionKey: mail.session_id,
   });
   if (ws.usedFallback)
-    log.warn(fields({ cwd: ws.cwd, reason: ws.reason ?? '' }), 'working directory falls back');
+    emit({ type: 'workspace_fallback', mail_id: mailId, cwd: ws.cwd, reason: ws.reason ?? '' });
   client = new GatewayClient({ baseUrl: client.baseUrl, key: client.key, allowedRoots: [ws.cwd] });
 
   const plan = planTurn(
@@ -203,33 +195,47 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
     ws.usedFallback && ws.reason !== undefined && ws.reason !== 'no_path'
       ? `${buildTurnPrompt(plan, mail)}\n\n${formatText(
           'prompt.note.workspace_fallback',
-          { path: location.cwd || mail.to_workspace, reason: ws.reason.replaceAll('_', ' '), cwd: ws.cwd },
+          { path: addressPath, reason: ws.reason.replaceAll('_', ' '), cwd: ws.cwd },
           locale,
         )}`
       : buildTurnPrompt(plan, mail);
-  const turnId = `${mail.mail_id}#${input.attempt}`;
 
   // B-8: the admin's models in order for a new session; a resumed session keeps its model.
-  let attempts: TurnAttempt[];
-  if (resumed) attempts = [{ kind: 'resume' }];
+  let attempts: Attempt[];
+  if (where.kind === 'resume') attempts = [{ index: 0, kind: 'resume', session: where.session, adopted }];
   else {
-    const available = await platform.catalogue().catch(() => undefined);
+    const available = adapter.catalogue ? await adapter.catalogue().catch(() => undefined) : undefined;
     const order = modelAttemptOrder({
       allowed: input.allowedModels,
       catalogue: available,
       ...(input.hostDefault ? { hostDefault: input.hostDefault } : {}),
     });
-    if (order.logLine) (order.usedHostDefault ? log.warn : log.info).call(log, fields(), order.logLine);
-    attempts = order.attempts;
+    if (order.logLine)
+      emit({
+        type: 'model_order',
+        mail_id: mailId,
+        host_default: order.usedHostDefault,
+        line: order.logLine,
+      });
+    attempts = order.attempts.map((a, index) => {
+      const model =
+        a.kind === 'configured'
+          ? { key: a.key, provider: a.provider, model: a.model }
+          : a.provider && a.model
+            ? { key: `${a.provider}/${a.model}`, provider: a.provider, model: a.model }
+            : undefined;
+      return { index, kind: 'new' as const, adopted: false, ...(model ? { model } : {}) };
+    });
     if (attempts.length === 0) return fail('all_models_failed', order.logLine ?? 'no model to try');
   }
 
+  const turnId = `${mailId}#${input.attempt}`;
   const toolContext: MailToolContext = {
     get client() {
       return client;
     },
     mail: {
-      mail_id: mail.mail_id,
+      mail_id: mailId,
       session_id: mail.session_id,
       reply_address: mail.reply_address,
       self_address: mail.self_address,
@@ -239,111 +245,185 @@ export async function runMailTurn(input: MailTurnInput, platform: MailTurnPlatfo
       client = next;
       input.onReconnect(url, key, next);
     },
-    identity: { name: input.agentName, platform: platform.platform },
+    identity: { name: input.agentName, platform: adapter.platform },
     locale,
   };
-
-  let last: AttemptResult | undefined;
-  for (const [index, attempt] of attempts.entries()) {
-    if (signal.aborted) break;
-    try {
-      last = await platform.runAttempt(attempt, { prompt, cwd: ws.cwd, toolContext, signal, index });
-    } catch (err) {
-      last = {
-        ok: false,
-        cause: messageOf(err),
-        finalParts: [],
-        model: '',
-        platformSessionId: '',
-        lastEntryId: '',
-      };
-    }
-    if (last.ok || last.setupProblem === true) break;
-    log.warn(
-      fields({ model: last.model, cause: last.cause, attempt: String(index + 1) }),
-      'model attempt failed',
-    );
-    // B-8: the next model gets a fresh session; the failed one is disposed or set aside.
-    if (!resumed && index < attempts.length - 1 && platform.discardAttempt)
-      await platform.discardAttempt(index).catch((err: unknown) => {
-        log.warn(fields({ err: messageOf(err) }), 'failed attempt not discarded');
-      });
-  }
-  if (!last) return fail('timeout', 'the turn was stopped before it started');
-  if (!last.ok) {
-    const kind: FailureKind = signal.aborted
-      ? 'timeout'
-      : last.setupProblem === true
-        ? 'bridge_setup'
-        : resumed
-          ? 'resume_failed'
-          : 'all_models_failed';
-    return fail(kind, last.cause);
-  }
-  const done = last;
-
-  await syncName();
-
-  // B-10: relay this turn's final text when the plan says so.
-  const decision = decideAutoRelay({
-    plan,
-    finalParts: done.finalParts,
-    explicitSendTargets: await input.explicitSends.targetsFor(turnId),
-    replyAddress: mail.reply_address,
-    platformSessionId: done.platformSessionId,
-    lastEntryId: done.lastEntryId,
-  });
-  const base = { ok: true as const, model: done.model, platformSessionId: done.platformSessionId };
-  if (!decision.send) {
-    log.info(fields({ reason: decision.reason }), 'no relay');
-    return { ...base, relay: { sent: false, reason: decision.reason } };
-  }
+  const platformSessionIds = new Set<string>();
+  const turn: ActiveTurn & { platformSessionIds: Set<string> } = {
+    turnId,
+    mail,
+    cwd: ws.cwd,
+    locale,
+    signal,
+    toolContext,
+    platformSessionIds,
+    decide: (call) =>
+      decideGuardedCall(
+        {
+          ...call,
+          cwd: call.cwd ?? ws.cwd,
+          platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
+        },
+        {
+          platform: adapter.platform,
+          agentName: input.agentName,
+          mode: () => mail.permission_mode,
+          sessionId: () => mail.session_id,
+          client: () => client,
+          grants: input.grants,
+          waitForDecision: (relayKey, s) => input.pending.wait(relayKey, s ? { signal: s } : {}),
+          // A mail-driven turn has no person at the host's own UI (P-5: fail closed).
+          hasLocalUi: false,
+          locale,
+          emit,
+        },
+        signal,
+      ),
+    recordSend: (targets) => input.explicitSends.record(turnId, targets),
+  };
+  if (where.kind === 'resume') platformSessionIds.add(where.session.platformSessionId);
+  const unregister = input.registry?.add(turn);
+  const onTurnEnd = input.onTurn?.(turn);
   try {
-    const res = await client.send({
-      to: decision.to,
-      subject: relaySubject(mail.subject, locale),
-      body: decision.body,
-      reply_to: mail.mail_id,
-      from_session_id: mail.session_id,
-      relay: 'summary',
-      relay_key: decision.relayKey,
+    return await runAttempts();
+  } finally {
+    onTurnEnd?.();
+    unregister?.();
+  }
+
+  async function runAttempts(): Promise<MailTurnReport> {
+    let last: AttemptOutcome | undefined;
+    let lastModel = '';
+    let current: PlatformSessionRef | undefined = where.kind === 'resume' ? where.session : undefined;
+    for (const attempt of attempts) {
+      if (signal.aborted) break;
+      const created: { session?: PlatformSessionRef } = {};
+      lastModel =
+        attempt.model?.key ?? (attempt.kind === 'resume' ? '(the session model)' : '(host default)');
+      try {
+        last = await adapter.runAttempt(attempt, {
+          mail,
+          prompt,
+          cwd: ws.cwd,
+          signal,
+          toolContext,
+          turn,
+          sessionCreated: async (s) => {
+            const session = {
+              platformSessionId: s.platformSessionId,
+              ...(s.locator ? { locator: s.locator } : {}),
+            };
+            created.session = session;
+            current = session;
+            platformSessionIds.add(s.platformSessionId);
+            const fingerprint = namingFingerprint(s.name);
+            await bindings.bind(mail.session_id, {
+              ...session,
+              ...(fingerprint === '' ? {} : { naming: { fingerprint } }),
+            });
+          },
+        });
+      } catch (err) {
+        last = { ok: false, cause: messageOf(err) };
+      }
+      if (last.ok || last.setupProblem === true) break;
+      emit({
+        type: 'attempt_failed',
+        mail_id: mailId,
+        index: attempt.index,
+        model: last.model || lastModel,
+        cause: last.cause ?? '',
+      });
+      // B-8: the next model gets a fresh session; the failed one is set aside and disposed.
+      if (!resumed && attempt.index < attempts.length - 1 && created.session) {
+        const failed = created.session;
+        current = undefined;
+        try {
+          await bindings.setAside(mail.session_id);
+          await adapter.disposeSession?.(failed);
+        } catch (err) {
+          emit({ type: 'attempt_not_discarded', mail_id: mailId, error: messageOf(err) });
+        }
+      }
+    }
+    if (!last) return fail('timeout', 'the turn was stopped before it started');
+    if (!last.ok) {
+      const kind: FailureKind = signal.aborted
+        ? 'timeout'
+        : last.setupProblem === true
+          ? 'bridge_setup'
+          : resumed
+            ? 'resume_failed'
+            : 'all_models_failed';
+      return fail(kind, last.cause || 'the host gave no reason');
+    }
+    const done = last;
+    const platformSessionId = done.platformSessionId || current?.platformSessionId || '';
+    const model = done.model || lastModel;
+
+    await syncName(done.sessionName);
+
+    // B-10: relay this turn's final text when the plan says so.
+    const decision = decideAutoRelay({
+      plan,
+      finalParts: done.finalParts ?? [],
+      explicitSendTargets: await input.explicitSends.targetsFor(turnId),
+      replyAddress: mail.reply_address,
+      platformSessionId,
+      lastEntryId: done.lastEntryId ?? '',
+      mailId,
     });
-    log.info(fields({ to: decision.to, relay_key: decision.relayKey, status: res.status }), 'relayed');
-    return {
-      ...base,
-      relay: { sent: true, mailId: res.mail_id, duplicate: res.status === 'duplicate_relay' },
-    };
-  } catch (err) {
-    log.error(fields({ err: messageOf(err) }), 'relay failed');
-    return { ...base, relay: { sent: false, reason: `relay failed: ${messageOf(err)}` } };
+    const base = { ok: true as const, model, platformSessionId };
+    if (!decision.send) {
+      emit({ type: 'relay_skipped', mail_id: mailId, reason: decision.reason });
+      return { ...base, relay: { sent: false, reason: decision.reason } };
+    }
+    const commit: CommitFn = input.commit ?? ((fn) => fn());
+    try {
+      const res = await commit(() =>
+        client.send({
+          to: decision.to,
+          subject: relaySubject(mail.subject, locale),
+          body: decision.body,
+          reply_to: mailId,
+          from_session_id: mail.session_id,
+          relay: 'summary',
+          relay_key: decision.relayKey,
+        }),
+      );
+      if (res === undefined) {
+        const reason = 'the turn was given up after its timeout: its answer is not relayed (B-7)';
+        emit({ type: 'relay_skipped', mail_id: mailId, reason });
+        return { ...base, relay: { sent: false, reason } };
+      }
+      const duplicate = res.status === 'duplicate_relay';
+      emit({ type: 'relayed', mail_id: mailId, to: decision.to, relay_key: decision.relayKey, duplicate });
+      return { ...base, relay: { sent: true, mailId: res.mail_id, duplicate } };
+    } catch (err) {
+      emit({ type: 'relay_failed', mail_id: mailId, error: messageOf(err) });
+      return { ...base, relay: { sent: false, reason: `relay failed: ${messageOf(err)}` } };
+    }
   }
 
   /**
-   * B-11: the platform's session name → the Gateway session's title and alias. The fingerprint is
+   * B-11: the host's session name → the Gateway session's title and alias. The fingerprint is
    * stored before the request (so a lost answer or our own echo never loops); the final alias
-   * after it. Never fails the turn.
+   * after it. Adopted sessions are not synced. Never fails the turn.
    */
-  async function syncName(): Promise<void> {
-    const naming = platform.namingState;
-    if (!naming) return;
-    const state = adopted ? undefined : await naming.read().catch(() => undefined);
-    const d = decideNamingSync({
-      adopted,
-      platformName: done.sessionName,
-      state,
-      agentName: input.agentName,
-    });
+  async function syncName(sessionName: string | undefined): Promise<void> {
+    const state = adopted ? undefined : (await bindings.get(mail.session_id).catch(() => undefined))?.naming;
+    const d = decideNamingSync({ adopted, platformName: sessionName, state, agentName: input.agentName });
     if (!d.sync) {
-      if (d.reason !== 'unnamed') log.info(fields({ reason: d.reason }), 'naming sync skipped');
+      if (d.reason !== 'unnamed') emit({ type: 'naming_sync_skipped', mail_id: mailId, reason: d.reason });
       return;
     }
     try {
-      await naming.write({ ...state, fingerprint: d.fingerprint });
+      await bindings.setNaming(mail.session_id, { ...state, fingerprint: d.fingerprint });
       const res = await client.sessionSync(mail.session_id, d.request);
-      await naming.write(namingStateAfterSync(d.fingerprint, res));
-      log.info(fields({ alias: res.alias, title: res.title }), 'naming synced');
+      await bindings.setNaming(mail.session_id, namingStateAfterSync(d.fingerprint, res));
+      emit({ type: 'naming_synced', mail_id: mailId, alias: res.alias, title: res.title });
     } catch (err) {
-      log.warn(fields({ err: messageOf(err) }), 'naming sync failed');
+      emit({ type: 'naming_sync_failed', mail_id: mailId, error: messageOf(err) });
     }
   }
 }

@@ -9,8 +9,8 @@ import { denialText, type PermissionDecision } from '../pending-permissions.js';
 import { classifyPermissionFailure, isDuplicateRelay } from '../permission-failure.js';
 import { decideToolCall, type Platform } from '../permission-mode.js';
 import type { Locale } from '../texts/index.js';
+import type { EmitEvent } from './events.js';
 import type { GrantStore } from './grant-store.js';
-import type { BridgeLogger } from './logger.js';
 
 /** One tool call the platform's seam saw. */
 export interface GuardedCall {
@@ -47,7 +47,8 @@ export interface PermissionFlowOptions {
   /** A person looks at the platform's own UI (P-5 yield is possible). */
   hasLocalUi: boolean;
   locale: Locale;
-  log: BridgeLogger;
+  /** Where the flow's events go (`permission_refused`, `permission_asked`, `permission_decided`, …). @default dropped */
+  emit?: EmitEvent;
 }
 
 /**
@@ -81,7 +82,8 @@ export async function decideGuardedCall(
   options: PermissionFlowOptions,
   signal?: AbortSignal,
 ): Promise<PermissionOutcome> {
-  const { locale, log } = options;
+  const { locale } = options;
+  const emit: EmitEvent = options.emit ?? (() => undefined);
   const toolName = call.toolName;
   const sessionId = options.sessionId();
   const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
@@ -95,13 +97,13 @@ export async function decideGuardedCall(
   });
   if (decision.decision === 'allow') return { allow: true };
   if (decision.decision === 'deny') {
-    log.info({ tool: toolName, mode: String(options.mode()) }, 'tool refused by permission mode');
+    emit({ type: 'permission_refused', tool: toolName, mode: String(options.mode()) });
     return { allow: false, reason: decision.reason ?? '' };
   }
 
   const failed = (err: unknown): PermissionOutcome => {
     const f = classifyPermissionFailure(err, { hasLocalUi: options.hasLocalUi, locale });
-    log.warn({ tool: toolName, decision: f.decision, reason: f.reason }, 'permission request failed');
+    emit({ type: 'permission_failed', tool: toolName, outcome: f.decision, reason: f.reason });
     if (f.decision === 'allow') return { allow: true };
     return f.decision === 'yield' ? { allow: 'local', reason: f.reason } : { allow: false, reason: f.reason };
   };
@@ -120,23 +122,29 @@ export async function decideGuardedCall(
   try {
     const res = await options.client().permissionRequest(request, signal ? { signal } : {});
     if (isDuplicateRelay(res)) throw res;
-    log.info(
-      { tool: toolName, relay_key: request.relay_key, request_id: res.request_id },
-      'permission requested',
-    );
+    emit({
+      type: 'permission_asked',
+      tool: toolName,
+      relay_key: request.relay_key,
+      request_id: res.request_id,
+      kind: 'approval',
+    });
   } catch (err) {
     return failed(err);
   }
 
   const d = await options.waitForDecision(request.relay_key, signal);
-  log.info(
-    { tool: toolName, relay_key: request.relay_key, decision: d.decision, source: d.source },
-    'permission decided',
-  );
+  emit({
+    type: 'permission_decided',
+    tool: toolName,
+    relay_key: request.relay_key,
+    decision: d.decision,
+    source: d.source,
+  });
   if (d.decision === 'approve_once' || d.decision === 'approve_always') {
     if (d.decision === 'approve_always')
       await options.grants.record(sessionId, toolName, d.decision).catch((err: unknown) => {
-        log.warn({ tool: toolName, err: String(err) }, 'could not store the "always" grant');
+        emit({ type: 'grant_not_stored', tool: toolName, error: String(err) });
       });
     return d.decision === 'approve_always' ? { allow: true, always: true } : { allow: true };
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { BRIDGE_LOCK_STALE_MS } from '../../src/bridge/bridge-lock.js';
 import { type BridgeHost, BridgeRuntime } from '../../src/bridge/bridge-runtime.js';
-import { recordingLog } from '../support/bridge-fixtures.js';
+import { recordingBus } from '../support/bridge-fixtures.js';
 import { type FakeGateway, fakeGateway } from '../support/fake-gateway.js';
 
 // SPEC G-22 in BridgeRuntime: with `lockDir`, a second runtime of the same agent and directory is a
@@ -55,7 +55,7 @@ const host: BridgeHost = {
 };
 
 function runtime(gw: FakeGateway, lockDir: string) {
-  const log = recordingLog();
+  const log = recordingBus();
   const rt = new BridgeRuntime(
     {
       gatewayUrl: gw.url,
@@ -86,23 +86,23 @@ it('G-22: the second runtime waits as a standby (one line, no Gateway calls) and
   const gw = await gateway();
   const a = runtime(gw, dir);
   await a.rt.start();
-  expect(a.log.lines.map((l) => l.msg)).toContain('bridge lock taken');
+  expect(a.log.events.map((l) => l.type)).toContain('lock_taken');
 
   const b = runtime(gw, dir);
   const bStarted = b.rt.start();
-  await b.log.wait((l) => l.msg.startsWith('standby:'));
+  await b.log.wait((l) => l.type === 'standby');
   const callsBefore = gw.requests.length;
   expect(registers(gw)).toBe(1);
 
   const stoppedAt = Date.now();
   await a.rt.stop();
   await bStarted;
-  const taken = b.log.lines.find((l) => l.msg === 'bridge lock taken over: this process is now the bridge');
+  const taken = b.log.events.find((l) => l.type === 'lock_taken' && l.takeover);
   // Handed over by stop() (released), not by staleness (BRIDGE_LOCK_STALE_MS).
   const handoverMs = Date.now() - stoppedAt;
-  expect(taken?.obj.waited_ms).toEqual(expect.any(Number));
+  expect(taken).toMatchObject({ waited_ms: expect.any(Number) });
   expect(handoverMs).toBeLessThan(BRIDGE_LOCK_STALE_MS / 3);
-  expect(b.log.lines.filter((l) => l.msg.startsWith('standby:'))).toHaveLength(1);
+  expect(b.log.events.filter((l) => l.type === 'standby')).toHaveLength(1);
   // Nothing from the standby before the handover: the next calls are b's register etc.
   expect(gw.requests.slice(callsBefore).map((r) => r.path)[0]).toBe('/api/v1/agent/register');
   expect(registers(gw)).toBe(2);
@@ -116,7 +116,7 @@ it('stop() of a standby ends its wait: start() resolves without touching the Gat
   await a.rt.start();
   const b = runtime(gw, dir);
   const bStarted = b.rt.start();
-  await b.log.wait((l) => l.msg.startsWith('standby:'));
+  await b.log.wait((l) => l.type === 'standby');
   await b.rt.stop();
   await bStarted;
   expect(registers(gw)).toBe(1);

@@ -11,8 +11,9 @@ import {
 import type { MailTurnReport } from '../../src/bridge/turn-report.js';
 import { failureRelayKey } from '../../src/relay-key.js';
 import { formatText } from '../../src/texts/index.js';
-import { deferred, frame, kicker, newMail, recordingLog, until } from '../support/bridge-fixtures.js';
-import { type FakeGateway, fakeGateway, summary } from '../support/fake-gateway.js';
+import { agentGateway, type Gw } from '../support/agent-gateway.js';
+import { deferred, frame, kicker, newMail, recordingBus, until } from '../support/bridge-fixtures.js';
+import { type FakeGateway, summary } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server with a real SSE stream (support/fake-gateway); the
 // host is a scripted BridgeHost recording every call.
@@ -22,72 +23,10 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-interface Gw extends FakeGateway {
-  /** Write frames to the open stream (waits for it to open). */
-  push(...frames: string[]): Promise<void>;
-  /** End the open stream (a Gateway restart, as the bridge sees it). */
-  drop(): void;
-  /** Event streams opened so far. */
-  opens(): number;
-}
-
 async function gateway(inbox: MailSummary[] = []): Promise<Gw> {
-  const gw = await fakeGateway();
+  const gw = await agentGateway(inbox);
   cleanup.push(() => gw.close());
-  let stream: ServerResponse | undefined;
-  const opened = kicker();
-  gw.on('POST', '/api/v1/agent/register', () => ({
-    json: { name: 'pi', platform: 'pi', created: true, heartbeat_interval_ms: 30_000 },
-  }));
-  gw.on('POST', '/api/v1/agent/heartbeat', () => ({
-    json: {
-      status: 'ok',
-      server_time: new Date().toISOString(),
-      allowed_models: ['p/a'],
-      unknown_fields: [],
-      heartbeat_interval_ms: 30_000,
-    },
-  }));
-  gw.on('GET', '/api/v1/mail/inbox', () => ({
-    json: { mails: inbox, unread_count: inbox.length, has_more: false },
-  }));
-  gw.on('GET', '/api/v1/agent/mail/:id', (req) => ({
-    json: {
-      mail: { ...summary(req.path.split('/').pop() ?? ''), body: 'b', participants: [], parent_from: '' },
-    },
-  }));
-  gw.on('POST', '/api/v1/mail/send', () => ({
-    json: {
-      status: 'sent',
-      mail_id: 'm_f',
-      session_id: 's1',
-      session_alias: 'a',
-      address: 'x',
-      rounds_left: null,
-    },
-  }));
-  gw.on('POST', '/api/v1/mail/read', (req) => ({
-    json: { updated: ((req.json as { ids?: string[] }).ids ?? []).length },
-  }));
-  let opens = 0;
-  gw.on('GET', '/api/v1/events', () => (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.flushHeaders();
-    stream = res;
-    opens++;
-    opened.kick();
-  });
-  return Object.assign(gw, {
-    push: async (...frames: string[]) => {
-      await until(() => stream !== undefined, opened);
-      stream?.write(frames.join(''));
-    },
-    drop: () => {
-      stream?.end();
-      stream = undefined;
-    },
-    opens: () => opens,
-  });
+  return gw;
 }
 
 const ok: MailTurnReport = {
@@ -124,7 +63,7 @@ function host(run: (r: MailRun) => Promise<MailTurnReport> = async () => ok) {
 }
 
 function runtime(gw: FakeGateway, h: BridgeHost, over: Partial<BridgeRuntimeConfig> = {}) {
-  const log = recordingLog();
+  const log = recordingBus();
   const rt = new BridgeRuntime(
     {
       gatewayUrl: gw.url,
@@ -186,9 +125,9 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
     await gw.push(mailFrame(1, newMail('m_dup')), mailFrame(2, newMail('m_dup')));
     await started;
     await gw.push(mailFrame(3, newMail('m_sentinel')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_sentinel');
     expect(h.runs.map((r) => r.mail.mail_id)).toEqual(['m_dup', 'm_sentinel']);
-    expect(log.lines.some((l) => l.msg === 'duplicate new_mail ignored')).toBe(true);
+    expect(log.events.some((l) => l.type === 'mail_duplicate')).toBe(true);
   });
 
   it('a handled mail is marked read, so a restart does not deliver it again (B-20)', async () => {
@@ -197,7 +136,7 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
     const { rt, log } = runtime(gw, h);
     await rt.start();
     await gw.push(mailFrame(1, newMail('m_done')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_done');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_done');
     expect(markedRead(gw)).toEqual(['m_done']);
   });
 
@@ -212,7 +151,7 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
     const { rt, log } = runtime(gw, h);
     await rt.start();
     await gw.push(mailFrame(1, newMail('m_lost')));
-    await log.wait((l) => l.msg === 'turn failed' && l.obj.mail_id === 'm_lost');
+    await log.wait((l) => l.type === 'turn_failed' && l.mail_id === 'm_lost');
     expect(markedRead(gw)).toEqual([]);
   });
 
@@ -249,18 +188,16 @@ describe('BridgeRuntime: stream reopened without a cursor (B-20, G-22)', () => {
     expect(inboxCalls(gw), 'the start pass only').toBe(1);
     inbox.push(summary('m_gap')); // created while the Gateway restarts
     gw.drop();
-    await log.wait((l) => l.msg === 'sse open' && l.obj.connection === 2);
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_gap');
-    const reopened = await log.wait(
-      (l) => l.msg === 'catch-up done' && l.obj.trigger === 'stream reopened without cursor',
-    );
-    expect(reopened.obj.delivered).toEqual(['m_gap']);
+    await log.wait((l) => l.type === 'stream_open' && l.connection === 2);
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_gap');
+    const reopened = await log.wait((l) => l.type === 'catch_up_done' && l.trigger === 'stream_reopened');
+    expect(reopened).toMatchObject({ delivered: ['m_gap'] });
     expect(
       gw.requests.filter((r) => r.path === '/api/v1/events').map((r) => r.headers['last-event-id']),
     ).toEqual([undefined, undefined]);
     // A sentinel on the new stream proves the runtime is past any second delivery of m_gap.
     await gw.push(mailFrame(1, newMail('m_sentinel')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_sentinel');
     expect(runsOf(h, 'm_gap').map((r) => r.backlog)).toEqual([true]);
     expect(inboxCalls(gw)).toBe(2);
   });
@@ -285,14 +222,12 @@ describe('BridgeRuntime: stream reopened without a cursor (B-20, G-22)', () => {
     inbox.push(summary('m_both'));
     gw.drop();
     await gw.push(mailFrame(1, newMail('m_both')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_both');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_both');
     await secondListing.promise;
     listing.resolve();
-    const reopened = await log.wait(
-      (l) => l.msg === 'catch-up done' && l.obj.trigger === 'stream reopened without cursor',
-    );
-    expect(reopened.obj.delivered).toEqual([]);
-    expect(reopened.obj.skipped).toEqual([{ id: 'm_both', reason: 'seen' }]);
+    const reopened = await log.wait((l) => l.type === 'catch_up_done' && l.trigger === 'stream_reopened');
+    expect(reopened).toMatchObject({ delivered: [] });
+    expect(reopened).toMatchObject({ skipped: [{ id: 'm_both', reason: 'seen' }] });
     expect(runsOf(h, 'm_both').map((r) => r.backlog)).toEqual([false]);
   });
 
@@ -302,12 +237,12 @@ describe('BridgeRuntime: stream reopened without a cursor (B-20, G-22)', () => {
     const { rt, log } = runtime(gw, h, immediate);
     await rt.start();
     await gw.push(mailFrame(7, newMail('m1')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm1');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm1');
     gw.drop();
-    await log.wait((l) => l.msg === 'sse open' && l.obj.connection === 2);
+    await log.wait((l) => l.type === 'stream_open' && l.connection === 2);
     expect(gw.requests.filter((r) => r.path === '/api/v1/events')[1]?.headers['last-event-id']).toBe('7');
     await gw.push(mailFrame(8, newMail('m_sentinel')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_sentinel');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_sentinel');
     expect(inboxCalls(gw)).toBe(1);
   });
 });
@@ -335,7 +270,7 @@ describe('BridgeRuntime: queue (B-13)', () => {
       'b1',
     ]);
     gates.get('b1')?.resolve();
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'b1');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'b1');
     expect(h.runs).toHaveLength(2);
     gates.get('a1')?.resolve();
     await until(() => h.runs.length === 3, h.changed);
@@ -357,7 +292,7 @@ describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
     const { rt, log } = runtime(gw, h, { turnTimeoutMs: 100, stopGraceMs: 50 });
     await rt.start();
     await gw.push(mailFrame(1, newMail('m_slow')));
-    await log.wait((l) => l.msg === 'failure mail sent');
+    await log.wait((l) => l.type === 'failure_mail_sent');
     expect(reasons).toEqual(['timeout']);
     const [fm] = sends(gw);
     expect(fm?.relay_key).toBe(failureRelayKey('m_slow'));
@@ -373,7 +308,7 @@ describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
     const { rt, log } = runtime(gw, h);
     await rt.start();
     await gw.push(mailFrame(1, newMail('m1')));
-    await log.wait((l) => l.msg === 'turn done');
+    await log.wait((l) => l.type === 'turn_done');
     expect(h.runs.map((r) => r.attempt)).toEqual([1, 2, 3]);
     expect(sends(gw)).toEqual([]);
   });
@@ -386,7 +321,7 @@ describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
     const { rt, log } = runtime(gw, h);
     await rt.start();
     await gw.push(mailFrame(1, newMail('m1')));
-    await log.wait((l) => l.msg === 'failure mail sent');
+    await log.wait((l) => l.type === 'failure_mail_sent');
     expect(h.runs.map((r) => r.attempt)).toEqual([1, 2, 3]);
     const [fm] = sends(gw);
     expect(fm?.body).toContain('worker died 3');
@@ -401,7 +336,7 @@ describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
     const { rt, log } = runtime(gw, h);
     await rt.start();
     await gw.push(mailFrame(1, newMail('m1')));
-    await log.wait((l) => l.msg === 'failure mail sent');
+    await log.wait((l) => l.type === 'failure_mail_sent');
     expect(h.runs).toHaveLength(1);
   });
 });
@@ -426,7 +361,7 @@ describe('BridgeRuntime: stop (B-15) and reconnect (B-18)', () => {
     await rt.stop();
     expect(reasons).toEqual(['shutdown']);
     expect(h.events).toContain('shutdown');
-    await log.wait((l) => l.msg.startsWith('turn stopped by shutdown'));
+    await log.wait((l) => l.type === 'turn_interrupted');
     expect(sends(gw)).toEqual([]);
     expect(markedRead(gw), 'an interrupted mail stays unread for the next catch-up').toEqual([]);
     expect(h.runs).toHaveLength(1);
@@ -442,7 +377,7 @@ describe('BridgeRuntime: stop (B-15) and reconnect (B-18)', () => {
     expect(rt.client.baseUrl).toBe(gw2.url);
     expect(h.events).toContain(`reconnect ${gw2.url}`);
     await gw2.push(mailFrame(1, newMail('m_new')));
-    await log.wait((l) => l.msg === 'turn done' && l.obj.mail_id === 'm_new');
+    await log.wait((l) => l.type === 'turn_done' && l.mail_id === 'm_new');
     const ev = gw2.requests.find((r) => r.path === '/api/v1/events');
     expect(ev?.headers.authorization).toBe('Bearer k2');
     expect(ev?.headers['last-event-id'], 'the cursor is dropped for another Gateway').toBeUndefined();

@@ -9,7 +9,7 @@ import {
 import { GatewayClient } from '../../src/client/gateway-client.js';
 import { PendingPermissions } from '../../src/pending-permissions.js';
 import { formatText } from '../../src/texts/index.js';
-import { recordingLog } from '../support/bridge-fixtures.js';
+import { recordingBus } from '../support/bridge-fixtures.js';
 import { type FakeGateway, fakeGateway, type Reply } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server (support/fake-gateway); decisions arrive through a
@@ -59,7 +59,7 @@ function setup(
     waitForDecision: (key, signal) => pending.wait(key, signal ? { signal } : {}),
     hasLocalUi: false,
     locale: 'en',
-    log: recordingLog(),
+    emit: recordingBus().emitFn,
     ...over,
   };
   return { options, grants };
@@ -210,11 +210,11 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
   });
 
   it('an aborted wait denies (the turn was stopped)', async () => {
-    const log = recordingLog();
-    const { options } = setup({ log });
+    const log = recordingBus();
+    const { options } = setup({ emit: log.emitFn });
     const ac = new AbortController();
     const o = decideGuardedCall(call, options, ac.signal);
-    await log.wait((l) => l.msg === 'permission requested');
+    await log.wait((l) => l.type === 'permission_asked');
     ac.abort();
     expect(await o).toEqual({
       allow: false,

@@ -3,6 +3,7 @@
  * event, a recording logger, SSE frames and a waiter that resolves on an event (no sleeps).
  */
 import type { NewMailEvent } from '@agentmail/protocol';
+import { type BridgeEvent, BridgeEventBus, type EmitEvent } from '../../src/bridge/events.js';
 import type { BridgeLogger } from '../../src/bridge/logger.js';
 
 export function newMail(id: string, over: Partial<NewMailEvent> = {}): NewMailEvent {
@@ -111,4 +112,38 @@ export function kicker(): { on(cb: () => void): void; kick(): void } {
       for (const cb of now) cb();
     },
   };
+}
+
+/** A bus that records every event; `wait(pred)` resolves once such an event was emitted (no sleeps). */
+export function recordingBus(): BridgeEventBus & {
+  events: BridgeEvent[];
+  wait(pred: (e: BridgeEvent) => boolean, timeoutMs?: number): Promise<BridgeEvent>;
+  emitFn: EmitEvent;
+} {
+  const events: BridgeEvent[] = [];
+  const bus = new BridgeEventBus();
+  const waiters: Array<() => void> = [];
+  bus.subscribe((e) => {
+    events.push(e);
+    for (const w of waiters.splice(0)) w();
+  });
+  return Object.assign(bus, {
+    events,
+    emitFn: ((e: BridgeEvent) => bus.emit(e)) as EmitEvent,
+    wait: (pred: (e: BridgeEvent) => boolean, timeoutMs = 5_000) =>
+      new Promise<BridgeEvent>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no matching event; got ${events.map((e) => e.type).join(' | ')}`)),
+          timeoutMs,
+        );
+        const check = (): void => {
+          const hit = events.find(pred);
+          if (hit) {
+            clearTimeout(timer);
+            resolve(hit);
+          } else waiters.push(check);
+        };
+        check();
+      }),
+  });
 }

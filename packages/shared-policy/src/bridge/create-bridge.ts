@@ -1,0 +1,315 @@
+/**
+ * `createBridge`: the bridge kit's entry point (docs/BRIDGE-CONTRACT.md). A bridge gives its
+ * platform, its settings and an adapter for its host; the kit runs everything else.
+ */
+import { join } from 'node:path';
+import {
+  HEARTBEAT_MAX_MODELS,
+  HEARTBEAT_MAX_SESSIONS,
+  type PermissionDecisionEvent,
+} from '@agentmail/protocol';
+import { type GatewayClient, isPermanent } from '../client/gateway-client.js';
+import type { SseSleep } from '../client/sse-client.js';
+import { PendingPermissions } from '../pending-permissions.js';
+import type { Platform } from '../permission-mode.js';
+import { resolveLocale } from '../texts/index.js';
+import type { HostSnapshot, TurnAdapter } from './adapter.js';
+import type { BridgeConfig } from './bridge-config.js';
+import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-runtime.js';
+import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
+import { ExplicitSendRecord } from './explicit-sends.js';
+import { GrantStore } from './grant-store.js';
+import { logBridgeEvents } from './log-events.js';
+import type { BridgeLogger } from './logger.js';
+import { SessionBindings } from './session-bindings.js';
+import type { TurnGate } from './turn-gate.js';
+import { runTurnJob, type TurnJob } from './turn-job.js';
+import { type ActiveTurn, TurnRegistry } from './turn-registry.js';
+import type { MailTurnReport } from './turn-report.js';
+
+/** First wait after a failed start, in ms; doubles up to {@link START_RETRY_MAX_MS}. @default 1_000 */
+export const START_RETRY_INITIAL_MS = 1_000;
+/** Longest wait between start attempts, in ms. @default 30_000 */
+export const START_RETRY_MAX_MS = 30_000;
+
+/** What a delegated turn gets besides its job (see {@link BridgeAdapter.runTurn}). */
+export interface DelegatedTurn {
+  /** Aborted on timeout (`'timeout'`) or shutdown (`'shutdown'`): stop the turn's process. */
+  signal: AbortSignal;
+  /** The relay's commit gate: forward the child's commit requests here (one outcome per mail). */
+  gate: TurnGate;
+  /** Re-emit the child's events on the bridge's bus. */
+  emit: EmitEvent;
+}
+
+/**
+ * What a bridge implements for its host (docs/BRIDGE-CONTRACT.md). Exactly one of `turns` (the
+ * kit runs each turn in this process) and `runTurn` (the bridge runs it elsewhere, e.g. a child
+ * process that calls `runTurnJob`).
+ */
+export interface BridgeAdapter {
+  /** The host's heartbeat facts (G-25, P-8). A throw fails that heartbeat (the next one retries). */
+  snapshot(): Promise<HostSnapshot>;
+  /** In-process turns: open sessions and run attempts. */
+  turns?: TurnAdapter;
+  /**
+   * Delegated turns (B-12): run `job` elsewhere and return its report. Throw `TurnLostError` when
+   * the turn's process died before reporting (redelivered, B-14).
+   */
+  runTurn?(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport>;
+  /** A `permission_decision` event (G-21) — delegated bridges forward it to their turn processes. */
+  onDecision?(event: PermissionDecisionEvent): void;
+  /** After connect_to_server switched Gateway (B-18). */
+  onReconnect?(url: string, key: string): void;
+  /** Shutdown: turns are aborted and pending asks denied; stop the host's processes (B-15). */
+  stop?(): Promise<void> | void;
+  /** The bridge lock was lost (the process was frozen past its staleness); the bridge has stopped. */
+  onLockLost?(): void;
+}
+
+/** Options of {@link createBridge}. */
+export interface CreateBridgeOptions {
+  platform: Platform;
+  /** Bridge version for register and heartbeat, e.g. `agentmail-bridge-pi/0.1.0`. */
+  version: string;
+  /** From `readBridgeConfig` (or the bridge's own reader on top of it). */
+  config: BridgeConfig;
+  adapter: BridgeAdapter;
+  /** When given, every event is logged (one JSON line each, `event: <type>`). */
+  log?: BridgeLogger;
+  /**
+   * A start that failed permanently (a 4xx: wrong key, a name the key is not bound to) throws
+   * from `start()` (`'throw'`, a daemon exits with a clear line) or keeps retrying (`'retry'`, a
+   * plugin that cannot exit its host). Transient failures (Gateway not up yet) are always retried.
+   * @default 'throw'
+   */
+  onPermanentStartError?: 'throw' | 'retry';
+  /** Take the bridge lock in the data directory (one bridge per agent, G-22). @default true */
+  lock?: boolean;
+  /** Timing overrides (tests). */
+  timing?: {
+    stopGraceMs?: number;
+    firstSseOpenWaitMs?: number;
+    redeliveryBackoffMs?: readonly number[];
+    sseSleep?: SseSleep;
+    lockStaleMs?: number;
+    lockRetryMs?: number;
+    startRetryInitialMs?: number;
+  };
+}
+
+/** A running bridge (see {@link createBridge}). */
+export interface Bridge {
+  /** Every lifecycle event (subscribe / next); logging is one subscriber. */
+  readonly events: BridgeEventBus<BridgeEvent>;
+  readonly config: BridgeConfig;
+  /** The live Gateway client (B-18 may switch it). */
+  readonly client: GatewayClient;
+  /** Running mail turns: a host hook finds the turn of its session here (a person's session has none). */
+  readonly turns: TurnRegistry;
+  /** "Always" grants of this bridge (P-4), `<dataDir>/grants.json`. */
+  readonly grants: GrantStore;
+  readonly bindings: SessionBindings;
+  /** Permission waits of in-process turns (woken by `permission_decision`, closed on stop). */
+  readonly pending: PendingPermissions;
+  /** Aborted once the bridge stops. */
+  readonly stopSignal: AbortSignal;
+  /** The admin's model selection from the last heartbeat (G-27). */
+  readonly allowedModels: readonly string[];
+  /**
+   * Connect (B-1, B-20): take the bridge lock (standby until then), register, heartbeat, event
+   * stream, start catch-up; resolves at `ready` (or when stopped). A Gateway that is not up yet
+   * is retried with backoff (1 s doubling to 30 s, event `start_failed`).
+   * @throws the Gateway client's error for a permanent failure when `onPermanentStartError` is `'throw'`.
+   */
+  start(): Promise<void>;
+  /** Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`, release the lock. */
+  stop(): Promise<void>;
+  /** B-18: switch Gateway (connect_to_server already probed the new one). */
+  reconnect(url: string, key: string): void;
+  /** A turn's context for a mail-tool call from a session without a running mail turn (a person's own). */
+  standaloneToolContext(): ActiveTurn['toolContext'];
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Create a bridge: the kit's whole runtime over one host adapter (docs/BRIDGE-CONTRACT.md,
+ * SPEC §6). It owns settings and the data directory, the bridge lock, register/heartbeat/SSE/
+ * catch-up, start-retry with backoff, de-duplication, the per-session queue, timeouts,
+ * redelivery, shutdown, the session bindings (Gateway session ↔ platform session, naming
+ * baseline, set-aside attempts), the heartbeat snapshot's G-37 own-session filter and clamping,
+ * the turn input, the model order, failure mails, the relay (exactly once, also without a host
+ * entry id), naming sync and the permission flow of every turn.
+ *
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` when the adapter has neither or both of `turns` and `runTurn`.
+ * @example
+ * const bridge = createBridge({ platform: 'opencode', version, config, adapter, log: pino() });
+ * bridge.events.subscribe((e) => { if (e.type === 'ready') announce(); });
+ * await bridge.start();
+ */
+export function createBridge(options: CreateBridgeOptions): Bridge {
+  const { config, adapter, platform } = options;
+  if ((adapter.turns === undefined) === (adapter.runTurn === undefined))
+    throw new Error(
+      'createBridge: give the adapter exactly one of `turns` (in-process) and `runTurn` (delegated)',
+    );
+  const events = new BridgeEventBus<BridgeEvent>();
+  if (options.log) logBridgeEvents(events, options.log);
+  const emit: EmitEvent = (e) => events.emit(e);
+  const stopping = new AbortController();
+  const bindings = new SessionBindings(config.dataDir);
+  const grants = new GrantStore({ file: join(config.dataDir, 'grants.json') });
+  const explicitSends = new ExplicitSendRecord();
+  const registry = new TurnRegistry();
+  const pending = new PendingPermissions({
+    signal: stopping.signal,
+    onUnclaimed: (info) => emit({ type: 'decision_unclaimed', ...info }),
+  });
+  const timing = options.timing ?? {};
+
+  const heartbeat = async (): Promise<HeartbeatSnapshot> => {
+    const snap = await adapter.snapshot();
+    let sessions = snap.sessions;
+    if (sessions !== undefined) {
+      // G-37: only sessions a person opened are offered for adoption, never the bridge's own.
+      const own = await bindings.ownPlatformSessionIds();
+      sessions = sessions.filter((s) => !own.has(s.platform_id)).slice(0, HEARTBEAT_MAX_SESSIONS);
+    }
+    return {
+      mode_enforcement: snap.mode_enforcement,
+      ...(snap.mode_enforcement_reason ? { mode_enforcement_reason: snap.mode_enforcement_reason } : {}),
+      ...(sessions === undefined ? {} : { sessions }),
+      ...(snap.models === undefined ? {} : { models: snap.models.slice(0, HEARTBEAT_MAX_MODELS) }),
+    };
+  };
+
+  const jobOf = (run: MailRun): TurnJob => ({
+    mail: run.mail,
+    backlog: run.backlog,
+    attempt: run.attempt,
+    platform,
+    agentName: config.agentName,
+    allowedModels: [...run.allowedModels],
+    hostDefault: config.hostDefault,
+    gatewayUrl: run.client.baseUrl,
+    agentKey: run.client.key,
+    dataDir: config.dataDir,
+    locale: config.locale,
+    turnTimeoutMs: run.turnTimeoutMs,
+  });
+
+  const runtime: BridgeRuntime = new BridgeRuntime(
+    {
+      gatewayUrl: config.gatewayUrl,
+      agentKey: config.agentKey,
+      agentName: config.agentName,
+      platform,
+      version: options.version,
+      concurrency: config.concurrency,
+      heartbeatMs: config.heartbeatMs,
+      turnTimeoutMs: config.turnTimeoutMs,
+      locale: config.locale,
+      ...(options.lock === false ? {} : { lockDir: config.dataDir }),
+      ...(timing.stopGraceMs === undefined ? {} : { stopGraceMs: timing.stopGraceMs }),
+      ...(timing.firstSseOpenWaitMs === undefined ? {} : { firstSseOpenWaitMs: timing.firstSseOpenWaitMs }),
+      ...(timing.redeliveryBackoffMs === undefined
+        ? {}
+        : { redeliveryBackoffMs: timing.redeliveryBackoffMs }),
+      ...(timing.sseSleep === undefined ? {} : { sseSleep: timing.sseSleep }),
+      ...(timing.lockStaleMs === undefined ? {} : { lockStaleMs: timing.lockStaleMs }),
+      ...(timing.lockRetryMs === undefined ? {} : { lockRetryMs: timing.lockRetryMs }),
+    },
+    {
+      heartbeat,
+      runMail: async (run) => {
+        const job = jobOf(run);
+        if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
+        return runTurnJob(job, adapter.turns as TurnAdapter, {
+          pending,
+          signal: run.signal,
+          emit,
+          commit: (fn) => run.gate.commit(fn),
+          registry,
+          explicitSends,
+          grants,
+          bindings,
+          onReconnect: (url, key) => runtime.reconnect(url, key),
+        });
+      },
+      onPermissionDecision: (event) => {
+        pending.resolve(event);
+        adapter.onDecision?.(event);
+      },
+      onReconnect: (url, key) => adapter.onReconnect?.(url, key),
+      onShutdown: async () => {
+        pending.close();
+        await adapter.stop?.();
+      },
+      onLockLost: () => adapter.onLockLost?.(),
+    },
+    events,
+  );
+
+  let started: Promise<void> | undefined;
+  const bridge: Bridge = {
+    events,
+    config,
+    get client() {
+      return runtime.client;
+    },
+    turns: registry,
+    grants,
+    bindings,
+    pending,
+    stopSignal: stopping.signal,
+    get allowedModels() {
+      return runtime.allowedModels;
+    },
+    start() {
+      started ??= (async () => {
+        let delayMs = timing.startRetryInitialMs ?? START_RETRY_INITIAL_MS;
+        while (!stopping.signal.aborted) {
+          try {
+            await runtime.start();
+            return;
+          } catch (err) {
+            if (stopping.signal.aborted) return;
+            const permanent = isPermanent(err);
+            emit({ type: 'start_failed', error: messageOf(err), permanent, retry_ms: delayMs });
+            if (permanent && (options.onPermanentStartError ?? 'throw') === 'throw') throw err;
+            await sleep(delayMs, stopping.signal);
+            delayMs = Math.min(delayMs * 2, START_RETRY_MAX_MS);
+          }
+        }
+      })();
+      return started;
+    },
+    async stop() {
+      if (stopping.signal.aborted) return;
+      stopping.abort('shutdown');
+      await runtime.stop();
+    },
+    reconnect: (url, key) => runtime.reconnect(url, key),
+    standaloneToolContext: () => ({
+      client: runtime.client,
+      identity: { name: config.agentName, platform },
+      locale: resolveLocale(config.locale),
+      reconnect: ({ url, key }) => runtime.reconnect(url, key),
+    }),
+  };
+  return bridge;
+}

@@ -1,0 +1,286 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NewMailEvent } from '@agentmail/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BridgeConfig } from '../../src/bridge/bridge-config.js';
+import { type Bridge, createBridge } from '../../src/bridge/create-bridge.js';
+import type { BridgeEvent } from '../../src/bridge/events.js';
+import { autoRelayKey, failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
+import { formatText } from '../../src/texts/index.js';
+import { agentGateway, type Gw } from '../support/agent-gateway.js';
+import { deferred, frame, newMail } from '../support/bridge-fixtures.js';
+import { ReferenceHost, type ReferenceHostOptions } from '../support/reference-host.js';
+
+// The kit end to end over a real loopback HTTP + SSE stand-in Gateway (support/agent-gateway) and
+// the reference adapter (support/reference-host, the worked example of docs/BRIDGE-CONTRACT.md).
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+async function setup(hostOptions: ReferenceHostOptions = {}, over: Partial<BridgeConfig> = {}, gwReady?: Gw) {
+  const gw = gwReady ?? (await agentGateway());
+  cleanup.push(() => gw.close());
+  gw.on('POST', '/api/v1/agent/heartbeat', () => ({
+    json: {
+      status: 'ok',
+      server_time: new Date().toISOString(),
+      allowed_models: ['ref/good'],
+      unknown_fields: [],
+      heartbeat_interval_ms: 30_000,
+    },
+  }));
+  const dataDir = await mkdtemp(join(tmpdir(), 'am-kit-'));
+  cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+  const host = new ReferenceHost(hostOptions);
+  const config: BridgeConfig = {
+    gatewayUrl: gw.url,
+    agentName: 'ref',
+    agentKey: 'k1',
+    hostDefault: '',
+    concurrency: 4,
+    turnTimeoutMs: 10_000,
+    heartbeatMs: 60_000,
+    locale: 'en',
+    dataDir,
+    ...over,
+  };
+  const bridge = createBridge({
+    platform: 'opencode',
+    version: 'ref/1',
+    config,
+    adapter: host.adapter(),
+    timing: { stopGraceMs: 1_000, firstSseOpenWaitMs: 5_000, startRetryInitialMs: 10 },
+  });
+  const events: BridgeEvent[] = [];
+  bridge.events.subscribe((e) => events.push(e));
+  cleanup.push(() => bridge.stop());
+  return { gw, host, bridge, events, dataDir };
+}
+
+const sends = (gw: Gw) =>
+  gw.requests.filter((r) => r.path === '/api/v1/mail/send').map((r) => r.json as Record<string, unknown>);
+const mailFrame = (id: number, mail: NewMailEvent) => frame(id, 'new_mail', mail);
+
+/** The bridge's last word on a mail: its turn_done / turn_failed / turn_timed_out(+failure mail). */
+async function settled(bridge: Bridge, mailId: string): Promise<BridgeEvent> {
+  return bridge.events.next('turn_done', (e) => e.mail_id === mailId, { timeoutMs: 10_000 });
+}
+
+describe('createBridge: start (B-1, B-20, G-25)', () => {
+  it('lock → register → heartbeat → stream → catch-up → ready, as events', async () => {
+    const { bridge, events, gw } = await setup();
+    await bridge.start();
+    expect(events.map((e) => e.type)).toEqual([
+      'lock_taken',
+      'registered',
+      'stream_open',
+      'catch_up_done',
+      'ready',
+    ]);
+    expect(gw.requests[0]?.json).toEqual({ name: 'ref', platform: 'opencode', version: 'ref/1' });
+    expect(bridge.allowedModels).toEqual(['ref/good']);
+  });
+
+  it('a Gateway that is not up yet is retried with backoff (start_failed, transient), then ready', async () => {
+    const gw = await agentGateway();
+    let calls = 0;
+    gw.on('POST', '/api/v1/agent/register', () => {
+      calls++;
+      return calls < 3
+        ? { status: 503, json: { error: 'unavailable', detail: 'starting' } }
+        : { json: { name: 'ref', platform: 'opencode', created: true, heartbeat_interval_ms: 30_000 } };
+    });
+    const { bridge, events } = await setup({}, {}, gw);
+    await bridge.start();
+    const failed = events.filter((e) => e.type === 'start_failed');
+    expect(failed).toHaveLength(2);
+    expect(failed.map((e) => (e as { permanent: boolean }).permanent)).toEqual([false, false]);
+    expect(events.at(-1)?.type).toBe('ready');
+  });
+
+  it('a permanent refusal (wrong key) fails start() at once by default', async () => {
+    const gw = await agentGateway();
+    gw.on('POST', '/api/v1/agent/register', () => ({
+      status: 401,
+      json: { error: 'unauthorized', detail: 'unknown agent key' },
+    }));
+    const { bridge, events } = await setup({}, {}, gw);
+    await expect(bridge.start()).rejects.toMatchObject({ status: 401 });
+    expect(events.find((e) => e.type === 'start_failed')).toMatchObject({ permanent: true });
+  });
+
+  it('the heartbeat offers only sessions a person opened: the bridge’s own mail sessions are filtered (G-37)', async () => {
+    const { bridge, gw, host } = await setup();
+    const person = host.openPersonSession('/srv/app', 'my own work');
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await settled(bridge, 'm1');
+    // One more heartbeat, through the runtime: restart the bridge on the same data directory.
+    await bridge.stop();
+    const again = createBridge({
+      platform: 'opencode',
+      version: 'ref/1',
+      config: bridge.config,
+      adapter: host.adapter(),
+    });
+    cleanup.push(() => again.stop());
+    await again.start();
+    const beats = gw.requests.filter((r) => r.path === '/api/v1/agent/heartbeat');
+    const last = beats.at(-1)?.json as { sessions: Array<{ platform_id: string }> };
+    expect(host.sessions.size).toBe(2);
+    expect(last.sessions.map((s) => s.platform_id)).toEqual([person.id]);
+  });
+});
+
+describe('createBridge: turns (B-4, B-10, B-11)', () => {
+  it('a mail runs a turn in a new host session, relayed once with the host entry id; a reply resumes it', async () => {
+    const { bridge, gw, host } = await setup();
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    const done = await settled(bridge, 'm1');
+    expect(done).toMatchObject({ platform_session_id: 'ref_1', relay: { sent: true } });
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2')]);
+    expect((await bridge.bindings.get('s1'))?.platformSessionId).toBe('ref_1');
+    await gw.push(mailFrame(2, newMail('m2')));
+    await settled(bridge, 'm2');
+    expect(host.sessions.size, 'the same Gateway session resumes the same host session').toBe(1);
+    expect(host.sessions.get('ref_1')?.entries).toHaveLength(4);
+  });
+
+  it('a host without entry ids relays exactly once, keyed by the mail', async () => {
+    const { bridge, gw } = await setup({ noEntryIds: true });
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m_noid')));
+    await settled(bridge, 'm_noid');
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([mailRelayKey('m_noid')]);
+  });
+
+  it('while a turn runs, a host hook finds it by its platform session; a person’s session has none', async () => {
+    const hold = deferred();
+    let during: unknown;
+    let personTurn: unknown = 'unset';
+    const { bridge, gw, host } = await setup({ hold: () => hold.promise });
+    const person = host.openPersonSession('/srv/app', 'mine');
+    await bridge.start();
+    const started = bridge.events.next('turn_started', undefined, { timeoutMs: 5_000 });
+    await gw.push(mailFrame(1, newMail('m1')));
+    await started;
+    await new Promise<void>((resolve) => {
+      const poll = (): void => {
+        if (host.sessions.size < 2) return void setImmediate(poll);
+        during = bridge.turns.byPlatformSession('ref_2');
+        personTurn = bridge.turns.byPlatformSession(person.id);
+        resolve();
+      };
+      poll();
+    });
+    hold.resolve();
+    await settled(bridge, 'm1');
+    expect((during as { mail?: NewMailEvent } | undefined)?.mail?.mail_id).toBe('m1');
+    expect(personTurn).toBeUndefined();
+    expect(bridge.turns.size).toBe(0);
+  });
+});
+
+describe('createBridge: one outcome per mail at the timeout (B-7, B-9, B-10)', () => {
+  it('regression: a turn that finishes and relays inside the grace period gets only its reply, no timeout failure mail', async () => {
+    const { bridge, gw } = await setup(
+      { onAbort: 'late', lateMs: 50, hold: () => new Promise(() => undefined) },
+      { turnTimeoutMs: 150 },
+    );
+    // The work never ends by itself; 50 ms after the abort the host ends the turn with an answer.
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m_grace')));
+    const timedOut = await bridge.events.next('turn_timed_out', (e) => e.mail_id === 'm_grace', {
+      timeoutMs: 5_000,
+    });
+    expect(timedOut.late).toBe(true);
+    await settled(bridge, 'm_grace');
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2')]);
+  });
+
+  it('a turn that does not end within the grace period: one timeout failure mail, and its late answer is never relayed', async () => {
+    const hold = deferred();
+    const { bridge, gw } = await setup(
+      { onAbort: 'ignore', hold: () => hold.promise },
+      { turnTimeoutMs: 100 },
+    );
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m_stuck')));
+    await bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
+    const skipped = bridge.events.next('relay_skipped', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
+    hold.resolve(); // the host finally ends the turn with an answer
+    expect((await skipped).reason).toMatch(/given up/);
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([failureRelayKey('m_stuck')]);
+    expect(sends(gw)[0]?.body).toContain(formatText('failure.timeout', { timeout_s: 0 }));
+  });
+});
+
+describe('createBridge: the permission seam of a turn (P-1..P-7)', () => {
+  it('a guarded call asks by mail and waits; the decision on the stream lets it run', async () => {
+    const { bridge, gw, host } = await setup({
+      script: () => [{ tool: 'bash', command: 'wc -l notes.txt' }, { text: 'done' }],
+    });
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    const asked = await bridge.events.next('permission_asked', undefined, { timeoutMs: 5_000 });
+    await gw.push(
+      frame(2, 'permission_decision', {
+        relay_key: asked.relay_key,
+        request_id: asked.request_id,
+        session_id: 's1',
+        answers: [],
+        decision: 'approve_once',
+        note: '',
+        fresh_mails: [],
+      }),
+    );
+    await settled(bridge, 'm1');
+    expect(host.toolLog).toEqual([{ session: 'ref_1', command: 'wc -l notes.txt', allowed: true }]);
+  });
+
+  it('deny with a note: the host sees the note', async () => {
+    const { bridge, gw, host } = await setup({
+      script: () => [{ tool: 'bash', command: 'rm -rf build' }, { text: 'ok' }],
+    });
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    const asked = await bridge.events.next('permission_asked', undefined, { timeoutMs: 5_000 });
+    await gw.push(
+      frame(2, 'permission_decision', {
+        relay_key: asked.relay_key,
+        request_id: asked.request_id,
+        session_id: 's1',
+        answers: [],
+        decision: 'deny',
+        note: 'use make clean',
+        fresh_mails: [],
+      }),
+    );
+    await settled(bridge, 'm1');
+    expect(host.toolLog[0]).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining('use make clean'),
+    });
+  });
+
+  it('shutdown while a call waits: it is denied (P-7) and the bridge stops', async () => {
+    const { bridge, gw, host, events } = await setup({
+      script: () => [{ tool: 'bash', command: 'make' }, { text: 'ok' }],
+    });
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await bridge.events.next('permission_asked', undefined, { timeoutMs: 5_000 });
+    await bridge.stop();
+    expect(events.find((e) => e.type === 'permission_decided')).toMatchObject({
+      decision: 'deny',
+      source: 'shutdown',
+    });
+    expect(host.toolLog[0]).toMatchObject({ allowed: false });
+    expect(events.at(-1)?.type).toBe('stopped');
+    expect(sends(gw), 'a shutdown sends no failure mail').toEqual([]);
+  });
+});
