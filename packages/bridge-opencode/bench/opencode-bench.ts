@@ -29,28 +29,12 @@ export const TURN_TIMEOUT_MS = 120_000;
 
 const MODEL_ID = 'scripted-model';
 
-interface LogLine {
-  msg?: string;
-  time?: number;
-  [key: string]: unknown;
-}
-
-function parseLog(line: string): LogLine | undefined {
-  const at = line.indexOf('{"level"');
-  if (at < 0) return undefined;
-  try {
-    return JSON.parse(line.slice(at)) as LogLine;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Epoch ms of the plugin's pino line with `msg` (already printed or to come). */
-async function logTime(proc: ManagedProcess, msg: string, timeoutMs: number): Promise<number> {
-  const line = await proc.waitForLine(new RegExp(`"msg":"${msg}"`), timeoutMs);
-  const time = parseLog(line)?.time;
-  if (time === undefined) throw new Error(`no time in the "${msg}" line: ${line}`);
-  return time;
+/** When the bridge logged its first event of `type` (pino's `time`, ms). */
+async function eventTime(proc: ManagedProcess, type: string, timeoutMs: number): Promise<number> {
+  const event = await proc.waitForEvent(type, timeoutMs);
+  if (typeof event.time !== 'number')
+    throw new Error(`no time in the "${type}" event: ${JSON.stringify(event)}`);
+  return event.time;
 }
 
 /** Peak resident set size of `pid` in bytes (VmHWM), or undefined when /proc is not readable. */
@@ -121,9 +105,9 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
   const serve = await stack.startBridge(adapter, { AGENTMAIL_TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS) });
   const startMs = performance.now() - buildStart;
   const spawnedAt = clock.spawnedAt ?? Number.NaN;
-  const registeredAt = await logTime(serve, 'registered', 30_000);
-  const sseOpenAt = await logTime(serve, 'sse open', 30_000);
-  const connectedAt = await logTime(serve, 'AgentMail connected', 30_000);
+  const registeredAt = await eventTime(serve, 'registered', 30_000);
+  const sseOpenAt = await eventTime(serve, 'stream_open', 30_000);
+  const connectedAt = await eventTime(serve, 'ready', 30_000);
 
   // Turn 1: a new session. Turn 2: the person answers the reply, so it runs in the same session.
   const turn = async (
@@ -182,7 +166,7 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
         ['opencode spawn → listening', fmtMs((clock.listeningAt ?? Number.NaN) - spawnedAt)],
         ['spawn → plugin registered at the Gateway', fmtMs(registeredAt - spawnedAt)],
         ['spawn → event stream open (bridge ready)', fmtMs(sseOpenAt - spawnedAt)],
-        ['spawn → "AgentMail connected" (event stream open)', fmtMs(connectedAt - spawnedAt)],
+        ['spawn → ready (start catch-up done)', fmtMs(connectedAt - spawnedAt)],
         ['mail 1 (new session): send → first model request', fmtMs(first.firstRequestMs)],
         ['mail 1: send → reply relayed', fmtMs(first.replyMs)],
         ['mail 2 (same session): send → first model request', fmtMs(second.firstRequestMs)],

@@ -30,14 +30,9 @@ export function personOpencode(stack: Stack, directory: string = stack.workdir):
   return createOpencodeClient({ baseUrl: opencodeUrl(proc), directory });
 }
 
-/** The bridge's pino log lines with message `msg` (see testkit `ManagedProcess.logEntries`). */
-export function logged(proc: ManagedProcess, msg: string): Array<Record<string, unknown>> {
-  return proc.logEntries(msg);
-}
-
 /**
  * The bridge's data directory under the harness sandbox (`$XDG_DATA_HOME/agentmail/opencode`,
- * see src/config.ts): sessions.json, grants.json, fallback workspaces.
+ * see src/config.ts): bindings/, grants.json, fallback workspaces.
  */
 export function bridgeDataDir(stack: Stack): string {
   return join(stack.bridgeStateDir, 'opencode', 'xdg-data', 'agentmail', 'opencode');

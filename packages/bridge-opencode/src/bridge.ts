@@ -1,143 +1,93 @@
 /**
  * The opencode bridge: one per opencode process, shared by every opencode instance (project
- * directory) that loads the plugin. It holds the Gateway connection (shared-policy
- * `BridgeRuntime`: register, heartbeat, SSE, catch-up, per-session queue — SPEC §6.1, B-12..B-15)
- * and turns each mail into an opencode turn through the in-process client (`runMailTurn` over
- * {@link OpencodeTurnPlatform}). Mail-driven sessions get the permission seam (P-1..P-8);
- * sessions a person opened keep opencode's own prompts.
+ * directory) that loads the plugin. The kit (`createBridge`) runs the Gateway side and every
+ * mail turn; this module adds only what is opencode's: the in-process client, the loaded
+ * instances (P-8), the bus-event tracker (B-7), the permission seam and the heartbeat facts.
  */
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HEARTBEAT_MAX_SESSIONS, type NewMailEvent } from '@agentmail/protocol';
-import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import {
-  type BridgeHost,
+  type Bridge,
   type BridgeLogger,
-  BridgeRuntime,
-  ExplicitSendRecord,
-  GrantStore,
-  type HeartbeatSnapshot,
-  type MailRun,
+  createBridge,
+  type HostSnapshot,
   type MailToolContext,
-  type MailTurnReport,
   mailTools,
-  runMailTurn,
+  type SessionBindings,
 } from '@agentmail/shared-policy/bridge';
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
-import { BRIDGE_VERSION, START_RETRY_MAX_MS } from './constants.js';
-import { listSessionsSnapshot, readCatalogue } from './opencode-facts.js';
-import { PermissionBridge } from './permissions.js';
-import { MailSessionStore } from './session-store.js';
+import { BRIDGE_VERSION } from './constants.js';
+import { listSessionsSnapshot, type OpencodeClient, readCatalogue } from './opencode-facts.js';
+import { type OpencodeEvent, PermissionSeam } from './permissions.js';
 import { opencodeMailTools } from './tools.js';
-import { OpencodeTurnPlatform } from './turn-platform.js';
 import { TurnTracker } from './turn-tracker.js';
+import { opencodeTurns } from './turns.js';
 
-/** The in-process opencode client the plugin receives. */
-export type OpencodeClient = PluginInput['client'];
+export type { OpencodeClient };
 
-/** What a mail-driven opencode session carries while its turn runs. */
-export interface ActiveMailSession {
-  mail: NewMailEvent;
-  /** Gateway session id the turn works for ('' never: mail-driven sessions always have one). */
-  gatewaySessionId: string;
-  toolContext: MailToolContext;
-  cwd: string;
-  /** The turn's signal (timeout, shutdown): a pending question ends with it. */
-  signal: AbortSignal;
+/**
+ * Bindings written by bridge-opencode 0.1.0 (`<dataDir>/sessions.json`, one map) move into the
+ * kit's binding store once, so sessions keep resuming and stay out of the adoption offer (G-37).
+ */
+async function migrateSessionsJson(dataDir: string, bindings: SessionBindings): Promise<void> {
+  const file = join(dataDir, 'sessions.json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    return;
+  }
+  for (const [sessionId, value] of Object.entries((parsed ?? {}) as Record<string, unknown>)) {
+    const r = value as { opencodeSessionId?: unknown; setAside?: unknown } | null;
+    if (!r) continue;
+    for (const aside of Array.isArray(r.setAside) ? r.setAside : [])
+      if (typeof aside === 'string') {
+        await bindings.bind(sessionId, { platformSessionId: aside });
+        await bindings.setAside(sessionId);
+      }
+    if (typeof r.opencodeSessionId === 'string' && r.opencodeSessionId !== '')
+      await bindings.bind(sessionId, { platformSessionId: r.opencodeSessionId });
+  }
+  await rename(file, `${file}.migrated`);
 }
 
 /**
- * The process-wide bridge. Created by the first plugin instance ({@link OpencodeBridge.obtain});
- * later instances only add their hooks.
+ * The process-wide bridge. Created by the first plugin instance; later instances only add their
+ * hooks ({@link OpencodeBridge.hooks}).
  */
 export class OpencodeBridge {
-  readonly config: OpencodeBridgeConfig;
-  readonly log: BridgeLogger;
-  readonly locale: Locale;
-  readonly tracker = new TurnTracker();
-  readonly store: MailSessionStore;
-  readonly grants: GrantStore;
-  readonly pending: PendingPermissions;
-  readonly sends: ExplicitSendRecord;
-  readonly runtime: BridgeRuntime;
-  readonly permissions: PermissionBridge;
-  /** opencode session id → the mail its running turn handles (mail-driven sessions only). */
-  readonly active = new Map<string, ActiveMailSession>();
+  readonly kit: Bridge<OpencodeEvent>;
+  readonly #client: OpencodeClient;
+  readonly #tracker = new TurnTracker();
+  readonly #seam: PermissionSeam;
   /** Directories of the opencode instances whose hooks are installed (P-8). */
-  readonly instances = new Map<string, OpencodeClient>();
-  #client: OpencodeClient;
-  readonly #shutdown = new AbortController();
-  #started: Promise<void> | undefined;
+  readonly #instances = new Set<string>();
+  #migrated: Promise<void> | undefined;
 
   constructor(config: OpencodeBridgeConfig, client: OpencodeClient, log: BridgeLogger) {
-    this.config = config;
-    this.log = log;
-    this.locale = resolveLocale(config.locale);
     this.#client = client;
-    this.store = new MailSessionStore(join(config.dataDir, 'sessions.json'));
-    this.grants = new GrantStore({ file: join(config.dataDir, 'grants.json') });
-    this.pending = new PendingPermissions({ signal: this.#shutdown.signal, log });
-    this.sends = new ExplicitSendRecord();
-    this.permissions = new PermissionBridge(this);
-    const host: BridgeHost = {
-      heartbeat: () => this.#heartbeat(),
-      runMail: (run) => this.#runMail(run),
-      onPermissionDecision: (event) => {
-        this.pending.resolve(event);
+    this.kit = createBridge<OpencodeEvent>({
+      platform: 'opencode',
+      version: BRIDGE_VERSION,
+      config,
+      log,
+      // The plugin cannot exit opencode: a wrong key is logged and retried (it may be issued later).
+      onPermanentStartError: 'retry',
+      adapter: {
+        snapshot: () => this.#snapshot(),
+        turns: opencodeTurns({
+          client,
+          tracker: this.#tracker,
+          hasInstance: (directory) => this.#instances.has(directory),
+        }),
       },
-      onShutdown: () => {
-        this.pending.close();
-      },
-    };
-    this.runtime = new BridgeRuntime(
-      {
-        gatewayUrl: config.gatewayUrl,
-        agentKey: config.agentKey,
-        agentName: config.agentName,
-        platform: 'opencode',
-        version: BRIDGE_VERSION,
-        concurrency: config.concurrency,
-        heartbeatMs: config.heartbeatMs,
-        turnTimeoutMs: config.turnTimeoutMs,
-        locale: config.locale,
-        // SPEC G-22: the plugin loads in every opencode process (global config); only the one
-        // holding the bridge lock of this agent and data directory receives mail, the others
-        // keep the mail tools and wait in standby (one log line) to take over.
-        lockDir: config.dataDir,
-      },
-      host,
-      this.#announcingConnection(log),
-    );
-  }
-
-  /**
-   * The runtime's logger, plus one "AgentMail connected" line (copied to opencode's own log) when
-   * the event stream first opens — the moment mail can arrive, before the start-up catch-up, which
-   * may wait on a person's decision for a backlog mail.
-   */
-  #announcingConnection(log: BridgeLogger): BridgeLogger {
-    let announced = false;
-    return {
-      info: (obj, msg) => {
-        log.info(obj, msg);
-        if (msg === 'sse open' && !announced) {
-          announced = true;
-          log.info({ agent: this.config.agentName, gateway: this.config.gatewayUrl }, 'AgentMail connected');
-        }
-      },
-      warn: (obj, msg) => log.warn(obj, msg),
-      error: (obj, msg) => log.error(obj, msg),
-    };
-  }
-
-  /** The in-process client (of the first instance; calls name their directory explicitly). */
-  get client(): OpencodeClient {
-    return this.#client;
-  }
-
-  /** Aborted when the bridge stops. */
-  get shutdownSignal(): AbortSignal {
-    return this.#shutdown.signal;
+    });
+    this.#seam = new PermissionSeam({
+      client,
+      turnOf: (sessionId) => this.kit.turns.byPlatformSession(sessionId),
+      emit: (e) => this.kit.emit(e),
+    });
   }
 
   /**
@@ -145,83 +95,57 @@ export class OpencodeBridge {
    * mail-driven sessions, and the event feed of the turn tracker.
    */
   hooks(input: PluginInput): Hooks {
-    this.instances.set(input.directory, input.client);
-    const tools = opencodeMailTools(mailTools(this.locale), (ctx) => this.toolContext(ctx.sessionID));
+    this.#instances.add(input.directory);
+    const tools = opencodeMailTools(mailTools(this.kit.standaloneToolContext().locale), (ctx) =>
+      this.toolContext(ctx.sessionID),
+    );
     return {
       tool: tools,
       event: async ({ event }) => {
         const e = event as unknown as { type: string; properties: Record<string, unknown> };
-        this.tracker.onEvent(e);
-        if (e.type === 'permission.asked') await this.permissions.onAsked(e.properties);
+        this.#tracker.onEvent(e);
+        if (e.type === 'permission.asked') await this.#seam.onAsked(e.properties);
       },
-      'tool.execute.before': (input, output) => this.permissions.beforeTool(input, output),
+      'tool.execute.before': (input, output) => this.#seam.beforeTool(input, output),
       'tool.execute.after': async (input) => {
-        this.permissions.afterTool(input);
+        this.#seam.afterTool(input);
       },
     };
   }
 
-  /** The shared-policy context of a tool run in `sessionId` (a person's session gets no mail). */
+  /** The mail-tool context of a tool run in `sessionId` (a person's session gets no mail). */
   toolContext(sessionId: string): MailToolContext {
-    const active = this.active.get(sessionId);
-    if (active) return active.toolContext;
-    return {
-      client: this.runtime.client,
-      identity: { name: this.config.agentName, platform: 'opencode' },
-      locale: this.locale,
-      reconnect: ({ url, key }) => this.runtime.reconnect(url, key),
-    };
+    return this.kit.turns.byPlatformSession(sessionId)?.toolContext ?? this.kit.standaloneToolContext();
   }
 
-  /**
-   * Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable: the plugin
-   * cannot exit opencode, so it keeps trying and logs each failure.
-   */
-  start(): Promise<void> {
-    this.#started ??= (async () => {
-      let delayMs = 1_000;
-      while (!this.#shutdown.signal.aborted) {
-        try {
-          await this.runtime.start();
-          this.log.info({ agent: this.config.agentName }, 'AgentMail catch-up done');
-          return;
-        } catch (err) {
-          this.log.error({ err: String(err), retry_ms: delayMs }, 'AgentMail start failed; retrying');
-          await new Promise((resolve) => setTimeout(resolve, delayMs).unref?.());
-          delayMs = Math.min(delayMs * 2, START_RETRY_MAX_MS);
-        }
-      }
-    })();
-    return this.#started;
+  /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */
+  async start(): Promise<void> {
+    this.#migrated ??= migrateSessionsJson(this.kit.config.dataDir, this.kit.bindings).catch(() => undefined);
+    await this.#migrated;
+    await this.kit.start().catch(() => undefined);
   }
 
   /** Stop: deny pending questions (P-7), abort running mail turns, close the stream (B-15). */
-  async stop(): Promise<void> {
-    if (this.#shutdown.signal.aborted) return;
-    this.#shutdown.abort();
-    await this.runtime.stop();
+  stop(): Promise<void> {
+    return this.kit.stop();
   }
 
-  async #heartbeat(): Promise<HeartbeatSnapshot> {
+  async #snapshot(): Promise<HostSnapshot> {
     const [sessions, models] = await Promise.all([
-      // G-37: only sessions a person opened are offered for adoption, not the bridge's own.
-      Promise.all([
-        listSessionsSnapshot(this.#client, [...this.instances.keys()], Number.MAX_SAFE_INTEGER),
-        this.store.ownSessionIds(),
-      ])
-        .then(([list, own]) => list.filter((s) => !own.has(s.platform_id)).slice(0, HEARTBEAT_MAX_SESSIONS))
-        .catch((err: unknown) => {
-          this.log.warn({ err: String(err) }, 'opencode sessions unreadable: snapshot omitted (G-25)');
+      listSessionsSnapshot(this.#client, [...this.#instances], Number.MAX_SAFE_INTEGER).catch(
+        (err: unknown) => {
+          this.kit.emit({ type: 'snapshot_partial', part: 'sessions', error: String(err) });
           return undefined;
-        }),
+        },
+      ),
       readCatalogue(this.#client).catch((err: unknown) => {
-        this.log.warn({ err: String(err) }, 'opencode model catalogue unreadable: omitted (G-25)');
+        this.kit.emit({ type: 'snapshot_partial', part: 'models', error: String(err) });
         return undefined;
       }),
     ]);
     return {
       // P-8: the hooks object of at least one instance was handed to opencode.
-      ...(this.instances.size > 0
+      ...(this.#instances.size > 0
         ? { mode_enforcement: 'native' as const }
         : {
             mode_enforcement: 'advisory' as const,
@@ -230,28 +154,5 @@ export class OpencodeBridge {
       ...(sessions === undefined ? {} : { sessions }),
       ...(models === undefined ? {} : { models }),
     };
-  }
-
-  #runMail(run: MailRun): Promise<MailTurnReport> {
-    const platform = new OpencodeTurnPlatform(this, run.mail);
-    return runMailTurn(
-      {
-        mail: run.mail,
-        backlog: run.backlog,
-        attempt: run.attempt,
-        agentName: this.config.agentName,
-        allowedModels: run.allowedModels,
-        ...(this.config.hostDefault ? { hostDefault: this.config.hostDefault } : {}),
-        client: run.client,
-        fallbackRoot: join(this.config.dataDir, 'workspaces'),
-        explicitSends: this.sends,
-        locale: this.locale,
-        signal: run.signal,
-        turnTimeoutMs: run.turnTimeoutMs,
-        log: this.log,
-        onReconnect: (url, key) => this.runtime.reconnect(url, key),
-      },
-      platform,
-    );
   }
 }

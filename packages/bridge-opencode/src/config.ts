@@ -3,9 +3,8 @@
  * `plugin` entry in opencode.json) over the environment, in the one naming scheme of SPEC §8.
  */
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
-import { type BridgeSettings, readBridgeSettings, type SettingSource } from '@agentmail/shared-policy/bridge';
+import { type BridgeConfig, readBridgeConfig, type SettingSource } from '@agentmail/shared-policy/bridge';
 
 /** Plugin option → the environment variable it overrides. */
 export const OPTION_VARIABLES = Object.freeze({
@@ -26,15 +25,13 @@ function invalid(message: string): AgentMailError {
 }
 
 /** The bridge's configuration. */
-export interface OpencodeBridgeConfig extends BridgeSettings {
-  /** Absolute data directory: session bindings, grants, fallback workspaces, send records. */
-  dataDir: string;
-}
+export type OpencodeBridgeConfig = BridgeConfig;
 
 /**
  * Read the configuration: plugin options first, then the environment. Options are the camelCase
- * names of {@link OPTION_VARIABLES} (strings or numbers); `AGENTMAIL_OPENCODE_DATA_DIR` /
- * `dataDir` defaults to `$XDG_DATA_HOME/agentmail/opencode` (or `~/.local/share/agentmail/opencode`).
+ * names of {@link OPTION_VARIABLES} (strings or numbers); the data directory (`dataDir` /
+ * `AGENTMAIL_OPENCODE_DATA_DIR`) defaults to `$XDG_DATA_HOME/agentmail/opencode` (or
+ * `~/.local/share/agentmail/opencode`), the kit's rule for every bridge.
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the option or variable and the fix.
  */
 export function readOpencodeConfig(
@@ -53,20 +50,11 @@ export function readOpencodeConfig(
       throw invalid(`AgentMail plugin option "${name}" must be a string or a number`);
     source[variable] = String(value);
   }
-  let settings: BridgeSettings;
   try {
-    settings = readBridgeSettings(source as SettingSource, { agentName: 'opencode' });
+    return readBridgeConfig('opencode', source as SettingSource, homedir());
   } catch (err) {
     throw invalid(
       `${(err as Error).message} (plugin option or environment variable; see the bridge-opencode README)`,
     );
   }
-  const rawDir = source.AGENTMAIL_OPENCODE_DATA_DIR;
-  if (rawDir && !isAbsolute(rawDir))
-    throw invalid(`AGENTMAIL_OPENCODE_DATA_DIR / dataDir must be an absolute path (got "${rawDir}")`);
-  const xdg =
-    env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME)
-      ? env.XDG_DATA_HOME
-      : join(homedir(), '.local', 'share');
-  return { ...settings, dataDir: rawDir ? resolve(rawDir) : join(xdg, 'agentmail', 'opencode') };
 }

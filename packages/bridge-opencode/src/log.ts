@@ -1,52 +1,66 @@
 /**
- * The bridge's logger: pino JSON lines on stderr (journald under `opencode serve`), one line per
- * decision (see SPEC §8). Lines at `warn` and above, and the "connected" line, are also written to
- * opencode's own log (`client.app.log`), so `opencode serve --print-logs` and opencode's log files
- * show the bridge too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
+ * The bridge's logging: every kit and opencode event as a pino JSON line on stderr (journald under
+ * `opencode serve`), and the milestones plus every warning and error also in opencode's own log
+ * (`client.app.log`), so `opencode serve --print-logs` and opencode's log files show the bridge
+ * too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import type { BridgeLogger } from '@agentmail/shared-policy/bridge';
+import type { BridgeEvent, BridgeEventBus, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import { pino } from 'pino';
-import type { OpencodeClient } from './bridge.js';
+import type { OpencodeClient } from './opencode-facts.js';
+import type { OpencodeEvent } from './permissions.js';
 
 /** Service name in opencode's log. */
 export const LOG_SERVICE = 'agentmail';
 
-/** Messages copied to opencode's log at info level (the rest only from warn up). */
-const MILESTONES = new Set([
-  'AgentMail connected',
-  'AgentMail catch-up done',
-  'registered',
-  'sse open',
-  'stopped',
-]);
-
-/** A {@link BridgeLogger} over pino (stderr) that also feeds opencode's own log. */
-export function createLogger(
-  client: OpencodeClient,
-  level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info',
-): BridgeLogger {
-  const log = pino(
+/** The stderr logger (pino). */
+export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
+  return pino(
     { name: 'agentmail-opencode', level, base: { pid: process.pid } },
     pino.destination({ fd: 2, sync: true }),
   );
-  const toOpencode = (lvl: 'info' | 'warn' | 'error', obj: object, msg: string | undefined): void => {
-    if (lvl === 'info' && !MILESTONES.has(msg ?? '')) return;
+}
+
+/** Event types copied to opencode's log at info level (warnings and errors are always copied). */
+const MILESTONES = new Set(['registered', 'ready', 'stopped', 'lock_taken', 'standby']);
+const WARNINGS = new Set([
+  'start_failed',
+  'heartbeat_failed',
+  'snapshot_partial',
+  'stream_problem',
+  'catch_up_failed',
+  'lock_lost',
+  'turn_failed',
+  'turn_timed_out',
+  'turn_given_up',
+  'relay_failed',
+  'failure_mail_failed',
+  'permission_failed',
+  'opencode_permission_reply_failed',
+]);
+
+/**
+ * Copy milestones, warnings and errors to opencode's own log; "AgentMail connected" when the event
+ * stream first opens — the moment mail can arrive, before the start catch-up (which may wait on a
+ * person's decision for a backlog mail).
+ * @returns the unsubscribe function.
+ */
+export function feedOpencodeLog(
+  bus: BridgeEventBus<BridgeEvent | OpencodeEvent>,
+  client: OpencodeClient,
+  agent: string,
+): () => void {
+  return bus.subscribe((event) => {
+    const { type, ...extra } = event as { type: string } & Record<string, unknown>;
+    let level: 'info' | 'warn' | 'error' | undefined;
+    let message: string = type;
+    if (type === 'stream_open' && extra.connection === 1) {
+      level = 'info';
+      message = 'AgentMail connected';
+    } else if (MILESTONES.has(type)) level = 'info';
+    else if (WARNINGS.has(type)) level = type === 'turn_failed' || type === 'lock_lost' ? 'error' : 'warn';
+    if (level === undefined) return;
     void client.app
-      .log({ body: { service: LOG_SERVICE, level: lvl, message: msg ?? '', extra: { ...obj } } })
+      .log({ body: { service: LOG_SERVICE, level, message, extra: { event: type, agent, ...extra } } })
       .catch(() => undefined);
-  };
-  return {
-    info(obj, msg) {
-      log.info(obj, msg);
-      toOpencode('info', obj, msg);
-    },
-    warn(obj, msg) {
-      log.warn(obj, msg);
-      toOpencode('warn', obj, msg);
-    },
-    error(obj, msg) {
-      log.error(obj, msg);
-      toOpencode('error', obj, msg);
-    },
-  };
+  });
 }

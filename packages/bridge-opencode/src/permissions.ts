@@ -15,12 +15,9 @@
  *   test/permissions.test.ts), while a person's "always" by mail holds for one (session, tool)
  *   only (P-4) — that grant lives in the bridge's grant store and answers later asks.
  */
-
 import { isGuardedTool } from '@agentmail/shared-policy';
-import type { GuardedCall, PermissionFlowOptions } from '@agentmail/shared-policy/bridge';
-import { decideGuardedCall } from '@agentmail/shared-policy/bridge';
-import type { ActiveMailSession, OpencodeBridge } from './bridge.js';
-import { replyPermission } from './opencode-facts.js';
+import type { ActiveTurn, EmitEvent } from '@agentmail/shared-policy/bridge';
+import { type OpencodeClient, replyPermission } from './opencode-facts.js';
 
 /** Properties of opencode's `permission.asked` event (v2 shape, as 1.18 publishes it). */
 interface PermissionAsked {
@@ -32,33 +29,29 @@ interface PermissionAsked {
   tool?: { callID?: unknown } | null;
 }
 
+/** What the seam needs: the mail-driven turn of an opencode session (none for a person's), the client, events. */
+export interface PermissionSeamHost {
+  turnOf(sessionId: string): ActiveTurn | undefined;
+  client: OpencodeClient;
+  emit: EmitEvent<OpencodeEvent>;
+}
+
+/** The opencode seam's own events (on the bridge's bus, beside the kit's). */
+export type OpencodeEvent =
+  | { type: 'opencode_permission_answered'; request_id: string; reply: 'once' | 'reject' }
+  | { type: 'opencode_permission_reply_failed'; request_id: string; reply: 'once' | 'reject'; error: string };
+
 /** The seam; one per bridge. */
-export class PermissionBridge {
-  readonly #bridge: OpencodeBridge;
+export class PermissionSeam {
+  readonly #host: PermissionSeamHost;
   /**
    * Ids of guarded calls a person approved (or the mode / an "always" grant let pass) in
    * `tool.execute.before`: opencode may ask about them again. Emptied when the call ends.
    */
   readonly #approved = new Set<string>();
 
-  constructor(bridge: OpencodeBridge) {
-    this.#bridge = bridge;
-  }
-
-  #options(active: ActiveMailSession): PermissionFlowOptions {
-    const bridge = this.#bridge;
-    return {
-      platform: 'opencode',
-      agentName: bridge.config.agentName,
-      mode: () => active.mail.permission_mode,
-      sessionId: () => active.gatewaySessionId,
-      client: () => active.toolContext.client,
-      grants: bridge.grants,
-      waitForDecision: (relayKey, signal) => bridge.pending.wait(relayKey, signal ? { signal } : {}),
-      hasLocalUi: false,
-      locale: bridge.locale,
-      log: bridge.log,
-    };
+  constructor(host: PermissionSeamHost) {
+    this.#host = host;
   }
 
   /**
@@ -69,23 +62,20 @@ export class PermissionBridge {
     input: { tool: string; sessionID: string; callID: string },
     output: { args: unknown },
   ): Promise<void> {
-    const active = this.#bridge.active.get(input.sessionID);
-    if (!active) return;
-    const call: GuardedCall = {
+    const turn = this.#host.turnOf(input.sessionID);
+    if (!turn) return;
+    const outcome = await turn.decide({
       toolName: input.tool,
       input: output.args,
       toolCallId: input.callID,
       platformSessionId: input.sessionID,
-      cwd: active.cwd,
-    };
-    const outcome = await decideGuardedCall(call, this.#options(active), active.signal);
+    });
     if (outcome.allow === true) {
       // Only a guarded call was really decided here; an unguarded one passed without a decision,
       // so opencode's own ask about it must still go to a person.
       if (isGuardedTool('opencode', input.tool)) this.#approved.add(input.callID);
       return;
     }
-    this.#bridge.log.info({ tool: input.tool, session: input.sessionID }, 'guarded call refused');
     throw new Error(outcome.reason);
   }
 
@@ -98,8 +88,8 @@ export class PermissionBridge {
   async onAsked(properties: Record<string, unknown>): Promise<void> {
     const p = properties as PermissionAsked;
     if (typeof p.id !== 'string' || typeof p.sessionID !== 'string') return;
-    const active = this.#bridge.active.get(p.sessionID);
-    if (!active) return; // a person's session: opencode's own prompt stays
+    const turn = this.#host.turnOf(p.sessionID);
+    if (!turn) return; // a person's session: opencode's own prompt stays
     const requestId = p.id;
     const callId = typeof p.tool?.callID === 'string' ? p.tool.callID : '';
     let reply: 'once' | 'reject';
@@ -108,20 +98,14 @@ export class PermissionBridge {
       this.#approved.delete(callId);
       reply = 'once';
     } else {
-      const permission = typeof p.permission === 'string' ? p.permission : 'unknown';
-      const outcome = await decideGuardedCall(
-        {
-          toolName: permission,
-          input: { patterns: p.patterns ?? [], metadata: p.metadata ?? {} },
-          toolCallId: callId || requestId,
-          platformSessionId: p.sessionID,
-          cwd: active.cwd,
-          // opencode's config asked for this one: never let it pass unasked (fail closed).
-          forceGuarded: true,
-        },
-        this.#options(active),
-        active.signal,
-      );
+      const outcome = await turn.decide({
+        toolName: typeof p.permission === 'string' ? p.permission : 'unknown',
+        input: { patterns: p.patterns ?? [], metadata: p.metadata ?? {} },
+        toolCallId: callId || requestId,
+        platformSessionId: p.sessionID,
+        // opencode's config asked for this one: never let it pass unasked (fail closed).
+        forceGuarded: true,
+      });
       if (outcome.allow === true) reply = 'once';
       else {
         reply = 'reject';
@@ -129,18 +113,20 @@ export class PermissionBridge {
       }
     }
     try {
-      await replyPermission(this.#bridge.client, {
+      await replyPermission(this.#host.client, {
         requestId,
         reply,
-        directory: active.cwd,
+        directory: turn.cwd,
         ...(message === undefined ? {} : { message }),
       });
-      this.#bridge.log.info({ request_id: requestId, reply }, 'opencode permission answered');
+      this.#host.emit({ type: 'opencode_permission_answered', request_id: requestId, reply });
     } catch (err) {
-      this.#bridge.log.error(
-        { request_id: requestId, reply, err: String(err) },
-        'opencode permission reply failed',
-      );
+      this.#host.emit({
+        type: 'opencode_permission_reply_failed',
+        request_id: requestId,
+        reply,
+        error: String(err),
+      });
     }
   }
 }

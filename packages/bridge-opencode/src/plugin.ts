@@ -11,7 +11,7 @@ import type { PluginInput, PluginModule } from '@opencode-ai/plugin';
 import { OpencodeBridge } from './bridge.js';
 import { readOpencodeConfig } from './config.js';
 import { BRIDGE_GLOBAL_KEY } from './constants.js';
-import { createLogger } from './log.js';
+import { createLogger, feedOpencodeLog } from './log.js';
 
 type Global = typeof globalThis & { [BRIDGE_GLOBAL_KEY]?: OpencodeBridge };
 
@@ -19,8 +19,9 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   const g = globalThis as Global;
   const existing = g[BRIDGE_GLOBAL_KEY];
   if (existing) return existing;
-  const log = createLogger(input.client);
-  const bridge = new OpencodeBridge(readOpencodeConfig(options, process.env), input.client, log);
+  const config = readOpencodeConfig(options, process.env);
+  const bridge = new OpencodeBridge(config, input.client, createLogger());
+  feedOpencodeLog(bridge.kit.events, input.client, config.agentName);
   g[BRIDGE_GLOBAL_KEY] = bridge;
   // opencode does not call the plugin's dispose on SIGTERM of `serve`: stop on the signal too
   // (B-15), then raise it again. This listener is gone by then (`once`), so the signal gets what

@@ -4,7 +4,7 @@
  * fallback (B-8), naming sync (B-11) and the working-directory fallback (B-3). The person's side
  * in opencode's own UI is played through opencode's HTTP API.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatAddress } from '@agentmail/protocol';
 import { aliasBase } from '@agentmail/shared-policy';
@@ -21,7 +21,7 @@ import {
 import type { OpencodeClient } from '@opencode-ai/sdk';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { opencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
-import { bridgeDataDir, logged, personOpencode } from '../harness/test-helpers.js';
+import { bridgeDataDir, personOpencode } from '../harness/test-helpers.js';
 
 afterAll(removePluginBundle);
 
@@ -56,12 +56,18 @@ function userMessagesWith(request: RecordedRequest | undefined, mark: string): n
   ).length;
 }
 
-/** The bridge's binding Gateway session id → opencode session id (sessions.json). */
+/** The bridge's binding Gateway session id → opencode session id (the kit's binding files). */
 function boundSession(stack: Stack, gatewaySessionId: string): string | undefined {
-  const file = join(bridgeDataDir(stack), 'sessions.json');
-  if (!existsSync(file)) return undefined;
-  const records = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { opencodeSessionId?: string }>;
-  return records[gatewaySessionId]?.opencodeSessionId;
+  const dir = join(bridgeDataDir(stack), 'bindings');
+  if (!existsSync(dir)) return undefined;
+  for (const name of readdirSync(dir)) {
+    const b = JSON.parse(readFileSync(join(dir, name), 'utf8')) as {
+      sessionId?: string;
+      platformSessionId?: string;
+    };
+    if (b.sessionId === gatewaySessionId) return b.platformSessionId || undefined;
+  }
+  return undefined;
 }
 
 async function sessionIds(client: OpencodeClient, directory?: string): Promise<string[]> {
@@ -219,7 +225,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
         texts.some((t) => t.includes(`ANSWER ${t2}`)),
         'the second turn ran there too',
       ).toBe(true);
-      expect(logged(proc, 'naming synced'), 'an adopted session is not synced').toEqual([]);
+      expect(proc.bridgeEvents('naming_synced'), 'an adopted session is not synced').toEqual([]);
 
       // The person deletes it: the next mail fails with session_missing, no fresh session.
       const deleted = await oc.session.delete({ path: { id: personSession.id } });
@@ -410,7 +416,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
         timeoutMs: STEP_MS,
       });
       expect(reply1.session_alias, 'the title the bridge gave is not synced back').toBe(first.session_alias);
-      expect(logged(proc, 'naming synced')).toEqual([]);
+      expect(proc.bridgeEvents('naming_synced')).toEqual([]);
       const ocId = boundSession(stack, first.session_id) ?? '';
       const oc = personOpencode(stack);
       expect((await oc.session.get({ path: { id: ocId } })).data?.title).toBe(`Start ${t1}`);
@@ -430,7 +436,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
       });
       const alias = aliasBase(agentName, name);
       expect(alias).not.toBe(first.session_alias);
-      expect(logged(proc, 'naming synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
+      expect(proc.bridgeEvents('naming_synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
       expect(reply2.session_alias, "the relayed reply's session carries the new alias").toBe(alias);
 
       // Addressed by the new alias: the same session; nothing changed, nothing synced again.
@@ -440,7 +446,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
       });
       expect(third.session_id).toBe(first.session_id);
       await stack.awaitReply({ inReplyTo: third.mail_id, from: agentName, timeoutMs: STEP_MS });
-      expect(logged(proc, 'naming synced')).toHaveLength(1);
+      expect(proc.bridgeEvents('naming_synced')).toHaveLength(1);
       expect((await oc.session.get({ path: { id: ocId } })).data?.title, 'the title stays the person’s').toBe(
         name,
       );
@@ -467,7 +473,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
       );
       await stack.awaitReply({ inReplyTo: sent.mail_id, from: agentName, timeoutMs: STEP_MS });
       expect(existsSync(missing), 'the missing directory is never created').toBe(false);
-      const fallback = logged(proc, 'working directory falls back');
+      const fallback = proc.bridgeEvents('workspace_fallback');
       expect(fallback).toHaveLength(1);
       const cwd = String(fallback[0]?.cwd);
       expect(cwd.startsWith(join(bridgeDataDir(stack), 'workspaces'))).toBe(true);

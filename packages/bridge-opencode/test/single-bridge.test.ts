@@ -9,7 +9,6 @@ import type { ManagedProcess, Stack } from '@agentmail/testkit';
 import { answerAtOnce, marker, startConformanceStack, turnStarts } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { opencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
-import { logged } from '../harness/test-helpers.js';
 
 afterAll(removePluginBundle);
 
@@ -17,10 +16,6 @@ const TEST_TIMEOUT_MS = 300_000;
 const STEP_MS = 60_000;
 /** Stale lock (15 s) + standby retry (2 s) + the runtime's start (register, heartbeat, SSE) on 2 busy cores. */
 const TAKEOVER_MAX_MS = 30_000;
-const STANDBY = /standby: another process is the AgentMail bridge/;
-/** The second process's plugin is up: standby, or connected on its own (the rule broken). */
-const BOOTED = /standby: another process is the AgentMail bridge|"msg":"sse open"/;
-const TAKEN_OVER = 'bridge lock taken over: this process is now the bridge';
 
 async function replies(stack: Stack, mark: string): Promise<number> {
   return (await stack.inbox()).filter((m) => m.from_name === stack.agent.name && m.subject.includes(mark))
@@ -48,17 +43,17 @@ describe('bridge-opencode: several opencode processes (SPEC G-22)', () => {
       // stays a standby, announced in one line.
       const second = (await opencodeAdapter.start(stack.bridgeEnv(opencodeAdapter))) as ManagedProcess;
       onTestFinished(() => void second.stop());
-      // Booted: either its standby line or (without the lock) its own event stream.
-      await second.waitForLine(BOOTED, STEP_MS);
+      // Booted: either its standby event or (without the lock) its own event stream.
+      await Promise.race([
+        second.waitForEvent('standby', STEP_MS),
+        second.waitForEvent('stream_open', STEP_MS),
+      ]);
 
       expect(await roundTrip(stack, t1), 'one turn and one reply').toEqual({ turns: 1, replies: 1 });
-      expect(
-        second.lines().filter((l) => STANDBY.test(l)),
-        'one standby line',
-      ).toHaveLength(1);
-      expect(logged(first, 'bridge lock taken')).toHaveLength(1);
-      expect(logged(second, 'mail queued'), 'the standby runs no mail').toEqual([]);
-      expect(logged(second, 'registered'), 'the standby does not register or heartbeat').toEqual([]);
+      expect(second.bridgeEvents('standby'), 'one standby event').toHaveLength(1);
+      expect(first.bridgeEvents('lock_taken')).toHaveLength(1);
+      expect(second.bridgeEvents('mail_queued'), 'the standby runs no mail').toEqual([]);
+      expect(second.bridgeEvents('registered'), 'the standby does not register or heartbeat').toEqual([]);
       expect(
         stack.proxy.eventStreams().filter((s) => !s.closed),
         'one event stream',
@@ -76,7 +71,7 @@ describe('bridge-opencode: several opencode processes (SPEC G-22)', () => {
       const takeoverMs = Date.now() - killedAt;
       console.info(`opencode bridge takeover after SIGKILL: ${takeoverMs} ms`);
       expect(takeoverMs).toBeLessThanOrEqual(TAKEOVER_MAX_MS);
-      expect(logged(second, TAKEN_OVER)).toHaveLength(1);
+      expect(second.bridgeEvents('lock_taken').filter((e) => e.takeover)).toHaveLength(1);
 
       expect(await roundTrip(stack, t2), 'after the takeover: one turn and one reply').toEqual({
         turns: 1,

@@ -19,7 +19,7 @@ import { SessionQueue } from '../session-queue.js';
 import { STOP_GRACE_MS, settleWithTimeout } from '../settle.js';
 import { resolveLocale } from '../texts/index.js';
 import { BridgeLock } from './bridge-lock.js';
-import type { BridgeEvent, BridgeEventBus, CatchUpTrigger } from './events.js';
+import type { BridgeEvent, CatchUpTrigger, EmitEvent } from './events.js';
 import { sendFailureMail } from './failure-notice.js';
 import { TurnGate } from './turn-gate.js';
 import type { MailTurnReport } from './turn-report.js';
@@ -137,7 +137,7 @@ type Delivery = { report: MailTurnReport; late: boolean } | { timeout: true; com
  */
 export class BridgeRuntime {
   readonly #host: BridgeHost;
-  readonly #events: BridgeEventBus;
+  readonly #emitter: EmitEvent;
   #config: BridgeRuntimeConfig;
   #client: GatewayClient;
   readonly #seen = new SeenMails();
@@ -151,10 +151,10 @@ export class BridgeRuntime {
   #lock: BridgeLock | undefined;
 
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
-  constructor(config: BridgeRuntimeConfig, host: BridgeHost, events: BridgeEventBus) {
+  constructor(config: BridgeRuntimeConfig, host: BridgeHost, emit: EmitEvent) {
     this.#config = config;
     this.#host = host;
-    this.#events = events;
+    this.#emitter = emit;
     this.#client = new GatewayClient({ baseUrl: config.gatewayUrl, key: config.agentKey });
     this.#queue = new SessionQueue({ concurrency: config.concurrency });
     this.#catchUp = new CatchUp<MailSummary>({
@@ -187,7 +187,7 @@ export class BridgeRuntime {
   }
 
   #emit(event: BridgeEvent): void {
-    this.#events.emit(event);
+    this.#emitter(event);
   }
 
   /** The live Gateway client (switched by {@link BridgeRuntime.reconnect}). */

@@ -98,10 +98,15 @@ export interface CreateBridgeOptions {
   };
 }
 
-/** A running bridge (see {@link createBridge}). */
-export interface Bridge {
+/**
+ * A running bridge (see {@link createBridge}). `H` is the bridge's own host events (e.g. pi's
+ * `worker_spawned`), emitted on the same bus with {@link Bridge.emit}.
+ */
+export interface Bridge<H extends { type: string } = never> {
   /** Every lifecycle event (subscribe / next); logging is one subscriber. */
-  readonly events: BridgeEventBus<BridgeEvent>;
+  readonly events: BridgeEventBus<BridgeEvent | H>;
+  /** Emit a kit or host event on the bus (a delegated turn's events, the host's own). */
+  emit(event: BridgeEvent | H): void;
   readonly config: BridgeConfig;
   /** The live Gateway client (B-18 may switch it). */
   readonly client: GatewayClient;
@@ -161,13 +166,13 @@ function messageOf(err: unknown): string {
  * bridge.events.subscribe((e) => { if (e.type === 'ready') announce(); });
  * await bridge.start();
  */
-export function createBridge(options: CreateBridgeOptions): Bridge {
+export function createBridge<H extends { type: string } = never>(options: CreateBridgeOptions): Bridge<H> {
   const { config, adapter, platform } = options;
   if ((adapter.turns === undefined) === (adapter.runTurn === undefined))
     throw new Error(
       'createBridge: give the adapter exactly one of `turns` (in-process) and `runTurn` (delegated)',
     );
-  const events = new BridgeEventBus<BridgeEvent>();
+  const events = new BridgeEventBus<BridgeEvent | H>();
   if (options.log) logBridgeEvents(events, options.log);
   const emit: EmitEvent = (e) => events.emit(e);
   const stopping = new AbortController();
@@ -261,12 +266,13 @@ export function createBridge(options: CreateBridgeOptions): Bridge {
       },
       onLockLost: () => adapter.onLockLost?.(),
     },
-    events,
+    emit,
   );
 
   let started: Promise<void> | undefined;
-  const bridge: Bridge = {
+  const bridge: Bridge<H> = {
     events,
+    emit: (e) => events.emit(e),
     config,
     get client() {
       return runtime.client;

@@ -24,7 +24,7 @@ const LINES = {
   stream_problem: ['warn', 'event stream problem'],
   catch_up_done: ['info', 'catch-up done'],
   catch_up_failed: ['warn', 'catch-up: inbox unreadable'],
-  ready: ['info', 'AgentMail connected'],
+  ready: ['info', 'AgentMail ready: start catch-up done'],
   reconnected: ['info', 'reconnected to another Gateway'],
   mail_queued: ['info', 'mail queued'],
   mail_duplicate: ['info', 'duplicate mail ignored'],
@@ -82,7 +82,12 @@ export function logBridgeEvents<E extends { type: string }>(
     const { type, ...fields } = event as { type: string } & Record<string, unknown>;
     const line = (LINES as Record<string, readonly [Level, string] | undefined>)[type];
     const level = line ? levelOf(event as unknown as BridgeEvent) : 'info';
-    const msg = type === 'model_order' ? String(fields.line) : (line?.[1] ?? type.replaceAll('_', ' '));
+    const msg =
+      type === 'model_order'
+        ? String(fields.line)
+        : type === 'stream_open' && fields.connection === 1
+          ? 'AgentMail connected: event stream open'
+          : (line?.[1] ?? type.replaceAll('_', ' '));
     log[level]({ event: type, ...fields }, msg);
   });
 }

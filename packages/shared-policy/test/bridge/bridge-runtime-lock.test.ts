@@ -72,7 +72,7 @@ function runtime(gw: FakeGateway, lockDir: string) {
       lockRetryMs: 50,
     },
     host,
-    log,
+    log.emitFn,
   );
   cleanup.push(() => rt.stop());
   return { rt, log };

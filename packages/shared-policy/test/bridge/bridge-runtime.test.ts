@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import type { MailSummary, NewMailEvent, PermissionDecisionEvent } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -80,7 +79,7 @@ function runtime(gw: FakeGateway, h: BridgeHost, over: Partial<BridgeRuntimeConf
       ...over,
     },
     h,
-    log,
+    log.emitFn,
   );
   cleanup.push(() => rt.stop());
   return { rt, log };

@@ -175,7 +175,9 @@ describe('runMailTurn: sessions (B-4)', () => {
     let cwd = '';
     const { adapter, attempts } = host({
       sessions: { abc: dir },
-      onAttempt: (_a, ctx) => void (cwd = ctx.cwd),
+      onAttempt: (_a, ctx) => {
+        cwd = ctx.cwd;
+      },
     });
     const report = await runMailTurn(
       input(newMail('m1', { platform_session_id: 'abc' }), { allowedModels: ['p/a'] }),
@@ -349,7 +351,11 @@ describe('runMailTurn: working directory (B-3)', () => {
 
   it('an existing address path: no note', async () => {
     let prompt = '';
-    const { adapter } = host({ onAttempt: (_a, ctx) => void (prompt = ctx.prompt) });
+    const { adapter } = host({
+      onAttempt: (_a, ctx) => {
+        prompt = ctx.prompt;
+      },
+    });
     await runMailTurn(input(newMail('m1', { to_workspace: dir })), adapter);
     expect(prompt).not.toContain(
       formatText('prompt.note.workspace_fallback', { path: dir, reason: '', cwd: '' }).slice(0, 30),

@@ -4,9 +4,11 @@
  * waits and for failure messages, and killed on every path out: `stop()`, `kill()`, or the exit
  * of the test process itself.
  */
+
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
+import type { BridgeEvent, BridgeEventType } from '@agentmail/shared-policy/bridge';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 
 /** Lines of output kept per process (older ones are dropped). @default 5_000 */
@@ -77,6 +79,26 @@ export function cleanEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.P
  * group) or adopted with {@link ManagedProcess.adopt} (a process an adapter spawned itself; it is
  * then killed as a group only if it leads one).
  */
+/** A logged bridge event: the event's fields plus `event` (its type) and pino's own fields. */
+export type LoggedEvent<T extends string> = (T extends BridgeEventType
+  ? Omit<Extract<BridgeEvent, { type: T }>, 'type'>
+  : Record<string, unknown>) & { event: T; level?: number; time?: number; msg?: string } & Record<
+    string,
+    unknown
+  >;
+
+/** One pino JSON line (possibly prefixed, e.g. `[stderr] `), or undefined. */
+function parseLogLine(line: string): Record<string, unknown> | undefined {
+  const at = line.indexOf('{');
+  if (at < 0) return undefined;
+  try {
+    const entry: unknown = JSON.parse(line.slice(at));
+    return typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class ManagedProcess {
   readonly name: string;
   readonly child: ChildProcess;
@@ -171,20 +193,45 @@ export class ManagedProcess {
   }
 
   /**
-   * The JSON log lines (pino, one object per line, as every bridge writes on stderr) whose `msg`
-   * is `msg`, parsed, oldest first. Lines that are not JSON objects are skipped.
-   * @example proc.logEntries('worker spawned')[0]?.pid
+   * The bridge events of one type the process logged, oldest first: every bridge logs each kit
+   * event (and its host's own) as one JSON line with an `event` field (shared-policy
+   * `logBridgeEvents`); a test asserts on those typed fields, never on a message text.
+   * @example proc.bridgeEvents('turn_done').map((e) => e.mail_id)
    */
-  logEntries(msg: string): Array<Record<string, unknown>> {
+  bridgeEvents<T extends BridgeEventType | (string & {})>(type: T): Array<LoggedEvent<T>> {
     return this.#lines.flatMap((line) => {
-      const at = line.indexOf('{');
-      if (at < 0) return [];
-      try {
-        const entry = JSON.parse(line.slice(at)) as Record<string, unknown>;
-        return entry.msg === msg ? [entry] : [];
-      } catch {
-        return [];
-      }
+      const entry = parseLogLine(line);
+      return entry?.event === type ? [entry as LoggedEvent<T>] : [];
+    });
+  }
+
+  /**
+   * The first bridge event of `type` (matching `where`) the process logs, from its output so far
+   * or later; rejects after `timeoutMs` naming the awaited type and the output's tail.
+   */
+  waitForEvent<T extends BridgeEventType | (string & {})>(
+    type: T,
+    timeoutMs: number,
+    where: (event: LoggedEvent<T>) => boolean = () => true,
+  ): Promise<LoggedEvent<T>> {
+    const hit = this.bridgeEvents(type).find(where);
+    if (hit) return Promise.resolve(hit);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(
+          new Error(
+            `${this.name}: no bridge event "${type}" within ${timeoutMs} ms; output:\n${this.tail()}`,
+          ),
+        );
+      }, timeoutMs);
+      const off = this.onLine((line) => {
+        const entry = parseLogLine(line);
+        if (entry?.event !== type || !where(entry as LoggedEvent<T>)) return;
+        clearTimeout(timer);
+        off();
+        resolve(entry as LoggedEvent<T>);
+      });
     });
   }
 
