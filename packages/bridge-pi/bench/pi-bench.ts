@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { type ManagedProcess, type Stack, startStack } from '@agentmail/testkit';
 import { piAdapter, prepareBundle, removeBundle } from '../harness/pi-adapter.js';
 import { WORKER_NICE } from '../src/constants.js';
-import { LOOP_STATS_LOG_MSG, type LoopDelayStats } from '../src/loop-stats.js';
+import type { LoopDelayStats } from '../src/loop-stats.js';
 import { lowerPriority } from '../src/priority.js';
 import { type PiSessionFileInfo, writePiSession } from './pi-session-file.js';
 
@@ -69,40 +69,6 @@ function parseLog(line: string): LogLine | undefined {
   }
 }
 
-/**
- * The daemon's log line with `msg` (and `mail_id`, when given): one already printed when `past`,
- * else the next one.
- */
-function nextLog(
-  proc: ManagedProcess,
-  msg: string,
-  timeoutMs: number,
-  { mailId, past = true }: { mailId?: string; past?: boolean } = {},
-): Promise<LogLine> {
-  const seen = past
-    ? proc
-        .lines()
-        .map(parseLog)
-        .find((l) => l?.msg === msg && (mailId === undefined || l.mail_id === mailId))
-    : undefined;
-  if (seen) return Promise.resolve(seen);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(
-        new Error(`the daemon logged no "${msg}" ${mailId ?? ''} within ${timeoutMs} ms:\n${proc.tail()}`),
-      );
-    }, timeoutMs);
-    const off = proc.onLine((line) => {
-      const log = parseLog(line);
-      if (log?.msg !== msg || (mailId !== undefined && log.mail_id !== mailId)) return;
-      clearTimeout(timer);
-      off();
-      resolve(log);
-    });
-  });
-}
-
 /** SIGUSR2 → the daemon logs the event-loop delay since the previous report and starts a new window. */
 /**
  * The scripted model server runs inside this bench process; in production the model provider is
@@ -121,11 +87,10 @@ function gcCell(stats: LoopDelayStats): string {
 }
 
 async function loopDelay(proc: ManagedProcess): Promise<LoopDelayStats> {
-  const line = nextLog(proc, LOOP_STATS_LOG_MSG, 10_000, { past: false });
+  const before = proc.bridgeEvents('loop_delay').length;
+  const next = proc.waitForEvent('loop_delay', 10_000, () => proc.bridgeEvents('loop_delay').length > before);
   process.kill(proc.pid, 'SIGUSR2');
-  const stats = (await line).loop_delay;
-  if (!stats) throw new Error('the event loop delay line carries no loop_delay');
-  return stats;
+  return (await next) as unknown as LoopDelayStats;
 }
 
 const fmtMs = (n: number): string => `${Math.round(n).toLocaleString('en')} ms`;
@@ -200,7 +165,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
     AGENTMAIL_TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS),
     AGENTMAIL_CONCURRENCY: String(Math.max(4, TURNS)),
   });
-  await nextLog(bridge, 'ready', 30_000);
+  await bridge.waitForEvent('ready', 30_000);
   const bridgeMs = performance.now() - bridgeStart;
   yieldCpuLikeARemoteProvider();
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -220,12 +185,12 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
   const done = await Promise.all(
     sent.map(async ({ mail, sentAt }) => {
       const reply = stack.awaitReply({ inReplyTo: mail.mail_id, from: 'pi', timeoutMs: TURN_TIMEOUT_MS });
-      const turn = await nextLog(bridge, 'turn done', TURN_TIMEOUT_MS, { mailId: mail.mail_id }).catch(
-        async (err: unknown) => {
+      const turn = await bridge
+        .waitForEvent('turn_done', TURN_TIMEOUT_MS, (e) => e.mail_id === mail.mail_id)
+        .catch(async (err: unknown) => {
           await reply.catch(() => undefined);
           throw err;
-        },
-      );
+        });
       const replied = await reply;
       return { turn, repliedAfterMs: Date.now() - sentAt, reply: replied };
     }),
@@ -237,20 +202,20 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
   // What the daemon logged closest to its longest block (a fork, a heartbeat, an IPC burst …).
   const nearest = logs
     .filter((l): l is LogLine => l?.time !== undefined && l.time >= sendStart - 1_000)
-    .map((l) => ({ msg: l.msg ?? '?', dt: (l.time ?? 0) - during.block_max_at }))
+    .map((l) => ({ msg: String(l.event ?? l.msg ?? '?'), dt: (l.time ?? 0) - during.block_max_at }))
     .sort((a, b) => Math.abs(a.dt) - Math.abs(b.dt))
     .slice(0, 3)
     .map((n) => `"${n.msg}" ${n.dt >= 0 ? '+' : ''}${n.dt} ms`)
     .join(', ');
   const rows = sent.map(({ mail }, i) => {
     const mark = marks[i] ?? '';
-    const spawned = logs.find((l) => l?.msg === 'worker spawned' && l.mail_id === mail.mail_id);
+    const spawned = logs.find((l) => l?.event === 'worker_spawned' && l.mail_id === mail.mail_id);
     const first = stack.model.requests({
       match: { lastUserMessage: mark, hasToolResult: false, hasTools: true },
     })[0];
     const result = done[i];
     const spawnMs = spawned?.time ?? Number.NaN;
-    const rssKb = result?.turn.worker_max_rss_kb ?? Number.NaN;
+    const rssKb = Number(result?.turn.fields?.worker_max_rss_kb ?? Number.NaN);
     if (!result?.reply.body.includes(`DONE ${mark}`))
       throw new Error(`turn ${i + 1}: unexpected reply: ${result?.reply.body.slice(0, 200)}`);
     return {

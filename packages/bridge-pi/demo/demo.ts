@@ -139,10 +139,10 @@ function workerPids(bridge: ManagedProcess | undefined): number[] {
     const json = line.replace(/^\[stderr\] /, '');
     if (!json.startsWith('{')) continue;
     try {
-      // pino repeats `pid` on "worker spawned": the last one (the worker's) wins in JSON.parse.
-      const entry = JSON.parse(json) as { msg?: unknown; pid?: unknown; worker?: unknown };
+      const entry = JSON.parse(json) as { event?: unknown; worker_pid?: unknown; worker?: unknown };
       if (typeof entry.worker === 'number') pids.add(entry.worker);
-      if (entry.msg === 'worker spawned' && typeof entry.pid === 'number') pids.add(entry.pid);
+      if (entry.event === 'worker_spawned' && typeof entry.worker_pid === 'number')
+        pids.add(entry.worker_pid);
     } catch {
       // not a log line
     }

@@ -5,12 +5,10 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
-import { type BridgeSettings, readBridgeSettings } from '@agentmail/shared-policy/bridge';
+import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
 
 /** The daemon's configuration. */
-export interface PiBridgeConfig extends BridgeSettings {
-  /** Absolute bridge data directory. */
-  dataDir: string;
+export interface PiBridgeConfig extends BridgeConfig {
   /** Absolute pi agent directory. */
   agentDir: string;
   /** Absolute path of the worker entry (a `.js` file forked per mail). */
@@ -38,15 +36,15 @@ function absDir(env: NodeJS.ProcessEnv, name: string, fallback: string): string 
  * `AGENTMAIL_AGENT_KEY`/`SECRET`, `AGENTMAIL_AGENT_NAME` (default `pi`),
  * `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL`, `AGENTMAIL_CONCURRENCY` (4),
  * `AGENTMAIL_TURN_TIMEOUT_MS` (600000), `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE`),
- * plus `AGENTMAIL_PI_DATA_DIR` (default `~/.local/share/agentmail/pi`), `AGENTMAIL_PI_AGENT_DIR` or
+ * plus `AGENTMAIL_PI_DATA_DIR` (default `$XDG_DATA_HOME/agentmail/pi`, else
+ * `~/.local/share/agentmail/pi`: the kit's rule for every bridge), `AGENTMAIL_PI_AGENT_DIR` or
  * `PI_CODING_AGENT_DIR` (default `~/.pi/agent`), `AGENTMAIL_PI_WORKER` (worker entry; the launcher
  * entry `launcher-main.js` is taken from the same directory).
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the variable and the fix.
  */
 export function readConfig(env: NodeJS.ProcessEnv, defaultWorkerPath: string): PiBridgeConfig {
   return {
-    ...readBridgeSettings(env, { agentName: 'pi' }),
-    dataDir: absDir(env, 'AGENTMAIL_PI_DATA_DIR', join(homedir(), '.local', 'share', 'agentmail', 'pi')),
+    ...readBridgeConfig('pi', env, homedir()),
     agentDir: absDir(
       env,
       'AGENTMAIL_PI_AGENT_DIR',

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';
 import { createLogger } from './log.js';
-import { LOOP_STATS_LOG_MSG, LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
+import { LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
 
 const log = createLogger('agentmail-pi');
 let daemon: PiBridgeDaemon;
@@ -25,14 +25,14 @@ try {
   process.exit(2);
 }
 const loop = loopStatsEnabled(process.env) ? new LoopDelayMonitor() : undefined;
-if (loop) process.on('SIGUSR2', () => log.info({ loop_delay: loop.take() }, LOOP_STATS_LOG_MSG));
+if (loop) process.on('SIGUSR2', () => daemon.bridge.emit({ type: 'loop_delay', ...loop.take() }));
 let stopping = false;
 const stop = (signal: string): void => {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'signal received');
+  daemon.bridge.emit({ type: 'signal_received', signal });
   void daemon.stop().then(() => {
-    if (loop) log.info({ loop_delay: loop.take() }, LOOP_STATS_LOG_MSG);
+    if (loop) daemon.bridge.emit({ type: 'loop_delay', ...loop.take() });
     process.exit(0);
   });
 };
@@ -41,10 +41,7 @@ const stop = (signal: string): void => {
 daemon.lockLostHandler = () => process.exit(1);
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
-daemon.start().then(
-  () => log.info('ready'),
-  (err: unknown) => {
-    log.fatal({ err: String(err) }, 'start failed');
-    process.exit(1);
-  },
-);
+daemon.start().catch((err: unknown) => {
+  log.fatal({ err: String(err) }, 'start failed');
+  process.exit(1);
+});

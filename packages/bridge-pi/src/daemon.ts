@@ -1,18 +1,20 @@
 /**
- * The pi bridge daemon (see SPEC §6): shared-policy's BridgeRuntime runs the connection loop
- * (register, heartbeat, SSE, de-duplication, catch-up, per-session queue, timeouts, redelivery);
- * this host adds what is pi's: the probe child, the catalogue cache, and ONE WORKER CHILD PROCESS
- * PER MAIL (B-12) so no model work ever runs on the event loop that reads SSE.
+ * The pi bridge daemon (see SPEC §6): the kit (`createBridge`) runs the connection loop and the
+ * turn logic; this host adds what is pi's: the probe child (P-8, catalogue), the catalogue cache,
+ * and ONE WORKER CHILD PROCESS PER MAIL (B-12) — delegated turns: each worker runs the kit's
+ * `runTurnJob` on the job the kit hands over, so no model work ever runs on the loop that reads SSE.
  */
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { HeartbeatRequest, PermissionDecisionEvent } from '@agentmail/protocol';
+import type { HeartbeatRequest } from '@agentmail/protocol';
 import {
-  type BridgeHost,
-  BridgeRuntime,
-  type HeartbeatSnapshot,
-  type MailRun,
+  type Bridge,
+  type BridgeLogger,
+  createBridge,
+  type DelegatedTurn,
+  type HostSnapshot,
   type MailTurnReport,
+  type TurnJob,
   TurnLostError,
 } from '@agentmail/shared-policy/bridge';
 import type { PiBridgeConfig } from './config.js';
@@ -22,21 +24,19 @@ import {
   PROBE_TIMEOUT_MS,
   WORKER_STOP_GRACE_MS,
 } from './constants.js';
+import type { PiEvent } from './events.js';
 import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
 import { type WorkerHandle, WorkerLauncher } from './launcher.js';
-import type { Logger } from './log.js';
 import { listPiSessions } from './session-files.js';
 
 /**
- * The daemon: the pi side of the shared {@link BridgeRuntime} (register, heartbeat, SSE, catch-up,
- * queue, timeouts, redelivery: shared-policy). It adds the probe child (P-8, catalogue), the
- * catalogue cache, one worker process per mail (B-12) and its IPC. `start()` resolves after the
- * catch-up pass (B-20); `stop()` is the graceful shutdown (B-15, P-7).
+ * The daemon: the pi adapter of the kit. `start()` probes pi (P-8, catalogue), then the kit
+ * connects (B-1, B-20) and resolves after the start catch-up; `stop()` is the graceful shutdown
+ * (B-15, P-7).
  */
-export class PiBridgeDaemon implements BridgeHost {
-  readonly #log: Logger;
+export class PiBridgeDaemon {
+  readonly bridge: Bridge<PiEvent>;
   #config: PiBridgeConfig;
-  readonly #runtime: BridgeRuntime;
   readonly #workers = new Set<WorkerHandle>();
   /** Forks the workers, so no `fork()` blocks this event loop (B-12). */
   readonly #launcher: WorkerLauncher;
@@ -49,33 +49,32 @@ export class PiBridgeDaemon implements BridgeHost {
   #catalogueCache: { files: string; models: HeartbeatRequest['models'] } | undefined;
   /** Forks go one per event-loop turn (each blocks the loop 5–15 ms; see {@link #forkSlot}). */
   #lastFork: Promise<void> = Promise.resolve();
+  /** Called when the bridge lock was lost and the kit stopped (SPEC G-22); daemon-main exits 1. */
+  lockLostHandler: () => void = () => undefined;
 
-  constructor(config: PiBridgeConfig, log: Logger) {
+  constructor(config: PiBridgeConfig, log?: BridgeLogger) {
     this.#config = config;
-    this.#log = log;
-    this.#runtime = new BridgeRuntime(
-      {
-        gatewayUrl: config.gatewayUrl,
-        agentKey: config.agentKey,
-        agentName: config.agentName,
-        platform: 'pi',
-        version: BRIDGE_VERSION,
-        concurrency: config.concurrency,
-        heartbeatMs: config.heartbeatMs,
-        turnTimeoutMs: config.turnTimeoutMs,
-        stopGraceMs: WORKER_STOP_GRACE_MS,
-        firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS,
-        locale: config.locale,
-        // SPEC G-22: one daemon per agent and data directory is the bridge; a second one waits.
-        lockDir: config.dataDir,
+    this.bridge = createBridge<PiEvent>({
+      platform: 'pi',
+      version: BRIDGE_VERSION,
+      config,
+      ...(log ? { log } : {}),
+      timing: { stopGraceMs: WORKER_STOP_GRACE_MS, firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS },
+      adapter: {
+        snapshot: () => this.#snapshot(),
+        runTurn: (job, turn) => this.#runTurn(job, turn),
+        onDecision: (event) => this.#broadcast({ type: 'permission_decision', event: { ...event } }),
+        onReconnect: (url, key) => {
+          this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
+        },
+        stop: () => this.#stopWorkers(),
+        onLockLost: () => this.lockLostHandler(),
       },
-      this,
-      log,
-    );
+    });
     this.#launcher = new WorkerLauncher(
       config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
       () => ({ ...process.env, PI_CODING_AGENT_DIR: config.agentDir }),
-      log,
+      (e) => this.bridge.emit(e),
     );
   }
 
@@ -83,24 +82,25 @@ export class PiBridgeDaemon implements BridgeHost {
   async start(): Promise<void> {
     this.#launcher.start(); // its fork blocks this loop once, before the bridge registers
     await this.#catalogue(); // the probe: permission hook (P-8) and catalogue, before anything else
-    await this.#runtime.start();
+    await this.bridge.start();
   }
 
-  /** Graceful shutdown (B-15, P-7): the runtime stops reading and turns; {@link onShutdown} ends the workers. */
+  /** Graceful shutdown (B-15, P-7): the kit stops reading and turns; the workers are ended. */
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
     try {
-      await this.#runtime.stop();
+      await this.bridge.stop();
     } finally {
       this.#launcher.stop();
     }
   }
 
-  /** BridgeHost: pi's session snapshot and model catalogue (G-25). */
-  async heartbeat(): Promise<HeartbeatSnapshot> {
+  /** pi's session snapshot and model catalogue (G-25). */
+  async #snapshot(): Promise<HostSnapshot> {
     const sessions = await listPiSessions(this.#config.agentDir);
-    if (sessions === undefined) this.#log.warn('pi session folder unreadable: snapshot omitted (G-25)');
+    if (sessions === undefined)
+      this.bridge.emit({ type: 'snapshot_partial', part: 'sessions', error: 'pi session folder unreadable' });
     const models = await this.#catalogue();
     return {
       mode_enforcement: this.#enforcement.mode,
@@ -110,28 +110,10 @@ export class PiBridgeDaemon implements BridgeHost {
     };
   }
 
-  /** BridgeHost: decisions go to every worker; the one waiting for the relay key takes it. */
-  onPermissionDecision(event: PermissionDecisionEvent): void {
-    this.#broadcast({ type: 'permission_decision', event });
-  }
-
-  /** BridgeHost: later jobs and probes use the new Gateway (B-18). */
-  onReconnect(url: string, key: string): void {
-    this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
-  }
-
-  /** BridgeHost (B-15, P-7): workers deny pending questions and stop; stragglers are killed. */
-  /** Called when the bridge lock was lost and the runtime stopped (SPEC G-22); daemon-main exits 1. */
-  lockLostHandler: () => void = () => undefined;
-
-  /** BridgeHost: the bridge lock was lost (this process was frozen past its staleness). */
-  onLockLost(): void {
-    this.lockLostHandler();
-  }
-
-  async onShutdown(): Promise<void> {
+  /** B-15, P-7: workers deny pending questions and stop; stragglers are killed. */
+  async #stopWorkers(): Promise<void> {
     this.#stopping = true;
-    this.#log.info({ workers: this.#workers.size }, 'stopping workers');
+    this.bridge.emit({ type: 'workers_stopping', workers: this.#workers.size });
     const exits = [...this.#workers].map(
       (child) => new Promise<void>((resolve) => child.onceExit(() => resolve())),
     );
@@ -174,15 +156,7 @@ export class PiBridgeDaemon implements BridgeHost {
     await this.#forkSlot();
     // A heartbeat that was under way when the shutdown began must not start a probe nobody stops.
     if (this.#stopping) return this.#catalogueCache?.models;
-    const job: ProbeJob = {
-      type: 'probe',
-      gatewayUrl: this.#config.gatewayUrl,
-      agentKey: this.#config.agentKey,
-      agentName: this.#config.agentName,
-      dataDir: this.#config.dataDir,
-      agentDir: this.#config.agentDir,
-      locale: this.#config.locale,
-    };
+    const job: ProbeJob = { type: 'probe', dataDir: this.#config.dataDir, agentDir: this.#config.agentDir };
     const child = await this.#launcher.spawn(this.#config.workerPath);
     const report = await new Promise<ProbeReport | undefined>((resolve) => {
       let result: ProbeReport | undefined;
@@ -203,14 +177,23 @@ export class PiBridgeDaemon implements BridgeHost {
       mode: 'advisory',
       reason: 'permission hook check failed: the probe process gave no result',
     };
-    if (this.#enforcement.mode === 'advisory')
-      this.#log.error({ reason: this.#enforcement.reason }, 'mode enforcement advisory');
-    else this.#log.info('permission hook verified: mode enforcement native');
+    this.bridge.emit({
+      type: 'enforcement',
+      mode: this.#enforcement.mode,
+      ...(this.#enforcement.reason ? { reason: this.#enforcement.reason } : {}),
+    });
     if (!report?.models)
-      this.#log.warn(
-        { err: report?.modelsError ?? 'no probe result' },
-        'model catalogue unreadable: omitted from the heartbeat (G-25)',
-      );
+      this.bridge.emit({
+        type: 'snapshot_partial',
+        part: 'models',
+        error: report?.modelsError ?? 'no probe result',
+      });
+    this.bridge.emit({
+      type: 'probe_done',
+      enforcement: this.#enforcement.mode,
+      models: report?.models?.length ?? 0,
+      ...(report?.modelsError ? { error: report.modelsError } : {}),
+    });
     return report?.models;
   }
 
@@ -226,76 +209,82 @@ export class PiBridgeDaemon implements BridgeHost {
   }
 
   /**
-   * BridgeHost: one worker process for one mail (B-12). Resolves with its report; rejects with
-   * {@link TurnLostError} when it exits before reporting (B-14). An aborted `run.signal` (timeout,
-   * shutdown) asks the worker to stop and kills its process group after the grace period.
+   * One worker process for one mail (B-12). Resolves with its report; rejects with
+   * {@link TurnLostError} when it exits before reporting (B-14). An aborted signal (timeout,
+   * shutdown) asks the worker to stop and kills its process group after the grace period. The
+   * worker's relay asks the kit's commit gate first (one outcome per mail).
    */
-  async runMail(run: MailRun): Promise<MailTurnReport> {
-    const { mail, attempt } = run;
+  async #runTurn(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> {
+    const { signal, gate } = turn;
     await this.#forkSlot();
-    if (this.#stopping || run.signal.aborted) throw new TurnLostError('the bridge is stopping');
-    const job: WorkerJob = {
-      type: 'job',
-      mail,
-      backlog: run.backlog,
-      gatewayUrl: run.client.baseUrl,
-      agentKey: run.client.key,
-      agentName: this.#config.agentName,
-      dataDir: this.#config.dataDir,
-      agentDir: this.#config.agentDir,
-      allowedModels: [...run.allowedModels],
-      hostDefault: this.#config.hostDefault,
-      attempt,
-      locale: this.#config.locale,
-      turnTimeoutMs: run.turnTimeoutMs,
-    };
-    const spawnedAt = Date.now();
+    if (this.#stopping || signal.aborted) throw new TurnLostError('the bridge is stopping');
+    const work: WorkerJob = { type: 'job', job, agentDir: this.#config.agentDir };
     // The launcher forks it detached: it leads its own process group, so a kill also ends its tools.
     const child = await this.#launcher.spawn(this.#config.workerPath);
     this.#workers.add(child);
-    this.#log.info({ mail_id: mail.mail_id, attempt, pid: child.pid }, 'worker spawned');
+    this.bridge.emit({
+      type: 'worker_spawned',
+      mail_id: job.mail.mail_id,
+      attempt: job.attempt,
+      worker_pid: child.pid ?? 0,
+    });
     let killTimer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
-      if (run.signal.reason !== 'shutdown') child.send({ type: 'abort', reason: 'turn timeout' });
+      if (signal.reason !== 'shutdown') child.send({ type: 'abort', reason: 'turn timeout' });
       killTimer = setTimeout(() => child.kill(), WORKER_STOP_GRACE_MS);
     };
-    run.signal.addEventListener('abort', onAbort, { once: true });
-    if (run.signal.aborted) onAbort(); // aborted while the launcher forked
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort(); // aborted while the launcher forked
+    /** Commits granted to the worker, waiting for its `commit_done`. */
+    const committing = new Map<number, (ok: boolean) => void>();
     let report: TurnReport | undefined;
     try {
       report = await new Promise<TurnReport>((resolve, reject) => {
         child.onMessage((m: WorkerMessage) => {
           switch (m.type) {
             case 'ready':
-              child.send(job);
+              child.send(work);
               break;
             case 'result':
               report = m;
               break;
-            case 'reconnect':
-              this.#runtime.reconnect(m.url, m.key);
+            case 'event':
+              this.bridge.emit(m.event);
               break;
-            case 'log':
-              this.#log[m.level](
-                { ...m.fields, worker: child.pid, since_spawn_ms: Date.now() - spawnedAt },
-                m.msg,
-              );
+            case 'commit_request': {
+              let granted = false;
+              void gate.commit(() => {
+                granted = true;
+                child.send({ type: 'commit_answer', id: m.id, granted: true });
+                return new Promise<boolean>((done) => committing.set(m.id, done));
+              });
+              if (!granted) child.send({ type: 'commit_answer', id: m.id, granted: false });
+              break;
+            }
+            case 'commit_done':
+              committing.get(m.id)?.(m.ok);
+              committing.delete(m.id);
+              break;
+            case 'reconnect':
+              this.bridge.reconnect(m.url, m.key);
               break;
           }
         });
-        child.onceExit(({ code, signal, error }) => {
+        child.onceExit(({ code, signal: sig, error }) => {
           this.#workers.delete(child);
+          // A relay cut off by the worker's death may have reached the Gateway: it counts as sent.
+          for (const done of committing.values()) done(false);
           if (report) resolve(report);
           else if (error) reject(new TurnLostError(`worker lost: ${error}`));
-          else reject(new TurnLostError(`worker exited (code ${code}, signal ${signal}) before reporting`));
+          else reject(new TurnLostError(`worker exited (code ${code}, signal ${sig}) before reporting`));
         });
       });
     } finally {
-      run.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
     }
-    const { type: _type, maxRssKb, ...turn } = report;
-    return maxRssKb === undefined ? turn : { ...turn, logFields: { worker_max_rss_kb: maxRssKb } };
+    const { type: _type, maxRssKb, ...result } = report;
+    return maxRssKb === undefined ? result : { ...result, logFields: { worker_max_rss_kb: maxRssKb } };
   }
 
   #broadcast(message: DaemonMessage): void {

@@ -5,10 +5,15 @@
  * see the README) to read and send mail interactively.
  */
 import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
-import { GrantStore, type MailToolContext, mailTools } from '@agentmail/shared-policy/bridge';
+import {
+  decideGuardedCall,
+  GrantStore,
+  type MailToolContext,
+  mailTools,
+} from '@agentmail/shared-policy/bridge';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
-import { createPermissionHandler, type PermissionSeamOptions } from './permission-seam.js';
+import { createPermissionHandler, type DecideToolCall } from './permission-seam.js';
 import { type MailToolContextSource, piMailTools } from './pi-tools.js';
 
 /** Options of {@link createMailExtension}. */
@@ -16,8 +21,8 @@ export interface MailExtensionOptions {
   locale: Locale;
   /** The shared-policy context of each tool run (live client, current mail, send recording). */
   toolContext: MailToolContextSource;
-  /** The permission seam; omitted → no `tool_call` handler (tools only). */
-  permission?: PermissionSeamOptions;
+  /** The permission seam's decision; omitted → no `tool_call` handler (tools only). */
+  decide?: DecideToolCall;
   /** Called once the `tool_call` handler is registered (P-8: verified, not assumed). */
   onSeamInstalled?: () => void;
 }
@@ -29,8 +34,8 @@ export interface MailExtensionOptions {
 export function createMailExtension(options: MailExtensionOptions): ExtensionFactory {
   return (pi: ExtensionAPI) => {
     for (const tool of piMailTools(mailTools(options.locale), options.toolContext)) pi.registerTool(tool);
-    if (options.permission) {
-      pi.on('tool_call', createPermissionHandler(options.permission));
+    if (options.decide) {
+      pi.on('tool_call', createPermissionHandler(options.decide));
       options.onSeamInstalled?.();
     }
   };
@@ -83,25 +88,31 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
     ...(signal ? { signal } : {}),
   });
   const grantFile = process.env.AGENTMAIL_GRANT_FILE;
+  const grants = new GrantStore(grantFile ? { file: grantFile } : {});
   const factory = createMailExtension({
     locale,
     toolContext,
     ...(sessionId
       ? {
-          permission: {
-            platform: 'pi',
-            agentName,
-            mode: () => process.env.AGENTMAIL_PERMISSION_MODE,
-            sessionId: () => sessionId,
-            client: () => client,
-            grants: new GrantStore(grantFile ? { file: grantFile } : {}),
-            waitForDecision: (relayKey, signal) => {
-              startSse();
-              return pending.wait(relayKey, signal ? { signal } : {});
-            },
-            locale,
-            log: { info: () => undefined, warn: () => undefined, error: () => undefined },
-          },
+          decide: (call, how) =>
+            decideGuardedCall(
+              call,
+              {
+                platform: 'pi',
+                agentName,
+                mode: () => process.env.AGENTMAIL_PERMISSION_MODE,
+                sessionId: () => sessionId,
+                client: () => client,
+                grants,
+                waitForDecision: (relayKey, signal) => {
+                  startSse();
+                  return pending.wait(relayKey, signal ? { signal } : {});
+                },
+                hasLocalUi: how.hasUI,
+                locale,
+              },
+              how.signal,
+            ),
         }
       : {}),
   });

@@ -1,32 +1,16 @@
 /**
- * Messages between the daemon and a worker child process (see SPEC B-12). Only paths, ids,
- * scalars and flat string records cross the boundary: no session objects, no clients.
+ * Messages between the daemon and a worker child process (see SPEC B-12). Only JSON crosses the
+ * boundary: the kit's turn job (plain data), events, decisions, commit round trips.
  */
-import type { NewMailEvent } from '@agentmail/protocol';
-import type { MailTurnReport } from '@agentmail/shared-policy/bridge';
+import type { BridgeEvent, MailTurnReport, TurnJob } from '@agentmail/shared-policy/bridge';
+import type { PiEvent } from './events.js';
 
-/** The job of one worker: one mail, one turn. */
+/** The job of one worker: one mail, one turn (the kit's {@link TurnJob} plus pi's directory). */
 export interface WorkerJob {
   type: 'job';
-  /** The `new_mail` event (flat scalars). */
-  mail: NewMailEvent;
-  backlog: boolean;
-  gatewayUrl: string;
-  agentKey: string;
-  agentName: string;
-  /** Bridge data directory (absolute): mail session files, grants, fallback workspaces. */
-  dataDir: string;
+  job: TurnJob;
   /** pi agent directory (absolute): auth.json, models.json, the person's own sessions. */
   agentDir: string;
-  /** Admin's ordered model selection from the last heartbeat answer (G-27). */
-  allowedModels: string[];
-  /** `provider/model` from AGENTMAIL_REPLY_PROVIDER/MODEL, or '' for pi's own default. */
-  hostDefault: string;
-  /** 1-based delivery attempt (B-14). */
-  attempt: number;
-  locale: string;
-  /** The daemon's turn timeout, in ms (B-7): named in a timeout failure mail. */
-  turnTimeoutMs: number;
 }
 
 /**
@@ -35,12 +19,8 @@ export interface WorkerJob {
  */
 export interface ProbeJob {
   type: 'probe';
-  gatewayUrl: string;
-  agentKey: string;
-  agentName: string;
   dataDir: string;
   agentDir: string;
-  locale: string;
 }
 
 /** The probe child's answer. */
@@ -59,11 +39,13 @@ export type DaemonMessage =
   | ProbeJob
   | { type: 'permission_decision'; event: Record<string, unknown> & { relay_key: string } }
   | { type: 'abort'; reason: string }
-  | { type: 'shutdown' };
+  | { type: 'shutdown' }
+  /** The answer to a `commit_request`: run the relay now, or not at all (the turn was given up). */
+  | { type: 'commit_answer'; id: number; granted: boolean };
 
 /**
- * The worker's report of its turn: shared-policy's {@link MailTurnReport} (runMailTurn) plus the
- * worker's peak RSS in KiB (`process.resourceUsage().maxRSS`, set by worker-main).
+ * The worker's report of its turn: the kit's {@link MailTurnReport} plus the worker's peak RSS in
+ * KiB (`process.resourceUsage().maxRSS`, set by worker-main).
  */
 export type TurnReport = MailTurnReport & { type: 'result'; maxRssKb?: number };
 
@@ -73,12 +55,12 @@ export type WorkerMessage =
   | TurnReport
   | ProbeReport
   | { type: 'reconnect'; url: string; key: string }
-  | {
-      type: 'log';
-      level: 'info' | 'warn' | 'error';
-      msg: string;
-      fields?: Record<string, string | number | boolean>;
-    };
+  /** A kit or pi event of the turn, re-emitted on the daemon's bus. */
+  | { type: 'event'; event: BridgeEvent | PiEvent }
+  /** May the relay go out? (the runtime's commit gate lives in the daemon: one outcome per mail) */
+  | { type: 'commit_request'; id: number }
+  /** The relay granted by `id` settled. */
+  | { type: 'commit_done'; id: number; ok: boolean };
 
 /**
  * Daemon → launcher (src/launcher-main.ts, see SPEC B-12): fork a worker (`spawn`, entry

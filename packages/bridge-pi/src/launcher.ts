@@ -4,8 +4,8 @@
  * for every worker. A {@link WorkerHandle} stands for one worker behind the launcher.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import type { EmitPiEvent } from './events.js';
 import type { DaemonMessage, LauncherEvent, LauncherRequest, WorkerMessage } from './ipc.js';
-import type { Logger } from './log.js';
 
 /** Why a worker ended: exit code and signal as `child_process` reports them, or why it could not run. */
 export interface WorkerExit {
@@ -83,7 +83,7 @@ export class WorkerHandle {
 export class WorkerLauncher {
   readonly #path: string;
   readonly #env: () => NodeJS.ProcessEnv;
-  readonly #log: Logger;
+  readonly #emit: EmitPiEvent;
   #child: ChildProcess | undefined;
   #nextId = 1;
   readonly #workers = new Map<number, WorkerHandle>();
@@ -96,10 +96,10 @@ export class WorkerLauncher {
    * @param path absolute path of the launcher entry (launcher-main.js).
    * @param env environment of the launcher, and so of every worker it forks; read at each launcher fork.
    */
-  constructor(path: string, env: () => NodeJS.ProcessEnv, log: Logger) {
+  constructor(path: string, env: () => NodeJS.ProcessEnv, emit: EmitPiEvent) {
     this.#path = path;
     this.#env = env;
-    this.#log = log;
+    this.#emit = emit;
   }
 
   /** Fork the launcher when none runs. */
@@ -108,13 +108,18 @@ export class WorkerLauncher {
     const child = fork(this.#path, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: this.#env() });
     this.#child = child;
     this.#forks += 1;
-    this.#log.info({ launcher: child.pid, restart: this.#forks > 1 }, 'launcher forked');
+    this.#emit({ type: 'launcher_forked', launcher: child.pid ?? 0, restart: this.#forks > 1 });
     child.on('message', (event: LauncherEvent) => this.#onEvent(event));
     const gone = (why: string): void => {
       if (this.#child !== child) return;
       this.#child = undefined;
       // The next spawn forks a new launcher.
-      this.#log.error({ launcher: child.pid, workers: this.#workers.size, reason: why }, 'launcher lost');
+      this.#emit({
+        type: 'launcher_lost',
+        launcher: child.pid ?? 0,
+        workers: this.#workers.size,
+        reason: why,
+      });
       this.#lost(why);
     };
     child.once('error', (err) => gone(`launcher error: ${err.message}`));
@@ -152,7 +157,7 @@ export class WorkerLauncher {
   request(request: LauncherRequest): void {
     const child = this.#child;
     if (child?.connected)
-      child.send(request, (err) => err && this.#log.warn({ err: err.message }, 'ipc send failed'));
+      child.send(request, (err) => err && this.#emit({ type: 'ipc_send_failed', error: err.message }));
   }
 
   /** @internal SIGKILL a worker's process group, through the launcher or, without one, directly. */

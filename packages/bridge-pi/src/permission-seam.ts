@@ -1,13 +1,17 @@
 /**
  * The permission seam of pi: a `tool_call` handler (see SPEC P-1..P-8, §7 pi). It is an adapter:
- * pi's tool call → shared-policy's {@link decideGuardedCall} → pi's `{ block, reason }`; a P-5
- * yield becomes pi's local confirm prompt.
+ * pi's tool call → a decision function (the mail turn's `ActiveTurn.decide`, or shared-policy's
+ * `decideGuardedCall` in a person's own pi) → pi's `{ block, reason }`; a P-5 yield becomes pi's
+ * local confirm prompt.
  */
-import { decideGuardedCall, type PermissionFlowOptions } from '@agentmail/shared-policy/bridge';
+import type { GuardedCall, PermissionOutcome } from '@agentmail/shared-policy/bridge';
 import type { ExtensionContext, ToolCallEvent, ToolCallEventResult } from '@earendil-works/pi-coding-agent';
 
-/** What the seam needs from its host (worker or a person's own pi); `hasLocalUi` comes from pi's `ctx.hasUI`. */
-export type PermissionSeamOptions = Omit<PermissionFlowOptions, 'hasLocalUi'>;
+/** Decide one tool call; `hasUI` says whether a person looks at this pi (P-5 yield possible). */
+export type DecideToolCall = (
+  call: GuardedCall,
+  how: { hasUI: boolean; signal?: AbortSignal },
+) => Promise<PermissionOutcome>;
 
 type Handler = (event: ToolCallEvent, ctx: ExtensionContext) => Promise<ToolCallEventResult | undefined>;
 
@@ -29,14 +33,12 @@ async function askLocally(
 }
 
 /**
- * Build the `tool_call` handler: the decision is shared-policy's {@link decideGuardedCall}
- * (mode, grants, a person asked by mail, fail-closed failures, denial text with the note);
- * `allow` → `undefined` (pi runs the tool), a denial → `{ block: true, reason }`, a yield → pi's
- * local confirm prompt.
+ * Build the `tool_call` handler over `decide`: `allow` → `undefined` (pi runs the tool), a denial
+ * → `{ block: true, reason }`, a yield → pi's local confirm prompt.
  */
-export function createPermissionHandler(options: PermissionSeamOptions): Handler {
+export function createPermissionHandler(decide: DecideToolCall): Handler {
   return async (event, ctx) => {
-    const outcome = await decideGuardedCall(
+    const outcome = await decide(
       {
         toolName: event.toolName,
         input: event.input,
@@ -44,8 +46,7 @@ export function createPermissionHandler(options: PermissionSeamOptions): Handler
         platformSessionId: ctx.sessionManager.getSessionId(),
         cwd: ctx.cwd,
       },
-      { ...options, hasLocalUi: ctx.hasUI },
-      ctx.signal,
+      { hasUI: ctx.hasUI, ...(ctx.signal ? { signal: ctx.signal } : {}) },
     );
     if (outcome.allow === true) return undefined;
     if (outcome.allow === 'local') return askLocally(ctx, event.toolName, outcome.reason);

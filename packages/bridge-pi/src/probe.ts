@@ -5,8 +5,6 @@
  * ~35 ms of synchronous work. The probe verifies that the permission hook registers (P-8) and
  * reads the model catalogue (G-25).
  */
-import { resolveLocale } from '@agentmail/shared-policy';
-import { GrantStore } from '@agentmail/shared-policy/bridge';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { DefaultResourceLoader, ModelRuntime, SettingsManager } from '@earendil-works/pi-coding-agent';
 import { createMailExtension } from './extension.js';
@@ -17,7 +15,8 @@ const CATALOGUE_MAX = 300;
 
 async function verifySeam(job: ProbeJob): Promise<ProbeReport['enforcement']> {
   try {
-    const client = new GatewayClient({ baseUrl: job.gatewayUrl, key: job.agentKey });
+    // Never called: the probe only checks that the tools and the seam register.
+    const client = new GatewayClient({ baseUrl: 'http://127.0.0.1:9', key: 'probe' });
     let installed = false;
     const loader = new DefaultResourceLoader({
       cwd: job.dataDir,
@@ -32,24 +31,12 @@ async function verifySeam(job: ProbeJob): Promise<ProbeReport['enforcement']> {
         {
           name: 'agentmail-check',
           factory: createMailExtension({
-            locale: resolveLocale(job.locale),
+            locale: 'en',
             toolContext: () => ({ client }),
             onSeamInstalled: () => {
               installed = true;
             },
-            permission: {
-              platform: 'pi',
-              agentName: job.agentName,
-              mode: () => 'workspace',
-              sessionId: () => '',
-              client: () => client,
-              grants: new GrantStore(),
-              waitForDecision: async () => {
-                throw new Error('never called');
-              },
-              locale: 'en',
-              log: { info: () => undefined, warn: () => undefined, error: () => undefined },
-            },
+            decide: async () => ({ allow: false, reason: 'the probe runs no tool' }),
           }),
         },
       ],

@@ -4,6 +4,7 @@
  */
 import { enableCompileCache } from 'node:module';
 import { PendingPermissions } from '@agentmail/shared-policy';
+import type { CommitFn } from '@agentmail/shared-policy/bridge';
 import type { DaemonMessage, WorkerMessage } from './ipc.js';
 import { lowerPriority } from './priority.js';
 
@@ -49,12 +50,43 @@ process.on('message', (raw: DaemonMessage) => {
       shutdown.abort();
       abort.abort('shutdown');
       break;
+    case 'commit_answer':
+      commits.get(raw.id)?.(raw.granted);
+      commits.delete(raw.id);
+      break;
   }
 });
+
+/** Commit requests waiting for the daemon's answer. */
+const commits = new Map<number, (granted: boolean) => void>();
+let nextCommit = 1;
+/**
+ * The relay's commit gate lives in the daemon (its runtime gives a timed-out turn up): ask it
+ * before the relay goes out, report when it settled (one outcome per mail, B-7, B-10). No answer
+ * (the daemon went away) is a refusal.
+ */
+const commit: CommitFn = async (fn) => {
+  const id = nextCommit++;
+  const granted = await new Promise<boolean>((resolve) => {
+    commits.set(id, resolve);
+    void send({ type: 'commit_request', id });
+  });
+  if (!granted) return undefined;
+  let ok = false;
+  try {
+    const value = await fn();
+    ok = true;
+    return value;
+  } finally {
+    void send({ type: 'commit_done', id, ok });
+  }
+};
 // The daemon (or its launcher) went away: stop at once (the turn cannot be reported any more).
 // This is a shutdown for the turn: no failure mail (the mail stays unread and is delivered again,
 // B-14, B-20), unlike a turn timeout.
 process.on('disconnect', () => {
+  for (const answer of commits.values()) answer(false);
+  commits.clear();
   shutdown.abort();
   abort.abort('shutdown');
   setTimeout(() => process.exit(1), 2_000).unref();
@@ -66,7 +98,13 @@ async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void
   started = true;
   process.env.PI_CODING_AGENT_DIR = job.agentDir;
   const { runTurn } = await turnModule;
-  const report = await runTurn(job, { pending, signal: abort.signal, send: (m) => void send(m) });
+  const report = await runTurn(job, {
+    pending,
+    signal: abort.signal,
+    emit: (event) => void send({ type: 'event', event }),
+    commit,
+    reconnect: (url, key) => void send({ type: 'reconnect', url, key }),
+  });
   // The peak RSS rides along for the daemon's log (and the bench).
   await send({ ...report, maxRssKb: process.resourceUsage().maxRSS });
   process.exit(0);

@@ -24,7 +24,7 @@ process.on('message', (m) => {
   if (m.type === 'probe') {
     process.send({ type: 'probe_result', enforcement: { mode: 'native' } }, () => process.exit(0));
   } else if (m.type === 'job') {
-    appendFileSync(process.env.AGENTMAIL_TEST_JOBS_FILE, m.mail.mail_id + '\\n');
+    appendFileSync(process.env.AGENTMAIL_TEST_JOBS_FILE, m.job.mail.mail_id + '\\n');
     process.send(
       { type: 'result', ok: true, model: 'stub/stub', platformSessionId: 'p', sessionFile: '',
         relay: { sent: false, reason: 'stub worker' } },
@@ -156,9 +156,9 @@ describe('daemon de-duplication (B-20, B-2)', () => {
     );
     const turnDone = (mailId: string): Promise<void> =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no 'turn done' for ${mailId}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`no turn_done event for ${mailId}`)), 20_000);
         const check = (): void => {
-          if (lines.some((l) => l.msg === 'turn done' && l.mail_id === mailId)) {
+          if (lines.some((l) => l.event === 'turn_done' && l.mail_id === mailId)) {
             clearTimeout(timer);
             resolve();
           }
@@ -201,8 +201,8 @@ describe('daemon de-duplication (B-20, B-2)', () => {
 
     const jobs = (await readFile(jobsFile, 'utf8')).split('\n').filter(Boolean);
     expect(jobs, 'one turn for the duplicated mail, then the sentinel').toEqual(['m_dup', 'm_sentinel']);
-    expect(lines.filter((l) => l.msg === 'duplicate new_mail ignored').length).toBeGreaterThanOrEqual(1);
-    const catchUp = lines.find((l) => l.msg === 'catch-up done');
+    expect(lines.filter((l) => l.event === 'mail_duplicate').length).toBeGreaterThanOrEqual(1);
+    const catchUp = lines.find((l) => l.event === 'catch_up_done');
     expect(catchUp?.delivered, 'catch-up shares the stream de-duplication set').toEqual([]);
   });
 });

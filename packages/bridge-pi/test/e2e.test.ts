@@ -60,8 +60,8 @@ describe('bridge-pi on the real pi SDK', () => {
       tries.map((r) => r.model),
       'one attempt, on the host default (pi retries are off)',
     ).toEqual([CONFORMANCE_MODELS.working]);
-    const log = daemonLog(bridge.lines());
-    const loud = log.find((l) => String(l.msg).startsWith(HOST_DEFAULT_LOG_LINE));
+    const loud = bridge.bridgeEvents('model_order').find((e) => e.host_default);
+    expect(loud?.line, 'the host default is reported').toContain(HOST_DEFAULT_LOG_LINE);
     expect(loud?.level, 'the host default is logged as a warning').toBe(40);
 
     // A second mail: its worker finds node's compile cache warm.
@@ -70,9 +70,7 @@ describe('bridge-pi on the real pi SDK', () => {
 
     // Worker spawn → first model request, per mail (both wall clocks of this machine).
     const spawnToRequestMs = [sent, again].map((mail, index) => {
-      const spawned = daemonLog(bridge.lines()).find(
-        (l) => l.msg === 'worker spawned' && l.mail_id === mail.mail_id,
-      );
+      const spawned = bridge.bridgeEvents('worker_spawned').find((e) => e.mail_id === mail.mail_id);
       const request = stack.model.requests({ match: turnStart(task) })[index];
       return typeof spawned?.time === 'number' && request ? request.receivedAtMs - spawned.time : Number.NaN;
     });

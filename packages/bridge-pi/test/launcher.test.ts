@@ -66,15 +66,14 @@ async function heldTurn(
   bridge: ManagedProcess,
   args: { mailId: string; attempt: number; task: string },
 ): Promise<{ worker: number; launcher: number }> {
-  const spawned = await bridge.waitForLine(
-    new RegExp(
-      `^(?=.*"msg":"worker spawned")(?=.*"mail_id":"${args.mailId}")(?=.*"attempt":${args.attempt}[,}])`,
-    ),
+  const spawned = await bridge.waitForEvent(
+    'worker_spawned',
     STEP_MS,
+    (e) => e.mail_id === args.mailId && e.attempt === args.attempt,
   );
-  const { pid } = JSON.parse(spawned.slice('[stderr] '.length)) as { pid: number };
+  const pid = Number(spawned.worker_pid);
   await stack.awaitModelRequest((r) => r.lastUserText.includes(args.task) && r.toolNames.length > 0, STEP_MS);
-  const forks = bridge.logEntries('launcher forked');
+  const forks = bridge.bridgeEvents('launcher_forked');
   expect(forks, 'one launcher so far').toHaveLength(1);
   const launcher = forks[0]?.launcher;
   expect(launcher, 'the launcher pid is logged').toEqual(expect.any(Number));
@@ -100,10 +99,7 @@ describe('bridge-pi launcher (B-12, B-14, B-15)', () => {
     const held = await heldTurn(stack, bridge, { mailId: sent.mail_id, attempt: 1, task });
     process.kill(held.launcher, 'SIGKILL');
 
-    await bridge.waitForLine(
-      new RegExp(`^(?=.*"msg":"launcher lost")(?=.*"launcher":${held.launcher}[,}])`),
-      STEP_MS,
-    );
+    await bridge.waitForEvent('launcher_lost', STEP_MS, (e) => e.launcher === held.launcher);
     await waitGone({ launcher: held.launcher, worker: held.worker }, ORPHAN_GONE_MS);
 
     const reply = await stack.awaitReply({
@@ -112,10 +108,10 @@ describe('bridge-pi launcher (B-12, B-14, B-15)', () => {
       timeoutMs: STEP_MS,
     });
     expect(reply.body).toContain(`Answered ${task} after the launcher died.`);
-    await bridge.waitForLine(new RegExp(`"mail_id":"${sent.mail_id}".*"msg":"turn done"`), STEP_MS);
+    await bridge.waitForEvent('turn_done', STEP_MS, (e) => e.mail_id === sent.mail_id);
 
     const lines = bridge.lines();
-    const forks = bridge.logEntries('launcher forked');
+    const forks = bridge.bridgeEvents('launcher_forked');
     expect(
       forks.map((f) => f.restart),
       'one new launcher',
@@ -123,20 +119,20 @@ describe('bridge-pi launcher (B-12, B-14, B-15)', () => {
     expect(forks[1]?.launcher).not.toBe(held.launcher);
     expect(
       bridge
-        .logEntries('turn lost; redelivering')
+        .bridgeEvents('turn_lost')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
       'one loss, redelivered once',
     ).toEqual([1]);
-    const spawns = bridge.logEntries('worker spawned').filter((l) => l.mail_id === sent.mail_id);
+    const spawns = bridge.bridgeEvents('worker_spawned').filter((l) => l.mail_id === sent.mail_id);
     expect(spawns.map((l) => l.attempt)).toEqual([1, 2]);
     // The redelivery's worker comes from the new launcher: forked after it.
     const restartAt = lines.findIndex(
-      (l) => l.includes('"msg":"launcher forked"') && l.includes('"restart":true'),
+      (l) => l.includes('"event":"launcher_forked"') && l.includes('"restart":true'),
     );
     const retryAt = lines.findIndex(
       (l) =>
-        l.includes('"msg":"worker spawned"') &&
+        l.includes('"event":"worker_spawned"') &&
         l.includes(`"mail_id":"${sent.mail_id}"`) &&
         /"attempt":2[,}]/.test(l),
     );

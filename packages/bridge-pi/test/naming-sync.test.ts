@@ -6,10 +6,12 @@
  * the next turn the Gateway session carries it as title and alias, and a further turn does not
  * sync again. A session adopted from the person's own pi is never renamed nor synced.
  */
+
 import { randomUUID } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasBase, namingFingerprint } from '@agentmail/shared-policy';
+import { SessionBindings } from '@agentmail/shared-policy/bridge';
 import { answerAtOnce, marker, startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { writePiSession } from '../bench/pi-session-file.js';
@@ -58,10 +60,12 @@ describe('bridge-pi naming sync (B-11)', () => {
     // Gateway → pi: the new pi session carries the subject; the turn does not sync it back.
     const file = mailSessionFile(join(stack.bridgeStateDir, 'pi-data'), first.session_id);
     expect(await piSessionNames(file), 'the new pi session is named after the subject').toEqual([subject]);
-    const baseline = JSON.parse(await readFile(`${file}.naming.json`, 'utf8')) as { fingerprint?: string };
-    expect(baseline.fingerprint, 'the given name is the naming baseline').toBe(namingFingerprint(subject));
-    expect(bridge.logEntries('naming synced'), 'the name we gave is not synced back').toEqual([]);
-    expect(bridge.logEntries('naming sync skipped').map((l) => l.reason)).toEqual(['unchanged']);
+    const baseline = await new SessionBindings(join(stack.bridgeStateDir, 'pi-data')).get(first.session_id);
+    expect(baseline?.naming?.fingerprint, 'the given name is the naming baseline').toBe(
+      namingFingerprint(subject),
+    );
+    expect(bridge.bridgeEvents('naming_synced'), 'the name we gave is not synced back').toEqual([]);
+    expect(bridge.bridgeEvents('naming_sync_skipped').map((l) => l.reason)).toEqual(['unchanged']);
     expect((await stack.thread(first.mail_id)).at(-1)?.session_alias).toBe(first.session_alias);
 
     // An adopted session (the person's own pi session, by its id): never renamed, never synced.
@@ -75,7 +79,7 @@ describe('bridge-pi naming sync (B-11)', () => {
       (await readFile(own.path, 'utf8')).length,
       'the adopted session file got the turn (it was really used)',
     ).toBeGreaterThan(own.bytes);
-    expect(bridge.logEntries('naming synced')).toEqual([]);
+    expect(bridge.bridgeEvents('naming_synced')).toEqual([]);
 
     // A rename in pi between turns: a session_info entry on the leaf, as `/name` appends it.
     const entries = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
@@ -90,7 +94,7 @@ describe('bridge-pi naming sync (B-11)', () => {
     await stack.awaitReply({ inReplyTo: second.mail_id, from: stack.agent.name });
     const alias = aliasBase(stack.agent.name, name);
     expect(alias).not.toBe(first.session_alias);
-    expect(bridge.logEntries('naming synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
+    expect(bridge.bridgeEvents('naming_synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
     const thread = await stack.thread(second.mail_id);
     expect(thread.at(-1)?.session_alias, 'the Gateway session carries the new alias').toBe(alias);
 
@@ -101,8 +105,8 @@ describe('bridge-pi naming sync (B-11)', () => {
     });
     expect(third.session_id).toBe(first.session_id);
     await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name });
-    expect(bridge.logEntries('naming synced'), 'no second sync').toHaveLength(1);
-    expect(bridge.logEntries('naming sync skipped').map((l) => l.reason)).toEqual([
+    expect(bridge.bridgeEvents('naming_synced'), 'no second sync').toHaveLength(1);
+    expect(bridge.bridgeEvents('naming_sync_skipped').map((l) => l.reason)).toEqual([
       'unchanged',
       'adopted',
       'unchanged',

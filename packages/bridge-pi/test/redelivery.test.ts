@@ -26,13 +26,12 @@ async function killWorkerMidTurn(
   bridge: ManagedProcess,
   args: { mailId: string; attempt: number; task: string; seen: Set<number> },
 ): Promise<void> {
-  const spawned = await bridge.waitForLine(
-    new RegExp(
-      `^(?=.*"msg":"worker spawned")(?=.*"mail_id":"${args.mailId}")(?=.*"attempt":${args.attempt}[,}])`,
-    ),
+  const spawned = await bridge.waitForEvent(
+    'worker_spawned',
     STEP_MS,
+    (e) => e.mail_id === args.mailId && e.attempt === args.attempt,
   );
-  const { pid } = JSON.parse(spawned.slice('[stderr] '.length)) as { pid: number };
+  const pid = Number(spawned.worker_pid);
   const request = await stack.awaitModelRequest(
     (r) => r.lastUserText.includes(args.task) && r.toolNames.length > 0 && !args.seen.has(r.seq),
     STEP_MS,
@@ -67,17 +66,17 @@ describe('bridge-pi worker loss (B-14)', () => {
       timeoutMs: STEP_MS,
     });
     expect(reply.body).toContain(`Answered ${once} after a redelivery.`);
-    await bridge.waitForLine(new RegExp(`"mail_id":"${sent.mail_id}".*"msg":"turn done"`), STEP_MS);
+    await bridge.waitForEvent('turn_done', STEP_MS, (e) => e.mail_id === sent.mail_id);
     expect(
       bridge
-        .logEntries('turn lost; redelivering')
+        .bridgeEvents('turn_lost')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
       'one loss, redelivered once',
     ).toEqual([1]);
     expect(
       bridge
-        .logEntries('worker spawned')
+        .bridgeEvents('worker_spawned')
         .filter((l) => l.mail_id === sent.mail_id)
         .map((l) => l.attempt),
     ).toEqual([1, 2]);
@@ -99,10 +98,10 @@ describe('bridge-pi worker loss (B-14)', () => {
     });
     expect(failure.subject).toBe(formatText('failure.subject', { subject }, 'en'));
     expect(failure.body).toContain(formatText('failure.worker_lost', { attempts: 3 }, 'en'));
-    await bridge.waitForLine(new RegExp(`"mail_id":"${doomed.mail_id}".*"msg":"turn given up"`), STEP_MS);
+    await bridge.waitForEvent('turn_given_up', STEP_MS, (e) => e.mail_id === doomed.mail_id);
     expect(
       bridge
-        .logEntries('worker spawned')
+        .bridgeEvents('worker_spawned')
         .filter((l) => l.mail_id === doomed.mail_id)
         .map((l) => l.attempt),
       'three attempts, no fourth',
