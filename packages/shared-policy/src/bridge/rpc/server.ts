@@ -292,17 +292,7 @@ export class TurnRpcServer<T> {
     this.#state = 'closed';
     for (const entry of [...this.#turns.values()]) {
       this.#turns.delete(entry.id);
-      for (const call of [...entry.calls]) {
-        call.answer(
-          call.method === 'decidePermission'
-            ? { id: null, result: deny(rpcDenialText('shutdown', {}, entry.locale), 'AM_RPC_SERVER_CLOSED') }
-            : {
-                id: null,
-                error: { code: 'AM_RPC_SERVER_CLOSED', message: 'the AgentMail bridge is shutting down' },
-              },
-        );
-        call.controller.abort(closedError('call'));
-      }
+      endCalls(entry, 'shutdown');
     }
     const drained = new Promise<void>((resolve) => {
       if (!wasListening) resolve();
@@ -341,17 +331,7 @@ export class TurnRpcServer<T> {
   #revoke(entry: TurnEntry<T>): void {
     if (this.#turns.get(entry.id) !== entry) return;
     this.#turns.delete(entry.id);
-    for (const call of [...entry.calls]) {
-      call.answer(
-        call.method === 'decidePermission'
-          ? { id: null, result: deny(rpcDenialText('turn_ended', {}, entry.locale), 'AM_RPC_TOKEN_INVALID') }
-          : {
-              id: null,
-              error: { code: 'AM_RPC_TOKEN_INVALID', message: 'the turn ended while this call ran' },
-            },
-      );
-      call.controller.abort(new TurnRpcError('AM_RPC_TOKEN_INVALID', 'the turn was closed'));
-    }
+    endCalls(entry, 'turn_ended');
   }
 
   /** The entry of a token, or undefined (forged, foreign, revoked, malformed). */
@@ -532,6 +512,24 @@ const RESULTS: Record<TurnRpcMethod, z.ZodType> = {
   askQuestion: QuestionAnswersSchema,
   recordSend: RecordSendResult,
 };
+
+/**
+ * Answer every running call of a turn at once and abort its handler: the bridge shuts down
+ * (SPEC P-7: a permission is denied saying so) or the turn ended (its token is revoked).
+ */
+function endCalls(entry: TurnEntry<unknown>, why: 'shutdown' | 'turn_ended'): void {
+  const code = why === 'shutdown' ? 'AM_RPC_SERVER_CLOSED' : 'AM_RPC_TOKEN_INVALID';
+  const message =
+    why === 'shutdown' ? 'the AgentMail bridge is shutting down' : 'the turn ended while this call ran';
+  for (const call of [...entry.calls]) {
+    call.answer(
+      call.method === 'decidePermission'
+        ? { id: null, result: deny(rpcDenialText(why, {}, entry.locale), code) }
+        : { id: null, error: { code, message } },
+    );
+    call.controller.abort(new TurnRpcError(code, message));
+  }
+}
 
 function isMethod(m: string): m is TurnRpcMethod {
   return (TURN_RPC_METHODS as readonly string[]).includes(m);

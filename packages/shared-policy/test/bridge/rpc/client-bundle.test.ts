@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TurnRpcServer } from '../../../src/bridge/rpc/server.js';
+import { stubHandlers } from './fixtures/support.js';
 
 // A hook process is started for every tool call, so the client must load fast: it is bundled
 // into hook scripts and may pull in only node:net and the small wire module — no zod, no undici,
@@ -80,23 +81,7 @@ describe('the client bundle (hook startup)', () => {
     );
     const server = new TurnRpcServer<string>({
       dir: join(out, 'run'),
-      handlers: {
-        context: async (turn) => ({
-          mailId: turn,
-          sessionId: 's',
-          replyAddress: '',
-          selfAddress: '',
-          permissionMode: 'workspace',
-          cwd: '/',
-          agentName: 'a',
-          platform: 'zcode',
-          locale: 'en',
-        }),
-        callTool: async () => ({ text: '' }),
-        decidePermission: async () => ({ allow: false, reason: '' }),
-        askQuestion: async () => ({ declined: true, answers: [] }),
-        recordSend: async () => undefined,
-      },
+      handlers: stubHandlers(),
     });
     await server.start();
     try {

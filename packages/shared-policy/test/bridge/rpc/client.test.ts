@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
 import { LineSplitter } from '../../../src/bridge/rpc/wire.js';
-import { deferred, within } from './fixtures/child.js';
+import { deferred, within } from './fixtures/support.js';
 
 // The client fails closed (SPEC B-21, P-5): whatever goes wrong between a hook and the bridge,
 // a permission is denied (never thrown, never allowed) and other calls throw a typed error.

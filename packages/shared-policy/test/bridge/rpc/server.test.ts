@@ -1,50 +1,42 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import type { MailToolResult } from '../../../src/bridge/mail-tools.js';
+import type { GuardedCall } from '../../../src/bridge/permission-flow.js';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
+import type { PermissionQuery } from '../../../src/bridge/rpc/schemas.js';
 import { type TurnRpcHandlers, TurnRpcServer } from '../../../src/bridge/rpc/server.js';
 import { AgentMailError } from '../../../src/errors.js';
-import { deferred, within } from './fixtures/child.js';
+import { contextView, deferred, never, stubHandlers, tempDirs, within } from './fixtures/support.js';
 
 // The server's contract in one process (the cross-process behaviour is in turn-rpc.test.ts):
 // G-10-style validation, handler failures answered (never a crash), shutdown answers everything.
 
-const dirs: string[] = [];
+const dirs = tempDirs('am-rpc-srv-');
 const servers: TurnRpcServer<string>[] = [];
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  dirs.cleanup();
 });
 
-const VIEW = {
-  mailId: 'm',
-  sessionId: 's',
-  replyAddress: 'bob',
-  selfAddress: 'zc',
-  permissionMode: 'workspace',
-  cwd: '/srv',
-  agentName: 'zc',
-  platform: 'zcode',
-  locale: 'en',
-} as const;
+const CALL = { toolName: 'Bash', input: {}, toolCallId: '1', platformSessionId: 'p', cwd: '/' };
 
-function baseHandlers(): TurnRpcHandlers<string> {
+/** A permission handler that never decides; `asked` resolves when it runs. */
+function hangingPermission() {
+  const asked = deferred<void>();
   return {
-    context: async () => ({ ...VIEW }),
-    callTool: async () => ({ text: 'ok' }),
-    decidePermission: async () => ({ allow: true }),
-    askQuestion: async () => ({ declined: false, answers: [] }),
-    recordSend: async () => undefined,
+    asked: asked.promise,
+    decidePermission: () => {
+      asked.resolve();
+      return never<never>();
+    },
   };
 }
 
 async function start(overrides: Partial<TurnRpcHandlers<string>> = {}, signal?: AbortSignal) {
-  const dir = mkdtempSync(join(tmpdir(), 'am-rpc-srv-'));
-  dirs.push(dir);
+  const dir = dirs.make();
   const logged: { obj: object; msg?: string }[] = [];
   const log = {
     info: () => undefined,
@@ -53,7 +45,7 @@ async function start(overrides: Partial<TurnRpcHandlers<string>> = {}, signal?: 
   };
   const server = new TurnRpcServer<string>({
     dir: join(dir, 'run'),
-    handlers: { ...baseHandlers(), ...overrides },
+    handlers: { ...stubHandlers(), ...overrides },
     log,
     ...(signal === undefined ? {} : { signal }),
   });
@@ -161,7 +153,7 @@ describe('TurnRpcServer', () => {
         message: expect.stringContaining('context, callTool, decidePermission'),
       },
     });
-    expect(answers[4]).toEqual({ id: 10, result: VIEW });
+    expect(answers[4]).toEqual({ id: 10, result: contextView('turn-1') });
   });
 
   it('a handler that throws is answered with its message and code; the server keeps serving; a permission is denied', async () => {
@@ -182,13 +174,7 @@ describe('TurnRpcServer', () => {
     });
     fail = false;
     expect(await client.callTool({ name: 'send_mail' })).toEqual({ text: 'second try', isError: false });
-    const denied = await client.decidePermission({
-      toolName: 'Bash',
-      input: {},
-      toolCallId: '1',
-      platformSessionId: 'p',
-      cwd: '/',
-    });
+    const denied = await client.decidePermission(CALL);
     expect(denied).toMatchObject({ allow: false, code: 'AM_RPC_HANDLER_FAILED' });
     expect((denied as { reason: string }).reason).toContain('grant file unreadable');
     expect(logged.map((l) => l.msg)).toContain('turn rpc handler failed');
@@ -198,22 +184,17 @@ describe('TurnRpcServer', () => {
     const { client } = await start({
       callTool: async () => ({ text: 5 }) as never,
       decidePermission: async () => ({ allow: 'yes' }) as never,
-      context: async () => ({ ...VIEW, permissionMode: 'FULL' }) as never,
+      context: async () => ({ ...contextView('m'), permissionMode: 'FULL' }) as never,
     });
     await expect(client.callTool({ name: 'read_inbox' })).rejects.toMatchObject({
       code: 'AM_RPC_HANDLER_FAILED',
       message: expect.stringContaining('"text"'),
     });
     await expect(client.context()).rejects.toMatchObject({ code: 'AM_RPC_HANDLER_FAILED' });
-    expect(
-      await client.decidePermission({
-        toolName: 'Bash',
-        input: {},
-        toolCallId: '1',
-        platformSessionId: 'p',
-        cwd: '/',
-      }),
-    ).toMatchObject({ allow: false, code: 'AM_RPC_HANDLER_FAILED' });
+    expect(await client.decidePermission(CALL)).toMatchObject({
+      allow: false,
+      code: 'AM_RPC_HANDLER_FAILED',
+    });
   });
 
   it('extra fields of a handler result are dropped (a MailToolResult passes as it is)', async () => {
@@ -250,24 +231,10 @@ describe('TurnRpcServer', () => {
 
   it("aborting the server's signal closes it (a waiting permission is denied with the shutdown reason)", async () => {
     const stop = new AbortController();
-    const asked = deferred<void>();
-    const { server, client } = await start(
-      {
-        decidePermission: () => {
-          asked.resolve();
-          return new Promise(() => undefined);
-        },
-      },
-      stop.signal,
-    );
-    const decision = client.decidePermission({
-      toolName: 'Bash',
-      input: {},
-      toolCallId: '1',
-      platformSessionId: 'p',
-      cwd: '/',
-    });
-    await within(asked.promise, 5_000, 'permission handler called');
+    const { asked, decidePermission } = hangingPermission();
+    const { server, client } = await start({ decidePermission }, stop.signal);
+    const decision = client.decidePermission(CALL);
+    await within(asked, 5_000, 'permission handler called');
     stop.abort();
     expect(await within(decision, 2_000, 'decision')).toMatchObject({
       allow: false,
@@ -277,23 +244,18 @@ describe('TurnRpcServer', () => {
   });
 
   it('the shutdown denial is written in the turn locale', async () => {
-    const asked = deferred<void>();
-    const { server } = await start({
-      decidePermission: () => {
-        asked.resolve();
-        return new Promise(() => undefined);
-      },
-    });
+    const { asked, decidePermission } = hangingPermission();
+    const { server } = await start({ decidePermission });
     const lease = server.openTurn('zh-turn', { locale: 'zh-CN' });
-    const decision = TurnRpcClient.fromEnv(lease.env).decidePermission({
-      toolName: 'Bash',
-      input: {},
-      toolCallId: '1',
-      platformSessionId: 'p',
-      cwd: '/',
-    });
-    await within(asked.promise, 5_000, 'permission handler called');
+    const decision = TurnRpcClient.fromEnv(lease.env).decidePermission(CALL);
+    await within(asked, 5_000, 'permission handler called');
     await server.close();
     expect(((await decision) as { reason: string }).reason).toContain('正在关闭');
+  });
+
+  it("the handler types fit the kit's own: params pass straight to decideGuardedCall, a MailToolResult is a callTool result", () => {
+    // Checked by tsc (pnpm typecheck): a drift between the wire shapes and the kit fails the build.
+    expectTypeOf<PermissionQuery>().toExtend<GuardedCall>();
+    expectTypeOf<MailToolResult>().toExtend<Awaited<ReturnType<TurnRpcHandlers<unknown>['callTool']>>>();
   });
 });

@@ -1,56 +1,25 @@
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
-import { type TurnRpcHandlers, TurnRpcServer } from '../../../src/bridge/rpc/server.js';
+import { TurnRpcServer } from '../../../src/bridge/rpc/server.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../../../src/bridge/rpc/socket-file.js';
-import { killAll, spawnFixture } from './fixtures/child.js';
+import { killAll, spawnFixture, stubHandlers, tempDirs } from './fixtures/support.js';
 
 // SPEC B-21: "a local channel only the bridge's user can open" — the socket's directory is 0700,
 // the socket 0600; a crashed bridge's socket is replaced, a live bridge's never.
 
-const dirs: string[] = [];
+const dirs = tempDirs('am-rpc-sock-');
+const tempDir = dirs.make;
 const servers: TurnRpcServer<string>[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'am-rpc-sock-'));
-  dirs.push(dir);
-  return dir;
-}
 
 afterEach(async () => {
   await killAll();
   await Promise.all(servers.splice(0).map((s) => s.close()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  dirs.cleanup();
 });
 
-const handlers: TurnRpcHandlers<string> = {
-  context: async (turn) => ({
-    mailId: turn,
-    sessionId: 's',
-    replyAddress: '',
-    selfAddress: '',
-    permissionMode: 'plan',
-    cwd: '/',
-    agentName: 'a',
-    platform: 'zcode',
-    locale: 'en',
-  }),
-  callTool: async () => ({ text: '' }),
-  decidePermission: async () => ({ allow: false, reason: 'no' }),
-  askQuestion: async () => ({ declined: true, answers: [] }),
-  recordSend: async () => undefined,
-};
+const handlers = stubHandlers();
 
 function server(dir: string, fileName?: string): TurnRpcServer<string> {
   const s = new TurnRpcServer<string>({ dir, handlers, ...(fileName === undefined ? {} : { fileName }) });

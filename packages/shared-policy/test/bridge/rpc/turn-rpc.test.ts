@@ -1,11 +1,19 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PermissionAnswer, TurnContextView } from '../../../src/bridge/rpc/schemas.js';
+import type { PermissionAnswer } from '../../../src/bridge/rpc/schemas.js';
 import { type TurnRpcHandlers, TurnRpcServer } from '../../../src/bridge/rpc/server.js';
 import { TURN_RPC_SOCKET_ENV, TURN_RPC_TOKEN_ENV } from '../../../src/bridge/rpc/wire.js';
-import { deferred, killAll, spawnFixture, within } from './fixtures/child.js';
+import {
+  BASH_CALL,
+  contextView,
+  deferred,
+  killAll,
+  never,
+  spawnFixture,
+  tempDirs,
+  within,
+} from './fixtures/support.js';
 
 // SPEC B-21, P-4..P-7, B-10: a host's tool and hook processes reach the bridge over its socket.
 // Real child processes (the client side), real Unix sockets; every wait is on an event.
@@ -19,31 +27,13 @@ interface Turn {
   mailId: string;
 }
 
-const dirs: string[] = [];
+const dirs = tempDirs('am-rpc-');
 const servers: TurnRpcServer<Turn>[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'am-rpc-'));
-  dirs.push(dir);
-  return dir;
-}
 
 afterEach(async () => {
   await killAll();
   await Promise.all(servers.splice(0).map((s) => s.close()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-const view = (turn: Turn): TurnContextView => ({
-  mailId: turn.mailId,
-  sessionId: 's-1',
-  replyAddress: 'bob@/srv/app.',
-  selfAddress: 'zc@/srv/app.',
-  permissionMode: 'workspace',
-  cwd: '/srv/app',
-  agentName: 'zc',
-  platform: 'zcode',
-  locale: 'en',
+  dirs.cleanup();
 });
 
 /** Handlers that record every call; `decide` is what decidePermission waits for. */
@@ -53,7 +43,7 @@ function recordingHandlers(decide?: () => Promise<PermissionAnswer>) {
   const handlers: TurnRpcHandlers<Turn> = {
     context: async (turn) => {
       calls.push({ method: 'context', turn });
-      return view(turn);
+      return contextView(turn.mailId);
     },
     callTool: async (turn, params) => {
       calls.push({ method: 'callTool', turn, params });
@@ -79,19 +69,25 @@ function recordingHandlers(decide?: () => Promise<PermissionAnswer>) {
 }
 
 async function startServer(handlers: TurnRpcHandlers<Turn>): Promise<TurnRpcServer<Turn>> {
-  const server = new TurnRpcServer<Turn>({ dir: join(tempDir(), 'run'), handlers });
+  const server = new TurnRpcServer<Turn>({ dir: join(dirs.make(), 'run'), handlers });
   servers.push(server);
   await server.start();
   return server;
 }
 
-const BASH_CALL = {
-  toolName: 'Bash',
-  input: { command: 'rm -rf build' },
-  toolCallId: 'toolu_1',
-  platformSessionId: 'sess-zc-1',
-  cwd: '/srv/app',
-};
+/**
+ * A bridge whose permission handler waits for `decide`, and a child that asks (then runs
+ * `more` steps). Resolves once the handler runs: the proof that the child is waiting.
+ */
+async function childWaitingForPermission(decide: () => Promise<PermissionAnswer>, more: object[] = []) {
+  const { asked, calls, handlers } = recordingHandlers(decide);
+  const server = await startServer(handlers);
+  const lease = server.openTurn({ mailId: 'm-1' });
+  const steps = [{ method: 'decidePermission', params: BASH_CALL }, ...more];
+  const child = spawnFixture(CLIENT, [JSON.stringify(steps)], lease.env);
+  const call = await within(asked.promise, 20_000, 'the permission handler was called');
+  return { server, lease, child, call, calls };
+}
 
 describe('turn RPC across processes (SPEC B-21)', () => {
   it('a host process gets its turn context, runs a mail tool and records a send; handlers get the registered turn', async () => {
@@ -122,7 +118,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
     await child.next('done');
     const results = child.lines.filter((l) => l.event === 'result');
     expect(results.map((r) => r.method)).toEqual(['context', 'callTool', 'recordSend', 'askQuestion']);
-    expect(results[0]?.value).toEqual(view(turn));
+    expect(results[0]?.value).toEqual(contextView(turn.mailId));
     expect(results[1]?.value).toEqual({ text: 'ran read_inbox with {"limit":3}', isError: false });
     expect(results[2]?.value).toBeNull();
     expect(results[3]?.value).toEqual({
@@ -137,17 +133,8 @@ describe('turn RPC across processes (SPEC B-21)', () => {
 
   it('a permission waits for the person: the child is provably waiting, then the decision (always) reaches it', async () => {
     const decision = deferred<PermissionAnswer>();
-    const { asked, calls, handlers } = recordingHandlers(() => decision.promise);
-    const server = await startServer(handlers);
-    const lease = server.openTurn({ mailId: 'm-1' });
-    const child = spawnFixture(
-      CLIENT,
-      [JSON.stringify([{ method: 'decidePermission', params: BASH_CALL }])],
-      lease.env,
-    );
-
+    const { server, child, calls } = await childWaitingForPermission(() => decision.promise);
     // The handler running is the proof: the request arrived and the child awaits its answer.
-    await within(asked.promise, 20_000, 'the permission handler was called');
     expect(server.inFlight).toBe(1);
     expect(child.lines.some((l) => l.event === 'result')).toBe(false);
     expect(calls[0]?.params).toEqual(BASH_CALL);
@@ -160,15 +147,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
 
   it("a denial with the person's note reaches the child as the reason", async () => {
     const decision = deferred<PermissionAnswer>();
-    const { asked, handlers } = recordingHandlers(() => decision.promise);
-    const server = await startServer(handlers);
-    const lease = server.openTurn({ mailId: 'm-1' });
-    const child = spawnFixture(
-      CLIENT,
-      [JSON.stringify([{ method: 'decidePermission', params: BASH_CALL }])],
-      lease.env,
-    );
-    await within(asked.promise, 20_000, 'the permission handler was called');
+    const { child } = await childWaitingForPermission(() => decision.promise);
     const reason =
       'Denied by bob. Note: "not on main, use a branch". Mails that arrived while waiting: "stop"';
     decision.resolve({ allow: false, reason });
@@ -177,15 +156,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
   });
 
   it('the bridge shuts down while a child waits: the child gets a denial saying so, promptly; the handler is told (P-7)', async () => {
-    const { asked, handlers } = recordingHandlers(() => new Promise(() => undefined));
-    const server = await startServer(handlers);
-    const lease = server.openTurn({ mailId: 'm-1' });
-    const child = spawnFixture(
-      CLIENT,
-      [JSON.stringify([{ method: 'decidePermission', params: BASH_CALL }, { method: 'context' }])],
-      lease.env,
-    );
-    const call = await within(asked.promise, 20_000, 'the permission handler was called');
+    const { server, child, call } = await childWaitingForPermission(never, [{ method: 'context' }]);
 
     const closedAt = Date.now();
     await within(server.close(), PROMPT_MS, 'close()');
@@ -232,15 +203,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
   });
 
   it('a revoked token (turn closed) is refused; a call still waiting when the turn closes is denied at once', async () => {
-    const { asked, calls, handlers } = recordingHandlers(() => new Promise(() => undefined));
-    const server = await startServer(handlers);
-    const lease = server.openTurn({ mailId: 'm-1' });
-    const waiting = spawnFixture(
-      CLIENT,
-      [JSON.stringify([{ method: 'decidePermission', params: BASH_CALL }])],
-      lease.env,
-    );
-    const call = await within(asked.promise, 20_000, 'the permission handler was called');
+    const { server, lease, child: waiting, call, calls } = await childWaitingForPermission(never);
     lease.close();
     const denied = await waiting.next('result', PROMPT_MS);
     expect(denied.value).toMatchObject({ allow: false, code: 'AM_RPC_TOKEN_INVALID' });
@@ -257,7 +220,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
   });
 
   it('the bridge process is SIGKILLed while a child waits: the waiting call denies (fails closed), promptly', async () => {
-    const dir = join(tempDir(), 'run');
+    const dir = join(dirs.make(), 'run');
     const host = spawnFixture(HOST, [dir]);
     const ready = await host.next('ready');
     const env = ready.env as Record<string, string>;
@@ -277,15 +240,7 @@ describe('turn RPC across processes (SPEC B-21)', () => {
   });
 
   it('a host process killed while it waits (its host timed the hook out): the handler signal aborts', async () => {
-    const { asked, handlers } = recordingHandlers(() => new Promise(() => undefined));
-    const server = await startServer(handlers);
-    const lease = server.openTurn({ mailId: 'm-1' });
-    const child = spawnFixture(
-      CLIENT,
-      [JSON.stringify([{ method: 'decidePermission', params: BASH_CALL }])],
-      lease.env,
-    );
-    const call = await within(asked.promise, 20_000, 'the permission handler was called');
+    const { server, child, call } = await childWaitingForPermission(never);
     const aborted = new Promise<void>((resolve) => call.signal.addEventListener('abort', () => resolve()));
     child.proc.kill('SIGKILL');
     await within(aborted, PROMPT_MS, 'the handler signal aborted');
