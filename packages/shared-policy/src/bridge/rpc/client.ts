@@ -21,7 +21,7 @@ import type {
 import {
   encodeLine,
   isKnownErrorCode,
-  LineSplitter,
+  readLines,
   rpcDenialText,
   TURN_RPC_SOCKET_ENV,
   TURN_RPC_TOKEN_ENV,
@@ -116,11 +116,15 @@ export class TurnRpcClient {
   /**
    * A client from the environment the bridge gave the host process
    * (`AGENTMAIL_BRIDGE_SOCKET`, `AGENTMAIL_TURN_TOKEN`).
+   *
+   * A hook tells the two cases apart with it: `AM_RPC_ENV_MISSING` means "not a mail turn" (a
+   * person's own interactive session, where the hook may use its own path to the Gateway);
+   * with the variables set, a bridge that does not answer means "deny" (fail closed).
    * @throws TurnRpcError `AM_RPC_ENV_MISSING` naming the variables that are missing or empty:
    *   the process was not started by a bridge for a mail turn (or its environment was filtered).
    */
   static fromEnv(
-    env: Readonly<Record<string, string | undefined>>,
+    env: Readonly<Record<string, string | undefined>> = process.env,
     options: Omit<TurnRpcClientOptions, 'socketPath' | 'token'> = {},
   ): TurnRpcClient {
     const socketPath = env[TURN_RPC_SOCKET_ENV]?.trim() ?? '';
@@ -230,8 +234,6 @@ export class TurnRpcClient {
     if (signal?.aborted) return Promise.reject(aborted(method, signal.reason));
     return new Promise((resolve, reject) => {
       const socket = createConnection(this.socketPath);
-      socket.setEncoding('utf8');
-      const lines = new LineSplitter();
       let done = false;
       const finish = (err: Error | undefined, value?: unknown): void => {
         if (done) return;
@@ -264,29 +266,23 @@ export class TurnRpcClient {
       socket.on('close', () =>
         finish(unreachable(this.socketPath, 'the connection closed before the answer')),
       );
-      socket.on('data', (chunk: string) => {
-        let got: string[];
-        try {
-          got = lines.push(chunk);
-        } catch (err) {
-          finish(unreachable(this.socketPath, 'the answer is too long', err));
-          return;
-        }
-        for (const line of got) {
+      readLines(
+        socket,
+        (line) => {
           const answer = parseAnswer(line);
           if (answer === undefined) {
             finish(unreachable(this.socketPath, 'the answer is not a turn RPC answer'));
             return;
           }
           // `null`: the server could not read our request's id (e.g. the line was too long).
-          if (answer.id !== 1 && answer.id !== null) continue;
+          if (answer.id !== 1 && answer.id !== null) return;
           if ('error' in answer) {
             const { code, message, remoteCode } = answer.error;
             finish(new TurnRpcError(code, message, remoteCode === undefined ? {} : { remoteCode }));
           } else finish(undefined, answer.result);
-          return;
-        }
-      });
+        },
+        (err) => finish(unreachable(this.socketPath, 'the answer is too long', err)),
+      );
       // Queued until the connection is up; a write error arrives as 'error'.
       socket.write(encodeLine({ id: 1, method, token: this.#token, params }));
     });

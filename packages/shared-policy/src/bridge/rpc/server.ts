@@ -32,7 +32,7 @@ import {
 import { checkSocketPathLength, prepareSocketDir, removeStaleSocket } from './socket-file.js';
 import {
   encodeLine,
-  LineSplitter,
+  readLines,
   rpcDenialText,
   TURN_RPC_METHODS,
   TURN_RPC_SOCKET_NAME,
@@ -232,8 +232,9 @@ export class TurnRpcServer<T> {
           throw again;
         });
       }
-      // The directory (0700) already keeps other users out; 0600 is the second lock. The socket
-      // exists with the umask's mode for an instant before this: the directory covers that.
+      // The directory (0700) already keeps other users out; 0600 is the second lock. For an
+      // instant before this the socket has the umask's mode (connecting needs write permission,
+      // which a 022 umask gives nobody else); the directory covers that instant in any case.
       await chmod(this.socketPath, 0o600);
       this.#ino = (await stat(this.socketPath)).ino;
     } catch (err) {
@@ -351,24 +352,19 @@ export class TurnRpcServer<T> {
       return;
     }
     this.#sockets.add(socket);
-    socket.setEncoding('utf8');
-    const lines = new LineSplitter();
     const calls = new Set<InFlight>();
     const write = (answer: TurnRpcAnswer): void => {
       if (socket.writable) socket.write(encodeLine(answer));
     };
-    socket.on('data', (chunk: string) => {
-      let got: string[];
-      try {
-        got = lines.push(chunk);
-      } catch (err) {
-        this.#log.warn({ source: SOURCE, err: (err as Error).message }, 'turn rpc request too long');
-        write(errorAnswer(null, err as TurnRpcError));
+    readLines(
+      socket,
+      (line) => this.#onLine(line, write, calls),
+      (err) => {
+        this.#log.warn({ source: SOURCE, err: err.message }, 'turn rpc request too long');
+        write(errorAnswer(null, err));
         socket.end();
-        return;
-      }
-      for (const line of got) this.#onLine(line, write, calls);
-    });
+      },
+    );
     socket.on('error', () => {
       // A peer that resets (a hook killed mid-call) ends in 'close' below.
     });

@@ -21,6 +21,7 @@ import { TurnRpcError } from './wire.js';
 export const UNIX_SOCKET_PATH_MAX_BYTES = process.platform === 'darwin' ? 103 : 107;
 
 /**
+ * Check that the kernel takes `path` as a socket path ({@link UNIX_SOCKET_PATH_MAX_BYTES}).
  * @throws TurnRpcError `AM_RPC_SOCKET_PATH_TOO_LONG` naming the path, its length and the fix.
  */
 export function checkSocketPathLength(path: string): void {

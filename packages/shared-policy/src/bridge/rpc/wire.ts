@@ -15,6 +15,7 @@
  *
  * @module
  */
+import type { Socket } from 'node:net';
 import { AgentMailError, ERROR_CODES, type ErrorCode } from '../../errors.js';
 import type { Locale } from '../../texts/index.js';
 
@@ -143,6 +144,32 @@ export class LineSplitter {
     if (this.#buffer.length > this.#maxChars) throw tooLong(this.#maxChars);
     return lines;
   }
+}
+
+/**
+ * Read `socket` as UTF-8 lines: `onLine` for each complete line; `onTooLong` once, when a line
+ * passes {@link TURN_RPC_LINE_MAX_CHARS} (nothing more is read; the caller ends the connection).
+ */
+export function readLines(
+  socket: Socket,
+  onLine: (line: string) => void,
+  onTooLong: (err: TurnRpcError) => void,
+): void {
+  socket.setEncoding('utf8');
+  const lines = new LineSplitter();
+  let tooLong = false;
+  socket.on('data', (chunk: string) => {
+    if (tooLong) return; // the rest of an oversized line: nothing to read any more
+    let got: string[];
+    try {
+      got = lines.push(chunk);
+    } catch (err) {
+      tooLong = true;
+      onTooLong(err as TurnRpcError);
+      return;
+    }
+    for (const line of got) onLine(line);
+  });
 }
 
 function tooLong(maxChars: number): TurnRpcError {

@@ -7,6 +7,7 @@ import type { GuardedCall } from '../../../src/bridge/permission-flow.js';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
 import type { PermissionQuery } from '../../../src/bridge/rpc/schemas.js';
 import { type TurnRpcHandlers, TurnRpcServer } from '../../../src/bridge/rpc/server.js';
+import { TURN_RPC_LINE_MAX_CHARS } from '../../../src/bridge/rpc/wire.js';
 import { AgentMailError } from '../../../src/errors.js';
 import { contextView, deferred, never, stubHandlers, tempDirs, within } from './fixtures/support.js';
 
@@ -154,6 +155,23 @@ describe('TurnRpcServer', () => {
       },
     });
     expect(answers[4]).toEqual({ id: 10, result: contextView('turn-1') });
+  });
+
+  it('a request line past the limit is answered AM_RPC_REQUEST_INVALID and the connection is closed', async () => {
+    const { server } = await start();
+    const socket = createConnection(server.socketPath);
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => {
+        text += c;
+      });
+      socket.on('close', () => resolve(text));
+    });
+    socket.on('error', () => undefined);
+    socket.write('x'.repeat(TURN_RPC_LINE_MAX_CHARS + 1));
+    const text = await within(answer, 10_000, 'the answer and the close');
+    expect(JSON.parse(text)).toMatchObject({ id: null, error: { code: 'AM_RPC_REQUEST_INVALID' } });
   });
 
   it('a handler that throws is answered with its message and code; the server keeps serving; a permission is denied', async () => {
