@@ -93,3 +93,43 @@ export {
   type WorkspaceInput,
   type WorkspaceResolution,
 } from './workspace.js';
+
+// ---- turn RPC: the bridge's local socket for a host's tool and hook processes (SPEC B-21) ----
+
+export {
+  TURN_RPC_CALL_TIMEOUT_MS,
+  type TurnRpcCallOptions,
+  TurnRpcClient,
+  type TurnRpcClientOptions,
+} from './rpc/client.js';
+export {
+  type AskQuestionParams,
+  type CallToolInput,
+  CallToolParams,
+  CallToolResult,
+  type PermissionAnswer,
+  PermissionQuery,
+  RecordSendParams,
+  TurnContextView,
+} from './rpc/schemas.js';
+export {
+  type OpenTurnOptions,
+  TURN_RPC_CLOSE_FLUSH_MS,
+  TURN_TOKEN_SECRET_BYTES,
+  type TurnRpcCall,
+  type TurnRpcHandlers,
+  type TurnRpcLease,
+  TurnRpcServer,
+  type TurnRpcServerOptions,
+} from './rpc/server.js';
+export { UNIX_SOCKET_PATH_MAX_BYTES } from './rpc/socket-file.js';
+export {
+  TURN_RPC_LINE_MAX_CHARS,
+  TURN_RPC_METHODS,
+  TURN_RPC_SOCKET_ENV,
+  TURN_RPC_SOCKET_NAME,
+  TURN_RPC_TOKEN_ENV,
+  type TurnRpcEnv,
+  TurnRpcError,
+  type TurnRpcMethod,
+} from './rpc/wire.js';
