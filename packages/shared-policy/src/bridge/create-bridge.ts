@@ -12,6 +12,7 @@ import { type GatewayClient, isPermanent } from '../client/gateway-client.js';
 import type { SseSleep } from '../client/sse-client.js';
 import { PendingPermissions } from '../pending-permissions.js';
 import type { Platform } from '../permission-mode.js';
+import { normalizePermissionMode } from '../permission-mode.js';
 import { resolveLocale } from '../texts/index.js';
 import type { HostSnapshot, TurnAdapter } from './adapter.js';
 import type { BridgeConfig } from './bridge-config.js';
@@ -21,6 +22,8 @@ import { ExplicitSendRecord } from './explicit-sends.js';
 import { GrantStore } from './grant-store.js';
 import { logBridgeEvents } from './log-events.js';
 import type { BridgeLogger } from './logger.js';
+import { runMailTool } from './mail-tools.js';
+import { type TurnRpcHandlers, TurnRpcServer } from './rpc/server.js';
 import { SessionBindings } from './session-bindings.js';
 import type { TurnGate } from './turn-gate.js';
 import { runTurnJob, type TurnJob } from './turn-job.js';
@@ -86,6 +89,13 @@ export interface CreateBridgeOptions {
   onPermanentStartError?: 'throw' | 'retry';
   /** Take the bridge lock in the data directory (one bridge per agent, G-22). @default true */
   lock?: boolean;
+  /**
+   * Serve the turn RPC (SPEC B-21) on `<dataDir>/run/bridge.sock` for hosts whose tools and
+   * hooks run in separate processes: each in-process turn gets a token (`ActiveTurn.rpcEnv`) its
+   * host processes use to get their context, run mail tools, ask permissions and questions and
+   * record sends — with the bridge's key, which never leaves the bridge. @default false
+   */
+  rpc?: boolean;
   /** Timing overrides (tests). */
   timing?: {
     stopGraceMs?: number;
@@ -185,6 +195,47 @@ export function createBridge<H extends { type: string } = never>(options: Create
     onUnclaimed: (info) => emit({ type: 'decision_unclaimed', ...info }),
   });
   const timing = options.timing ?? {};
+  const locale = resolveLocale(config.locale);
+
+  // SPEC B-21: the host's tool and hook processes reach the running turn through the bridge's
+  // local socket; every call runs here, with the bridge's client and the turn's own seam.
+  const rpcHandlers: TurnRpcHandlers<ActiveTurn> = {
+    context: async (t) => ({
+      mailId: t.mail.mail_id,
+      sessionId: t.mail.session_id,
+      replyAddress: t.mail.reply_address,
+      selfAddress: t.mail.self_address,
+      permissionMode: normalizePermissionMode(t.mail.permission_mode),
+      cwd: t.cwd,
+      agentName: config.agentName,
+      platform,
+      locale: t.locale,
+    }),
+    callTool: async (t, params, call) => {
+      const r = await runMailTool(
+        params.name,
+        params.arguments,
+        { ...t.toolContext, signal: call.signal },
+        t.locale,
+      );
+      return { text: r.text, isError: r.isError === true };
+    },
+    decidePermission: async (t, q) => {
+      const o = await t.decide(q);
+      if (o.allow === true) return o.always ? { allow: true, always: true } : { allow: true };
+      return { allow: false, reason: o.reason };
+    },
+    askQuestion: async (t, params) => {
+      const o = await t.ask(params.questions);
+      if (!o.ok) throw new Error(o.error);
+      return o.answers;
+    },
+    recordSend: (t, params) => t.recordSend(params.targets),
+  };
+  const rpc = options.rpc
+    ? new TurnRpcServer<ActiveTurn>({ dir: join(config.dataDir, 'run'), handlers: rpcHandlers })
+    : undefined;
+  let rpcStarted: Promise<void> | undefined;
 
   const heartbeat = async (): Promise<HeartbeatSnapshot> => {
     const snap = await adapter.snapshot();
@@ -243,6 +294,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
       runMail: async (run) => {
         const job = jobOf(run);
         if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
+        if (rpc) await (rpcStarted ??= rpc.start());
         return runTurnJob(job, adapter.turns as TurnAdapter, {
           pending,
           signal: run.signal,
@@ -253,6 +305,15 @@ export function createBridge<H extends { type: string } = never>(options: Create
           grants,
           bindings,
           onReconnect: (url, key) => runtime.reconnect(url, key),
+          ...(rpc
+            ? {
+                onTurn: (turn: ActiveTurn) => {
+                  const lease = rpc.openTurn(turn, { locale: turn.locale });
+                  turn.rpcEnv = lease.env;
+                  return () => lease.close();
+                },
+              }
+            : {}),
         });
       },
       onPermissionDecision: (event) => {
@@ -262,6 +323,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
       onReconnect: (url, key) => adapter.onReconnect?.(url, key),
       onShutdown: async () => {
         pending.close();
+        await rpc?.close();
         await adapter.stop?.();
       },
       onLockLost: () => adapter.onLockLost?.(),
@@ -313,7 +375,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     standaloneToolContext: () => ({
       client: runtime.client,
       identity: { name: config.agentName, platform },
-      locale: resolveLocale(config.locale),
+      locale,
       reconnect: ({ url, key }) => runtime.reconnect(url, key),
     }),
   };

@@ -18,6 +18,7 @@ import { sendFailureMail } from './failure-notice.js';
 import type { GrantStore } from './grant-store.js';
 import type { MailToolContext } from './mail-tools.js';
 import { decideGuardedCall } from './permission-flow.js';
+import { askQuestions } from './question-flow.js';
 import type { SessionBindings } from './session-bindings.js';
 import type { CommitFn } from './turn-gate.js';
 import type { ActiveTurn, TurnRegistry } from './turn-registry.js';
@@ -249,6 +250,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
     locale,
   };
   const platformSessionIds = new Set<string>();
+  let questionCount = 0;
   const turn: ActiveTurn & { platformSessionIds: Set<string> } = {
     turnId,
     mail,
@@ -276,6 +278,24 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           hasLocalUi: false,
           locale,
           emit,
+        },
+        signal,
+      ),
+    ask: (questions, call = {}) =>
+      askQuestions(
+        questions,
+        {
+          agentName: input.agentName,
+          sessionId: mail.session_id,
+          client,
+          pending: input.pending,
+          locale,
+          emit,
+        },
+        {
+          platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
+          toolCallId: call.toolCallId ?? `q${++questionCount}`,
+          cwd: ws.cwd,
         },
         signal,
       ),
@@ -358,6 +378,16 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
       return fail(kind, last.cause || 'the host gave no reason');
     }
     const done = last;
+    // A turn that ended after the bridge began to stop (its guarded calls were denied by the
+    // shutdown, P-7) is not this mail's answer: nothing is relayed, the mail stays unread and runs
+    // again after the restart (B-15, B-20).
+    if (signal.aborted && signal.reason === 'shutdown')
+      return {
+        ok: false,
+        kind: 'timeout',
+        cause: 'the turn was stopped by the shutdown',
+        failureMailSent: false,
+      };
     const platformSessionId = done.platformSessionId || current?.platformSessionId || '';
     const model = done.model || lastModel;
 

@@ -4,9 +4,12 @@
  * seam: {@link ActiveTurn.decide} is the whole P-1..P-8 flow bound to this mail.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
+import type { Question } from '../questions.js';
 import type { Locale } from '../texts/index.js';
 import type { MailToolContext } from './mail-tools.js';
 import type { GuardedCall, PermissionOutcome } from './permission-flow.js';
+import type { QuestionOutcome } from './question-flow.js';
+import type { TurnRpcEnv } from './rpc/wire.js';
 
 /** A tool call a host's hook saw, as the turn's permission seam takes it. */
 export type GuardedCallInput = Omit<GuardedCall, 'cwd' | 'platformSessionId'> & {
@@ -34,8 +37,21 @@ export interface ActiveTurn {
    * closed on every failure (no local UI to yield to). Never throws.
    */
   decide(call: GuardedCallInput): Promise<PermissionOutcome>;
+  /**
+   * Ask the person the questions of one `ask_user_question`-style call by mail and wait (P-9).
+   * Never throws: a failure is `{ ok: false, error }`, the text to answer the model with at once.
+   */
+  ask(
+    questions: readonly Question[],
+    call?: { toolCallId?: string; platformSessionId?: string },
+  ): Promise<QuestionOutcome>;
   /** Record that the model mailed `targets` itself (B-10: the auto relay then skips them). */
   recordSend(targets: readonly string[]): Promise<void>;
+  /**
+   * With the kit's turn RPC on (`createBridge({ rpc: true })`): the variables a host process of
+   * this turn (an MCP tool server, a hook) needs to reach the bridge (B-21). Valid while the turn runs.
+   */
+  rpcEnv?: TurnRpcEnv;
 }
 
 /**

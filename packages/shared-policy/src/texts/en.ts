@@ -103,6 +103,12 @@ export const EN = {
     'Reply with the options you choose: at least one for each question.',
   'permission.question.hint_free_text': 'Reply in your own words.',
   'permission.question.hint_mixed': 'For the questions without options, reply in your own words.',
+  'permission.question.context': 'Asked by {agent} while working in {cwd}.',
+  'permission.question.failed':
+    'The question could not be asked by mail ({cause}). Continue without the answer, or say in your reply what you need to know.',
+  'permission.question.declined': 'The person declined to answer the question.',
+  'permission.question.no_answer':
+    'No answer came ({cause}). Continue without it, or say in your reply what you need to know.',
   // ==== end permission ====
 
   // ==== tools (mail tool descriptions and rendered labels: see SPEC B-17) ====

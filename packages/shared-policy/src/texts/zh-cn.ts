@@ -92,6 +92,12 @@ export const ZH_CN: Record<TextKey, string> = {
   'permission.question.hint_choose_many': '请回复你选择的选项：每个问题至少选一项。',
   'permission.question.hint_free_text': '请用自己的话回复。',
   'permission.question.hint_mixed': '没有选项的问题，请用自己的话回答。',
+  'permission.question.context': '由 {agent} 在 {cwd} 中工作时提出。',
+  'permission.question.failed':
+    '问题无法通过邮件发出（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
+  'permission.question.declined': '对方拒绝回答这个问题。',
+  'permission.question.no_answer':
+    '没有收到答复（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
   // ==== end permission ====
 
   // ==== tools ====

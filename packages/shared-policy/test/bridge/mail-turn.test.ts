@@ -403,6 +403,14 @@ describe('runMailTurn: relay (B-10)', () => {
     });
   });
 
+  it('a turn that ends well after the shutdown began relays nothing and sends no failure mail (B-15)', async () => {
+    const ac = new AbortController();
+    const { adapter } = host({ onAttempt: () => ac.abort('shutdown') });
+    const report = await runMailTurn(input(newMail('m1'), { signal: ac.signal }), adapter);
+    expect(report).toMatchObject({ ok: false, failureMailSent: false });
+    expect(sends()).toEqual([]);
+  });
+
   it('the relay subject is a catalogue text (zh-CN) and an existing prefix is kept', async () => {
     const { adapter } = host();
     await runMailTurn(input(newMail('m1', { subject: '多久？' }), { locale: 'zh-CN' }), adapter);
