@@ -123,7 +123,7 @@ async function newAgent(server: Server, name: string): Promise<string> {
   const { key } = await call<{ key: string }>(
     server,
     'POST',
-    routePath('adminAgentKeys'),
+    routePath('adminIssueAgentKey'),
     server.adminToken,
     {
       agent_name: name,

@@ -30,7 +30,14 @@ export async function startGateway(
   const init = await initDataDir(dataDir);
   const adminToken = init.adminToken ?? options.adminToken ?? '';
   const app = await buildApp(
-    { logLevel: 'silent', sweepTimer: false, requestsPerMinute: false, ...options, dataDir },
+    {
+      logLevel: 'silent',
+      sweepTimer: false,
+      requestsPerMinute: false,
+      checkResponses: true,
+      ...options,
+      dataDir,
+    },
     hooks,
   );
   await app.listen({ host: '127.0.0.1', port: 0 });

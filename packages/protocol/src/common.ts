@@ -33,6 +33,10 @@ export type MailKind = z.infer<typeof MailKind>;
 /** Non-empty string identifier (mail, session, attachment, request ids). */
 export const Id = z.string().min(1).max(200);
 
+/** `{id}` path parameter of the routes that name one mail, session, attachment, request or key. */
+export const IdParams = z.strictObject({ id: Id });
+export type IdParams = z.infer<typeof IdParams>;
+
 /** ISO 8601 timestamp in UTC, e.g. `2026-11-29T22:52:45.123Z`. */
 export const Timestamp = z.string().min(1);
 

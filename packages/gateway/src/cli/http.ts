@@ -252,7 +252,7 @@ export class HumanApi {
     form.append('file', blob, basename(filePath));
     return apiRequest(
       this.options,
-      { method: 'POST', path: routePath('meAttachments'), form },
+      { method: 'POST', path: routePath('meUploadAttachment'), form },
       UploadAttachmentResponse,
     );
   }
@@ -293,7 +293,7 @@ export class HumanApi {
   issueAgentKey(agentName: string): Promise<IssueAgentKeyResponse> {
     return apiRequest(
       this.options,
-      { method: 'POST', path: routePath('adminAgentKeys'), json: { agent_name: agentName } },
+      { method: 'POST', path: routePath('adminIssueAgentKey'), json: { agent_name: agentName } },
       IssueAgentKeyResponse,
     );
   }
@@ -302,7 +302,7 @@ export class HumanApi {
   async revokeAgentKey(keyId: string): Promise<void> {
     await apiRequest(
       this.options,
-      { method: 'DELETE', path: routePath('adminAgentKey', { id: keyId }) },
+      { method: 'DELETE', path: routePath('adminRevokeAgentKey', { id: keyId }) },
       AnyAnswer,
     );
   }

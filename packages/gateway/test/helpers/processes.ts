@@ -92,7 +92,11 @@ export function startServe(
   env: NodeJS.ProcessEnv,
   timeoutMs = CHILD_TIMEOUT_MS,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [mainJs, 'serve', ...args], { env, stdio: 'pipe' });
+  // Every Gateway a test starts checks its answers against the protocol schemas (checkResponses).
+  const child = spawn(process.execPath, [mainJs, 'serve', '--check-responses', ...args], {
+    env,
+    stdio: 'pipe',
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => {

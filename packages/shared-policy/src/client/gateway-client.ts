@@ -23,7 +23,7 @@ import {
   PermissionRequestResponse,
   type RegisterRequest,
   RegisterResponse,
-  type RouteName,
+  type EndpointId as RouteName,
   routePath,
   type SendMailRequest,
   SendMailResponse,

@@ -102,7 +102,7 @@ export interface FileSpec {
  */
 export async function uploadFile<S extends z.ZodType>(
   target: ApiTarget,
-  route: 'meAttachments' | 'uploadAttachment',
+  route: 'meUploadAttachment' | 'uploadAttachment',
   file: FileSpec,
   schema: S,
 ): Promise<z.output<S>> {

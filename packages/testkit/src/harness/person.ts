@@ -164,7 +164,7 @@ export class PersonClient {
 
   /** Uploads one file (`POST /me/attachments`). @throws {TestkitError} `AM_TESTKIT_API` */
   async upload(file: FileSpec): Promise<AttachmentInfo> {
-    return (await uploadFile(this.#target, 'meAttachments', file, UploadAttachmentResponse)).attachment;
+    return (await uploadFile(this.#target, 'meUploadAttachment', file, UploadAttachmentResponse)).attachment;
   }
 
   /** Downloads an attachment's bytes (`GET /me/attachments/{id}`). @throws {TestkitError} `AM_TESTKIT_API` */

@@ -186,6 +186,8 @@ export class Stack {
           'warn',
           '--requests-per-minute',
           '0',
+          // Every answer and event is checked against the protocol schemas (a mismatch is a 500).
+          '--check-responses',
           ...(options.gatewayArgs ?? []),
         ],
         { env: cleanEnv({ HOME: dirs.home }), cwd: rootDir },
@@ -213,7 +215,7 @@ export class Stack {
       const person = await PersonClient.connect(gatewayUrl, personName, user.token);
       cleanup.push(() => person.close());
       const agentName = options.agentName ?? 'agent';
-      const issued = await apiCall(admin, 'POST', routePath('adminAgentKeys'), IssueAgentKeyResponse, {
+      const issued = await apiCall(admin, 'POST', routePath('adminIssueAgentKey'), IssueAgentKeyResponse, {
         body: { agent_name: agentName },
       });
       if (options.platform !== undefined)
@@ -291,9 +293,15 @@ export class Stack {
    */
   async addAgent(name: string, platform = 'peer'): Promise<AgentMailbox> {
     this.#assertOpen();
-    const issued = await apiCall(this.#admin(), 'POST', routePath('adminAgentKeys'), IssueAgentKeyResponse, {
-      body: { agent_name: name },
-    });
+    const issued = await apiCall(
+      this.#admin(),
+      'POST',
+      routePath('adminIssueAgentKey'),
+      IssueAgentKeyResponse,
+      {
+        body: { agent_name: name },
+      },
+    );
     await apiCall(
       { url: this.gatewayUrl, token: issued.key },
       'POST',
