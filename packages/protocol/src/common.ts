@@ -18,6 +18,9 @@ export const RELAY_KEY_MAX_BYTES = 160;
 /** Largest attachment upload, in bytes (25 MB). */
 export const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 
+/** The multipart field an upload's one file travels in (`multipart` endpoints). @default 'file' */
+export const UPLOAD_FIELD = 'file';
+
 /** Permission modes of a session (see SPEC P-1). Unknown names fall back to `workspace` (P-2). */
 export const PermissionMode = z.enum(['plan', 'workspace', 'full']);
 export type PermissionMode = z.infer<typeof PermissionMode>;

@@ -1,7 +1,7 @@
 /**
  * Pieces shared by the route modules: uploads and downloads.
  */
-import type { AttachmentInfo } from '@agentmail/protocol';
+import { type AttachmentInfo, UPLOAD_FIELD } from '@agentmail/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BlobTooLargeError } from '../blobs.js';
 import type { Actor, GatewayContext } from '../context.js';
@@ -9,9 +9,6 @@ import { iso } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { newId } from '../ids.js';
 import { canSeeAttachment } from '../mail-views.js';
-
-/** The multipart field an upload's file travels in. @default 'file' */
-export const UPLOAD_FIELD = 'file';
 
 const UPLOAD_HOW = `send multipart/form-data with one file in the field "${UPLOAD_FIELD}" (curl -F ${UPLOAD_FIELD}=@./report.pdf …)`;
 
