@@ -3,8 +3,7 @@
  * `GatewayClient`; `SseClient` on a person's stream) against the real Gateway on loopback with a
  * real SQLite file: the endpoint table drives both ends, so what one sends the other takes.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PERSON_EVENT_SCHEMAS, type PersonEvent, routePath } from '@agentmail/protocol';
 import { hasErrorCode } from '@agentmail/shared-policy';
@@ -18,28 +17,13 @@ import {
   undiciTransport,
 } from '@agentmail/shared-policy/client';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { addAgent, addUser, startGateway, type TestGateway } from './helpers.js';
+import { addAgent, addUser, startGateway, type TestGateway, tempDir, thrown } from './helpers.js';
 
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.close();
   gw = undefined;
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentmail-client-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function thrown(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('the typed client against the real Gateway', () => {
   it('admin, person and agent facades over one ApiClient: users, keys, models, mail both ways, files', async () => {

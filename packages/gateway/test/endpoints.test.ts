@@ -1,24 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { ENDPOINT_IDS, endpoint } from '@agentmail/protocol';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { checkEvent } from '../src/answer-check.js';
 import { buildApp } from '../src/index.js';
-import { addAgent, api, startGateway, type TestGateway } from './helpers.js';
+import { addAgent, api, startGateway, type TestGateway, tempDir } from './helpers.js';
 
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.close();
   gw = undefined;
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentmail-endpoints-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** Eleven allowed models, written straight into the store: more than a heartbeat answer may carry (≤10, G-27). */
 async function overfullSelection(g: TestGateway): Promise<void> {

@@ -1,15 +1,15 @@
 /**
  * Test helpers: a real Gateway on a loopback port over a real SQLite file in a temp dir, raw HTTP
- * via undici (tests send what no client would), SSE frames via shared-policy's SseFrameDecoder.
+ * (`rawRequest`: tests send what no client would), SSE frames via shared-policy's SseFrameDecoder.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SseFrame } from '@agentmail/shared-policy/client';
 import type { FastifyInstance } from 'fastify';
-import { fetch } from 'undici';
+import { onTestFinished } from 'vitest';
 import { type BuildAppHooks, buildApp, type GatewayOptions, initDataDir } from '../src/index.js';
-import { connectSse } from './helpers/processes.js';
+import { connectSse, rawRequest } from './helpers/processes.js';
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -20,6 +20,23 @@ export interface TestGateway {
   stop: () => Promise<void>;
   /** Stop and remove the data dir. */
   close: () => Promise<void>;
+}
+
+/** A temp directory removed when the current test finishes. */
+export function tempDir(prefix = 'agentmail-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** What a promise rejects with; fails the test when it resolves. */
+export async function thrown(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
 }
 
 /** Start a Gateway; `dataDir` reuses an existing directory (restart tests). */
@@ -75,23 +92,9 @@ export async function api<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiResult<T>> {
-  const h: Record<string, string> = { ...headers };
-  if (token !== undefined) h.authorization = `Bearer ${token}`;
-  let payload: string | undefined;
-  if (body !== undefined) {
-    h['content-type'] ??= 'application/json';
-    payload = typeof body === 'string' ? body : JSON.stringify(body);
-  }
-  const res = await fetch(
-    `${gw.url}${path.startsWith('/api') || path === '/healthz' ? path : `/api/v1${path}`}`,
-    {
-      method,
-      headers: h,
-      ...(payload === undefined ? {} : { body: payload }),
-    },
-  );
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+  const url = `${gw.url}${path.startsWith('/api') || path === '/healthz' ? path : `/api/v1${path}`}`;
+  const r = await rawRequest(url, method, { token, body, headers });
+  return { status: r.status, body: (r.body ?? {}) as T };
 }
 
 /** Create a person; returns the token. */

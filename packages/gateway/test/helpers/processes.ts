@@ -132,6 +132,32 @@ export function startServe(
   });
 }
 
+/**
+ * One raw HTTP request, for tests that send what no client would (a string body, odd headers,
+ * any status back): `token` as `Authorization: Bearer`, an object body as JSON, a string as is.
+ * Resolves with the status and the JSON body (`undefined` when empty).
+ */
+export async function rawRequest(
+  url: string,
+  method: string,
+  options: { token?: string | undefined; body?: unknown; headers?: Readonly<Record<string, string>> } = {},
+): Promise<{ status: number; body: unknown }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let payload: string | undefined;
+  if (options.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  }
+  const res = await request(url, {
+    method: method as 'GET',
+    headers,
+    ...(payload === undefined ? {} : { body: payload }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
+}
+
 /** Call an agent (or any) route with a Bearer token; returns status and parsed JSON body. */
 export async function callApi<T = Record<string, unknown>>(
   baseUrl: string,
@@ -140,16 +166,8 @@ export async function callApi<T = Record<string, unknown>>(
   token: string,
   body?: unknown,
 ): Promise<{ status: number; body: T }> {
-  const res = await request(new URL(path, baseUrl), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: (text === '' ? undefined : JSON.parse(text)) as T };
+  const r = await rawRequest(new URL(path, baseUrl).href, method, { token, body });
+  return { status: r.status, body: r.body as T };
 }
 
 /**

@@ -11,6 +11,7 @@ import { undiciTransport } from '../../src/client/node-transfer.js';
 import { PersonApi } from '../../src/client/person-api.js';
 import { ERROR_CODES, hasErrorCode } from '../../src/errors.js';
 import { attachment, type FakeGateway, fakeGateway } from '../support/fake-gateway.js';
+import { thrown, thrownSync } from './support.js';
 
 // The client's own mechanics (URL, auth per endpoint, query, hooks, extend, transports) against a
 // loopback stand-in; the same client against the real Gateway is tested in packages/gateway
@@ -20,15 +21,6 @@ let gw: FakeGateway;
 afterEach(async () => {
   await gw?.close();
 });
-
-async function thrown(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 const INBOX = { mails: [], unread_count: 0, has_more: false };
 
@@ -239,12 +231,3 @@ describe('helpers', () => {
     ).toBe(true);
   });
 });
-
-function thrownSync(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
