@@ -142,6 +142,7 @@ export async function readAttachment(filePath: string): Promise<UploadFile> {
  * const { mails } = await api.inbox({ status: 'unread', limit: 10 });
  */
 export class HumanApi extends PersonApi {
+  /** Where and as whom this client talks (as given). */
   readonly options: HumanApiOptions;
   constructor(options: HumanApiOptions) {
     super(cliClient(options));
