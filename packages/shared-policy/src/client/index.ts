@@ -4,8 +4,8 @@
  * facade `GatewayClient` and the person/admin facade `PersonApi`) and one SSE reader generic over
  * an event-schema map (`SseClient`, `SseFrameDecoder`).
  *
- * api-client, api-errors, person-api and sse-decoder are browser-safe (fetch, no Node built-in);
- * gateway-client, node-transfer and sse-client are Node (undici, files).
+ * api-client, api-errors, http-transport, person-api and sse-decoder are browser-safe (fetch, no
+ * Node built-in); gateway-client, node-transfer and sse-client are Node (undici, files).
  */
 
 export {

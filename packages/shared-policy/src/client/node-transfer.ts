@@ -12,7 +12,8 @@ import { pipeline } from 'node:stream/promises';
 import { ATTACHMENT_MAX_BYTES } from '@agentmail/protocol';
 import { type Dispatcher, FormData, request } from 'undici';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
-import type { ApiDownload, HttpTransport, UploadFile } from './api-client.js';
+import type { ApiDownload } from './api-client.js';
+import type { HttpTransport, UploadFile } from './http-transport.js';
 
 /**
  * The Node transport of `ApiClient`: undici's `request` (the package's, so a `dispatcher` of the
