@@ -41,15 +41,6 @@ import {
   type UploadFile,
 } from './http-transport.js';
 
-export {
-  type FetchFunction,
-  fetchTransport,
-  type HttpAnswer,
-  type HttpRequest,
-  type HttpTransport,
-  type UploadFile,
-} from './http-transport.js';
-
 /** Time one Gateway call may take, headers and body together, in ms. @default 30_000 */
 export const GATEWAY_TIMEOUT_MS = 30_000;
 

@@ -19,15 +19,9 @@ export {
   type CallOptions,
   type CallOutput,
   dispositionFilename,
-  type FetchFunction,
-  fetchTransport,
   GATEWAY_TIMEOUT_MS,
   GATEWAY_TRANSFER_TIMEOUT_MS,
   gatewayUrl,
-  type HttpAnswer,
-  type HttpRequest,
-  type HttpTransport,
-  type UploadFile,
 } from './api-client.js';
 export {
   ERROR_DETAIL_MAX_CHARS,
@@ -46,6 +40,14 @@ export {
   type GatewayClientOptions,
   type UploadOptions,
 } from './gateway-client.js';
+export {
+  type FetchFunction,
+  fetchTransport,
+  type HttpAnswer,
+  type HttpRequest,
+  type HttpTransport,
+  type UploadFile,
+} from './http-transport.js';
 export {
   checkDownloadTarget,
   type DownloadResult,
