@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { routePath } from '@agentmail/protocol';
-import { createParser } from 'eventsource-parser';
+import { SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { Agent, request } from 'undici';
 
 /** The whole bench is stopped after this long, in ms. @default 180_000 */
@@ -123,7 +123,7 @@ async function newAgent(server: Server, name: string): Promise<string> {
   const { key } = await call<{ key: string }>(
     server,
     'POST',
-    routePath('adminAgentKeys'),
+    routePath('adminIssueAgentKey'),
     server.adminToken,
     {
       agent_name: name,
@@ -148,14 +148,13 @@ async function openStream(
     bodyTimeout: 0,
   });
   if (res.statusCode !== 200) throw new Error(`GET /events → ${res.statusCode} ${await res.body.text()}`);
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.event === 'new_mail') onMail((JSON.parse(event.data) as { mail_id: string }).mail_id);
+  const decoder = new SseFrameDecoder({
+    onFrame: (frame) => {
+      if (frame.event === 'new_mail') onMail((JSON.parse(frame.data) as { mail_id: string }).mail_id);
     },
   });
-  const decoder = new TextDecoder();
   (async () => {
-    for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+    for await (const chunk of res.body) decoder.push(chunk as Buffer);
   })().catch(() => {
     // aborted at the end of the bench
   });

@@ -1,11 +1,11 @@
 /**
  * `buildApp`: the Gateway as a Fastify instance over one data directory (SQLite file + blobs).
  */
-import { API_PREFIX } from '@agentmail/protocol';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
+import { checkEvent } from './answer-check.js';
 import { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
 import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import type { GatewayContext } from './context.js';
@@ -23,6 +23,7 @@ import {
 import { hashSecret } from './ids.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agent.js';
+import { guardRoute, registerEndpoint } from './routes/endpoint.js';
 import { humanRoutes } from './routes/human.js';
 
 declare module 'fastify' {
@@ -40,6 +41,8 @@ export interface BuildAppHooks {
   afterMailCreated?: (mailId: string) => void | Promise<void>;
   /** Where the pino JSON lines go instead of stderr (log-level tests). */
   logStream?: DestinationStream;
+  /** Called for every route Fastify registers, after the table check (route-list tests). */
+  onRoute?: (route: { method: string; url: string }) => void;
 }
 
 /**
@@ -79,6 +82,7 @@ async function assemble(
     clock: config.clock,
     maxPerStream: config.eventLogMaxPerStream,
     keepaliveMs: config.sseKeepaliveMs,
+    ...(config.checkResponses ? { checkEvent } : {}),
   });
   const blobs = new BlobStore(config.dataDir);
 
@@ -132,10 +136,15 @@ async function assemble(
   // Two files so a second one is seen and refused (400) instead of silently dropped.
   await app.register(multipart, { limits: { fileSize: config.attachmentMaxBytes, files: 2, fields: 10 } });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  await app.register(agentRoutes(ctx), { prefix: API_PREFIX });
-  await app.register(humanRoutes(ctx), { prefix: API_PREFIX });
-  await app.register(adminRoutes(ctx), { prefix: API_PREFIX });
+  // Every route comes from the endpoint table (protocol ENDPOINTS), with its full path.
+  app.addHook('onRoute', (route) => {
+    guardRoute(route);
+    for (const method of [route.method].flat()) hooks.onRoute?.({ method: String(method), url: route.url });
+  });
+  registerEndpoint(app, ctx, 'healthz', async () => ({ status: 'ok' }));
+  await app.register(agentRoutes(ctx));
+  await app.register(humanRoutes(ctx));
+  await app.register(adminRoutes(ctx));
 
   let timer: NodeJS.Timeout | undefined;
   if (config.sweepTimer) {

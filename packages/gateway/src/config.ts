@@ -58,6 +58,15 @@ export interface GatewayOptions {
    * `--locale` or `AGENTMAIL_LOCALE`. @default 'en'
    */
   locale?: Locale;
+  /**
+   * Check every 2xx JSON answer and every SSE event against its schema in the endpoint table
+   * (`ENDPOINTS` of @agentmail/protocol) before it leaves, strictly (a field the schema does not
+   * declare is a mismatch too). A mismatch is a 500 `AM_GW_RESPONSE_INVALID` naming the endpoint
+   * and the field, and an error in the log. For tests: every Gateway test and the testkit stack
+   * turn it on (`agentmail serve --check-responses`); production leaves it off (the answers are
+   * built from protocol types, and the check costs a parse per answer). @default false
+   */
+  checkResponses?: boolean;
 }
 
 /** {@link GatewayOptions} with every default filled. */
@@ -74,6 +83,7 @@ export interface ResolvedConfig {
   eventLogMaxPerStream: number;
   logLevel: NonNullable<GatewayOptions['logLevel']>;
   locale: Locale;
+  checkResponses: boolean;
 }
 
 /** Fill the defaults of {@link GatewayOptions}. */
@@ -91,5 +101,6 @@ export function resolveConfig(options: GatewayOptions): ResolvedConfig {
     eventLogMaxPerStream: options.eventLogMaxPerStream ?? 1_000,
     logLevel: options.logLevel ?? 'info',
     locale: options.locale ?? DEFAULT_LOCALE,
+    checkResponses: options.checkResponses ?? false,
   };
 }

@@ -26,6 +26,7 @@ export const GATEWAY_ERRORS = {
   SESSION_RATE_LIMIT: { code: 'AM_GW_SESSION_RATE_LIMIT', status: 429, error: 'rate_limited' },
   RATE_LIMIT: { code: 'AM_GW_RATE_LIMIT', status: 429, error: 'rate_limited' },
   INTERNAL: { code: 'AM_GW_INTERNAL', status: 500, error: 'internal' },
+  RESPONSE_INVALID: { code: 'AM_GW_RESPONSE_INVALID', status: 500, error: 'internal' },
   STORAGE_BUSY: { code: 'AM_GW_STORAGE_BUSY', status: 503, error: 'unavailable' },
 } as const satisfies Record<string, { code: `AM_GW_${string}`; status: number; error: string }>;
 

@@ -59,6 +59,11 @@ export interface EventHubOptions {
   maxPerStream?: number;
   /** @default SSE_KEEPALIVE_MS */
   keepaliveMs?: number;
+  /**
+   * Checks each event before it is stored and throws to refuse it (the change rolls back); the
+   * app passes `checkEvent` when `checkResponses` is on. @default no check
+   */
+  checkEvent?: (stream: StreamName, type: string, payload: unknown) => void;
 }
 
 function frame(event: StoredEvent): string {
@@ -74,6 +79,7 @@ export class EventHub {
   private readonly clock: Clock;
   private readonly maxPerStream: number;
   private readonly keepaliveMs: number;
+  private readonly checkEvent: EventHubOptions['checkEvent'];
   private readonly connections = new Map<StreamName, Set<Connection>>();
   private keepalive: NodeJS.Timeout | undefined;
 
@@ -82,11 +88,13 @@ export class EventHub {
     this.clock = options.clock;
     this.maxPerStream = options.maxPerStream ?? EVENT_LOG_MAX_PER_STREAM;
     this.keepaliveMs = options.keepaliveMs ?? SSE_KEEPALIVE_MS;
+    this.checkEvent = options.checkEvent;
   }
 
   /**
    * Append an event inside `trx` and remember it in `batch` for publishing after the commit.
    * Ids increase per stream (a counter row bumped in the same transaction).
+   * @throws whatever `checkEvent` throws (`AM_GW_RESPONSE_INVALID` with `checkResponses`), before anything is written
    */
   async append(
     trx: Trx,
@@ -95,6 +103,7 @@ export class EventHub {
     type: string,
     payload: unknown,
   ): Promise<StoredEvent> {
+    this.checkEvent?.(stream, type, payload);
     const row = await trx
       .insertInto('stream_cursors')
       .values({ stream, last_id: 1 })

@@ -49,8 +49,7 @@ export function installDecoding(app: FastifyInstance): void {
       return r.ok ? { value: r.value } : { error: new DecodeError(r.error) };
     };
   });
-  // Responses are built from protocol types; plain JSON serialisation.
-  app.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+  // Answers are serialised (and, in tests, checked) per route by registerEndpoint.
   // JSON only (uploads add multipart): a JSON text sent as text/plain is a 415 naming the type,
   // not a string body that fails decoding with "expected object, got string".
   app.removeContentTypeParser('text/plain');
@@ -232,7 +231,9 @@ function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown): void
   });
   if (status >= 500 && isClientAbort(err, req))
     req.log.info({ code: body.code, err: (err as Error).message }, 'request aborted by the client');
-  else if (status >= 500) req.log.error({ err, code: body.code }, 'request failed');
+  // A 5xx GatewayError's extra fields (e.g. `endpoint`, `field` of AM_GW_RESPONSE_INVALID) go into the log line.
+  else if (status >= 500)
+    req.log.error({ ...(isGatewayError(err) ? err.extra : {}), err, code: body.code }, 'request failed');
   else req.log.info({ code: body.code, status, detail: body.detail }, 'request refused');
   if (reply.raw.headersSent || reply.raw.destroyed) return;
   void reply.code(status).headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));

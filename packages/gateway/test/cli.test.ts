@@ -121,7 +121,7 @@ describe('agentmail serve', () => {
       const carol = await callApi<{ token: string }>(zh.url, 'POST', routePath('adminUsers'), admin, {
         name: 'carol',
       });
-      const key = await callApi<{ key: string }>(zh.url, 'POST', routePath('adminAgentKeys'), admin, {
+      const key = await callApi<{ key: string }>(zh.url, 'POST', routePath('adminIssueAgentKey'), admin, {
         agent_name: 'zhi',
       });
       await callApi(zh.url, 'POST', routePath('register'), key.body.key, { name: 'zhi', platform: 'pi' });

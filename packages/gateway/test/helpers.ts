@@ -1,14 +1,15 @@
 /**
- * Test helpers: a real Gateway on a loopback port over a real SQLite file in a temp dir, HTTP via
- * undici, SSE via undici + eventsource-parser.
+ * Test helpers: a real Gateway on a loopback port over a real SQLite file in a temp dir, raw HTTP
+ * (`rawRequest`: tests send what no client would), SSE frames via shared-policy's SseFrameDecoder.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { SseFrame } from '@agentmail/shared-policy/client';
 import type { FastifyInstance } from 'fastify';
-import { fetch } from 'undici';
+import { onTestFinished } from 'vitest';
 import { type BuildAppHooks, buildApp, type GatewayOptions, initDataDir } from '../src/index.js';
+import { connectSse, rawRequest } from './helpers/processes.js';
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -21,6 +22,23 @@ export interface TestGateway {
   close: () => Promise<void>;
 }
 
+/** A temp directory removed when the current test finishes. */
+export function tempDir(prefix = 'agentmail-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** What a promise rejects with; fails the test when it resolves. */
+export async function thrown(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
 /** Start a Gateway; `dataDir` reuses an existing directory (restart tests). */
 export async function startGateway(
   options: Partial<GatewayOptions> & { adminToken?: string } = {},
@@ -30,7 +48,14 @@ export async function startGateway(
   const init = await initDataDir(dataDir);
   const adminToken = init.adminToken ?? options.adminToken ?? '';
   const app = await buildApp(
-    { logLevel: 'silent', sweepTimer: false, requestsPerMinute: false, ...options, dataDir },
+    {
+      logLevel: 'silent',
+      sweepTimer: false,
+      requestsPerMinute: false,
+      checkResponses: true,
+      ...options,
+      dataDir,
+    },
     hooks,
   );
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -67,23 +92,9 @@ export async function api<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiResult<T>> {
-  const h: Record<string, string> = { ...headers };
-  if (token !== undefined) h.authorization = `Bearer ${token}`;
-  let payload: string | undefined;
-  if (body !== undefined) {
-    h['content-type'] ??= 'application/json';
-    payload = typeof body === 'string' ? body : JSON.stringify(body);
-  }
-  const res = await fetch(
-    `${gw.url}${path.startsWith('/api') || path === '/healthz' ? path : `/api/v1${path}`}`,
-    {
-      method,
-      headers: h,
-      ...(payload === undefined ? {} : { body: payload }),
-    },
-  );
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+  const url = `${gw.url}${path.startsWith('/api') || path === '/healthz' ? path : `/api/v1${path}`}`;
+  const r = await rawRequest(url, method, { token, body, headers });
+  return { status: r.status, body: (r.body ?? {}) as T };
 }
 
 /** Create a person; returns the token. */
@@ -102,91 +113,36 @@ export async function addAgent(gw: TestGateway, name: string, platform = 'pi'): 
   return k.body.key;
 }
 
-/** An open SSE stream. */
+/** An open SSE stream: the raw frames of the wire. */
 export interface SseStream {
-  events: EventSourceMessage[];
+  events: SseFrame[];
   /** Resolve with the next event matching `pred` (already received ones count), or reject on timeout. */
-  next: (pred?: (e: EventSourceMessage) => boolean, timeoutMs?: number) => Promise<EventSourceMessage>;
+  next: (pred?: (e: SseFrame) => boolean, timeoutMs?: number) => Promise<SseFrame>;
   /** Resolve once `count` events matching arrived. */
-  waitFor: (
-    count: number,
-    pred?: (e: EventSourceMessage) => boolean,
-    timeoutMs?: number,
-  ) => Promise<EventSourceMessage[]>;
+  waitFor: (count: number, pred?: (e: SseFrame) => boolean, timeoutMs?: number) => Promise<SseFrame[]>;
   /** Resolves when the response headers arrived and the first comment was read. */
   ready: Promise<void>;
   close: () => void;
 }
 
-/** Open an SSE stream with real HTTP and parse it with eventsource-parser. */
+/** Open an SSE stream (`path` under `/api/v1`) with real HTTP; see `connectSse`. */
 export function openSse(gw: { url: string }, path: string, token: string, lastEventId?: string): SseStream {
-  const controller = new AbortController();
-  const events: EventSourceMessage[] = [];
+  const sse = connectSse(`${gw.url}/api/v1${path}`, token, lastEventId);
+  const frames = sse.frames;
   let consumed = 0;
-  const waiters = new Set<() => void>();
-  const notify = () => {
-    for (const w of [...waiters]) w();
-  };
-  let readyResolve: () => void = () => {};
-  let readyReject: (err: unknown) => void = () => {};
-  const ready = new Promise<void>((res, rej) => {
-    readyResolve = res;
-    readyReject = rej;
-  });
-  const parser = createParser({
-    onEvent: (e) => {
-      events.push(e);
-      notify();
-    },
-    onComment: () => readyResolve(),
-  });
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };
-  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-  void (async () => {
-    try {
-      const res = await fetch(`${gw.url}/api/v1${path}`, { headers, signal: controller.signal });
-      if (res.status !== 200 || !res.body) {
-        readyReject(new Error(`SSE ${path}: HTTP ${res.status} ${await res.text()}`));
-        return;
-      }
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
-    } catch (err) {
-      readyReject(err);
-    }
-  })();
-  const waitFor = (count: number, pred: (e: EventSourceMessage) => boolean = () => true, timeoutMs = 5_000) =>
-    new Promise<EventSourceMessage[]>((resolve, reject) => {
-      const check = () => {
-        const matching = events.filter(pred);
-        if (matching.length >= count) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(matching);
-        }
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(
-          new Error(
-            `timed out waiting for ${count} SSE events on ${path}; got ${JSON.stringify(events.map((e) => e.event))}`,
-          ),
-        );
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  const next = async (pred: (e: EventSourceMessage) => boolean = () => true, timeoutMs = 5_000) => {
-    const start = consumed;
-    const matching = await waitFor(1, (e) => events.indexOf(e) >= start && pred(e), timeoutMs);
-    const e = matching[0] as EventSourceMessage;
-    consumed = events.indexOf(e) + 1;
+  const describe = (count: number) => () =>
+    `timed out waiting for ${count} SSE events on ${path}; got ${JSON.stringify(frames.items.map((e) => e.event))}`;
+  const waitFor = (count: number, pred: (e: SseFrame) => boolean = () => true, timeoutMs = 5_000) =>
+    frames.waitForCount(count, pred, { timeoutMs, describe: describe(count) });
+  const next = async (pred: (e: SseFrame) => boolean = () => true, timeoutMs = 5_000) => {
+    const e = await frames.waitFor(pred, { from: consumed, timeoutMs, describe: describe(1) });
+    consumed = frames.items.indexOf(e) + 1;
     return e;
   };
-  return { events, next, waitFor, ready, close: () => controller.abort() };
+  return { events: frames.items, next, waitFor, ready: sse.ready, close: sse.close };
 }
 
 /** Parse an SSE event's JSON data. */
-export function dataOf<T = Record<string, unknown>>(e: EventSourceMessage): T {
+export function dataOf<T = Record<string, unknown>>(e: SseFrame): T {
   return JSON.parse(e.data) as T;
 }

@@ -43,7 +43,7 @@ describe('examples/remote-agent (G-40)', () => {
     const carol = await callApi<{ token: string }>(url, 'POST', routePath('adminUsers'), adminToken, {
       name: 'carol',
     });
-    const key = await callApi<{ key: string }>(url, 'POST', routePath('adminAgentKeys'), adminToken, {
+    const key = await callApi<{ key: string }>(url, 'POST', routePath('adminIssueAgentKey'), adminToken, {
       agent_name: 'echo',
     });
     expect([carol.status, key.status]).toEqual([200, 200]);

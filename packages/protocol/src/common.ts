@@ -18,6 +18,9 @@ export const RELAY_KEY_MAX_BYTES = 160;
 /** Largest attachment upload, in bytes (25 MB). */
 export const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 
+/** The multipart field an upload's one file travels in (`multipart` endpoints). @default 'file' */
+export const UPLOAD_FIELD = 'file';
+
 /** Permission modes of a session (see SPEC P-1). Unknown names fall back to `workspace` (P-2). */
 export const PermissionMode = z.enum(['plan', 'workspace', 'full']);
 export type PermissionMode = z.infer<typeof PermissionMode>;
@@ -32,6 +35,10 @@ export type MailKind = z.infer<typeof MailKind>;
 
 /** Non-empty string identifier (mail, session, attachment, request ids). */
 export const Id = z.string().min(1).max(200);
+
+/** `{id}` path parameter of the routes that name one mail, session, attachment, request or key. */
+export const IdParams = z.strictObject({ id: Id });
+export type IdParams = z.infer<typeof IdParams>;
 
 /** ISO 8601 timestamp in UTC, e.g. `2026-11-29T22:52:45.123Z`. */
 export const Timestamp = z.string().min(1);

@@ -337,3 +337,48 @@ export function jsonSyntaxError(schema: AnySchema, text: string, err: unknown): 
     accepted_fields: accepted,
   };
 }
+
+function isLoose(schema: z.ZodObject): boolean {
+  const catchall = schema._zod.def.catchall;
+  return catchall !== undefined && !(catchall instanceof z.ZodNever);
+}
+
+/**
+ * JSON paths (`mails[0].snippet_html`) of the object fields in `value` that `schema` does not
+ * declare, for checking answers strictly in tests: answer schemas strip unknown fields (so an
+ * older client survives a newer Gateway), which would otherwise hide a field the Gateway sends
+ * but the contract does not describe. Loose objects (`z.looseObject`) and records accept any
+ * field. Walks unions through the first option that accepts the value. Never throws.
+ *
+ * @example undeclaredFields(MarkReadResponse, { updated: 1, extra: true }) // ['extra']
+ */
+export function undeclaredFields(schema: AnySchema, value: unknown): string[] {
+  const out: string[] = [];
+  const walk = (s: AnySchema, v: unknown, path: PropertyKey[]): void => {
+    const u = unwrap(s);
+    if (v === null || typeof v !== 'object') return;
+    if (u instanceof z.ZodArray) {
+      if (Array.isArray(v))
+        for (const [i, item] of v.entries()) walk(u.element as AnySchema, item, [...path, i]);
+      return;
+    }
+    if (u instanceof z.ZodRecord) {
+      for (const [k, item] of Object.entries(v)) walk(u.valueType as AnySchema, item, [...path, k]);
+      return;
+    }
+    if (u instanceof z.ZodUnion) {
+      const option = (u.options as AnySchema[]).find((o) => o.safeParse(v).success);
+      if (option) walk(option, v, path);
+      return;
+    }
+    if (!(u instanceof z.ZodObject) || Array.isArray(v)) return;
+    const shape = u.shape as Record<string, AnySchema>;
+    for (const [k, item] of Object.entries(v)) {
+      const field = shape[k];
+      if (field) walk(field, item, [...path, k]);
+      else if (!isLoose(u)) out.push(formatPath([...path, k]));
+    }
+  };
+  walk(schema, value, []);
+  return out;
+}

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { API_PREFIX } from './common.js';
 import { describeJsonType, describeLimits } from './decode.js';
-import { ENDPOINTS } from './endpoints.js';
-import { ROUTES } from './routes.js';
+import { ENDPOINT_IDS, endpoint } from './endpoints.js';
 
 function fieldRows(schema: z.ZodType): string[] {
   let s: z.ZodType = schema;
@@ -29,18 +27,36 @@ function table(title: string, schema: z.ZodType): string {
   return [
     `${title}:`,
     '',
-    '| field | JSON type | required |',
-    '|---|---|---|',
+    '| field | JSON type | required | limits |',
+    '|---|---|---|---|',
     ...fieldRows(schema),
     '',
   ].join('\n');
 }
 
-/** Markdown reference of every endpoint, generated from {@link ENDPOINTS}. */
+const AUTH_WORDS = {
+  agent: 'agent key',
+  person: 'user token',
+  admin: 'admin user token',
+  none: 'none',
+} as const;
+
+/**
+ * Markdown reference of every endpoint, generated from {@link ENDPOINTS} in table order: method,
+ * path, id (the key clients call it by), auth, and the fields of its path parameters, query, body,
+ * answer and events.
+ */
 export function renderEndpointReference(): string {
   const out: string[] = [];
-  for (const e of ENDPOINTS) {
-    out.push(`### \`${e.method} ${API_PREFIX}${ROUTES[e.route]}\``, '', `${e.summary} Auth: ${e.auth}.`, '');
+  for (const id of ENDPOINT_IDS) {
+    const e = endpoint(id);
+    out.push(
+      `### \`${e.method} ${e.path}\``,
+      '',
+      `${e.summary} Id: \`${id}\`. Auth: ${AUTH_WORDS[e.auth]}.`,
+      '',
+    );
+    if (e.params) out.push(table('Path parameters', e.params));
     if (e.query) out.push(table('Query', e.query));
     if (e.body)
       out.push(
@@ -51,9 +67,11 @@ export function renderEndpointReference(): string {
       );
     if (e.transport === 'multipart') out.push('Body: `multipart/form-data`, one file in field `file`.', '');
     if (e.transport === 'bytes') out.push('Answer: the file bytes with its content type and filename.', '');
-    if (e.response) out.push(table('Answer', e.response));
-    if (e.events)
+    if (e.transport === 'json' || e.transport === 'multipart') out.push(table('Answer', e.response));
+    if (e.transport === 'sse') {
+      out.push('Answer: a `text/event-stream`; each frame has `id`, `event` and JSON `data`:', '');
       for (const [type, schema] of Object.entries(e.events)) out.push(table(`Event \`${type}\``, schema));
+    }
   }
   return out.join('\n').trimEnd();
 }

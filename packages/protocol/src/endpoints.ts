@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { HeartbeatRequest, HeartbeatResponse, RegisterRequest, RegisterResponse } from './agent.js';
+import { API_PREFIX, IdParams } from './common.js';
 import {
   ContactsResponse,
   ParticipantsResponse,
@@ -8,15 +9,18 @@ import {
   SuggestQuery,
   SuggestResponse,
 } from './directory.js';
-import { AGENT_EVENT_SCHEMAS, PERSON_EVENT_SCHEMAS } from './events.js';
+import { AGENT_EVENT_SCHEMAS, type EventSchemas, PERSON_EVENT_SCHEMAS } from './events.js';
 import {
   AllowedModelsRequest,
   AllowedModelsResponse,
   CreateUserRequest,
   CreateUserResponse,
+  HealthResponse,
   IssueAgentKeyRequest,
   IssueAgentKeyResponse,
   PersonSendRequest,
+  PlatformParams,
+  RevokeAgentKeyResponse,
   UsersResponse,
 } from './human.js';
 import {
@@ -40,262 +44,396 @@ import {
   PermissionsQuery,
   PermissionsResponse,
 } from './permission.js';
-import type { RouteName } from './routes.js';
 
-/** Who may call an endpoint (see SPEC G-12). */
+/** Who may call an endpoint (see SPEC G-12): an agent key, a user token, an admin's user token, anyone. */
 export type EndpointAuth = 'agent' | 'person' | 'admin' | 'none';
 
-/** One endpoint of the API: its route, method, auth and the schemas of its parts. */
-export interface Endpoint {
-  route: RouteName;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+/** HTTP method of an endpoint. */
+export type EndpointMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What every endpoint declares. */
+interface EndpointBase {
+  method: EndpointMethod;
+  /**
+   * Full path from the Gateway's origin (`/api/v1/…`, or `/healthz`); `:name` marks a path
+   * parameter, whose schema is {@link EndpointBase.params}.
+   */
+  path: string;
   auth: EndpointAuth;
+  /** One sentence for docs/PROTOCOL.md. */
   summary: string;
+  /** Path parameters (strict object, one key per `:name` of the path). */
+  params?: z.ZodType;
+  /** Query string (strict object; values arrive as strings, numbers are coerced). */
   query?: z.ZodType;
+  /** JSON body (strict, except the heartbeat's lenient one, G-11). */
   body?: z.ZodType;
-  /** `multipart` for uploads, `sse` for event streams, `bytes` for downloads. */
-  transport?: 'multipart' | 'sse' | 'bytes';
-  response?: z.ZodType;
-  /** Event payload schemas of an SSE endpoint, by event type. */
-  events?: Readonly<Record<string, z.ZodType>>;
 }
 
-/** Every endpoint of the API (see SPEC §3). docs/PROTOCOL.md is generated from this list. */
-export const ENDPOINTS: readonly Endpoint[] = [
-  {
-    route: 'register',
+/** A JSON endpoint: JSON (or a multipart upload) in, a JSON answer described by `response` out. */
+export interface JsonEndpoint extends EndpointBase {
+  /** `multipart`: the body is `multipart/form-data` with one file in the field `file` (≤25 MB). */
+  transport: 'json' | 'multipart';
+  /** Schema of every 2xx answer. */
+  response: z.ZodType;
+}
+
+/** A Server-Sent Events stream (G-20..G-22): no JSON answer, typed events instead. */
+export interface SseEndpoint extends EndpointBase {
+  transport: 'sse';
+  /** Payload schema of each event type of the stream. */
+  events: EventSchemas;
+}
+
+/** A download: the answer is the bytes of a file with its content type and file name. */
+export interface BytesEndpoint extends EndpointBase {
+  transport: 'bytes';
+}
+
+/** One endpoint of the API: method, path, auth and the schemas of every part of it. */
+export type Endpoint = JsonEndpoint | SseEndpoint | BytesEndpoint;
+
+/**
+ * Every route the Gateway serves, by a unique id (a TS key; two methods on one path have two
+ * ids). This table is the one source: the Gateway registers its routes from it (request and
+ * response schemas), the clients call by id with types inferred from it, and docs/PROTOCOL.md is
+ * generated from it (see SPEC §3).
+ */
+export const ENDPOINTS = {
+  healthz: {
+    method: 'GET',
+    path: '/healthz',
+    auth: 'none',
+    summary: 'Is the Gateway up; no credential needed.',
+    transport: 'json',
+    response: HealthResponse,
+  },
+  register: {
     method: 'POST',
+    path: `${API_PREFIX}/agent/register`,
     auth: 'agent',
     summary: 'Announce name and platform; idempotent.',
+    transport: 'json',
     body: RegisterRequest,
     response: RegisterResponse,
   },
-  {
-    route: 'heartbeat',
+  heartbeat: {
     method: 'POST',
+    path: `${API_PREFIX}/agent/heartbeat`,
     auth: 'agent',
     summary: 'Every 30 s: workspaces, session snapshot, model catalogue, mode enforcement. Lenient (G-11).',
+    transport: 'json',
     body: HeartbeatRequest,
     response: HeartbeatResponse,
   },
-  {
-    route: 'events',
+  events: {
     method: 'GET',
+    path: `${API_PREFIX}/events`,
     auth: 'agent',
     summary: 'SSE stream; honours Last-Event-ID (G-22).',
     transport: 'sse',
     events: AGENT_EVENT_SCHEMAS,
   },
-  {
-    route: 'inbox',
+  inbox: {
     method: 'GET',
+    path: `${API_PREFIX}/mail/inbox`,
     auth: 'agent',
     summary: 'Inbox page; default unread, limit 5.',
+    transport: 'json',
     query: InboxQuery,
     response: InboxResponse,
   },
-  {
-    route: 'markRead',
+  markRead: {
     method: 'POST',
+    path: `${API_PREFIX}/mail/read`,
     auth: 'agent',
     summary: 'Mark exactly the listed mails read.',
+    transport: 'json',
     body: MarkReadRequest,
     response: MarkReadResponse,
   },
-  {
-    route: 'mail',
+  mail: {
     method: 'GET',
+    path: `${API_PREFIX}/agent/mail/:id`,
     auth: 'agent',
     summary: 'One mail: full body, attachments, participants, reply address.',
+    transport: 'json',
+    params: IdParams,
     response: MailResponse,
   },
-  {
-    route: 'thread',
+  thread: {
     method: 'GET',
+    path: `${API_PREFIX}/agent/mail/:id/thread`,
     auth: 'agent',
     summary: 'The whole thread of a mail, oldest first, paged.',
+    transport: 'json',
+    params: IdParams,
     query: ThreadQuery,
     response: ThreadResponse,
   },
-  {
-    route: 'send',
+  send: {
     method: 'POST',
+    path: `${API_PREFIX}/mail/send`,
     auth: 'agent',
     summary: 'Send a mail; relays are idempotent by relay_key (G-31..G-35).',
+    transport: 'json',
     body: SendMailRequest,
     response: SendMailResponse,
   },
-  {
-    route: 'forward',
+  forward: {
     method: 'POST',
+    path: `${API_PREFIX}/mail/:id/forward`,
     auth: 'agent',
     summary: 'Forward a mail, quoting it and its attachments.',
+    transport: 'json',
+    params: IdParams,
     body: ForwardMailRequest,
     response: SendMailResponse,
   },
-  {
-    route: 'uploadAttachment',
+  uploadAttachment: {
     method: 'POST',
+    path: `${API_PREFIX}/attachments`,
     auth: 'agent',
     summary: 'Upload one file (multipart field "file", ≤25 MB).',
     transport: 'multipart',
     response: UploadAttachmentResponse,
   },
-  {
-    route: 'attachment',
+  attachment: {
     method: 'GET',
+    path: `${API_PREFIX}/attachments/:id`,
     auth: 'agent',
     summary: 'Download an attachment the agent can see.',
     transport: 'bytes',
+    params: IdParams,
   },
-  {
-    route: 'permissionRequest',
+  permissionRequest: {
     method: 'POST',
+    path: `${API_PREFIX}/permission/request`,
     auth: 'agent',
     summary: 'Ask a person to approve a tool call or answer a question (G-38, P-9).',
+    transport: 'json',
     body: PermissionRequest,
     response: PermissionRequestResponse,
   },
-  {
-    route: 'contacts',
+  contacts: {
     method: 'GET',
+    path: `${API_PREFIX}/agent/contacts`,
     auth: 'agent',
     summary: 'Agents and people (read only).',
+    transport: 'json',
     response: ContactsResponse,
   },
-  {
-    route: 'suggest',
+  suggest: {
     method: 'GET',
+    path: `${API_PREFIX}/agent/contacts/suggest`,
     auth: 'agent',
     summary: 'Suggest addresses for a name and/or path.',
+    transport: 'json',
     query: SuggestQuery,
     response: SuggestResponse,
   },
-  {
-    route: 'participants',
+  participants: {
     method: 'GET',
+    path: `${API_PREFIX}/agent/sessions/:id/participants`,
     auth: 'agent',
     summary: 'Who is in a session, their addresses, who has not spoken.',
+    transport: 'json',
+    params: IdParams,
     response: ParticipantsResponse,
   },
-  {
-    route: 'sessionSync',
+  sessionSync: {
     method: 'POST',
+    path: `${API_PREFIX}/sessions/:id/sync`,
     auth: 'agent',
     summary: 'Naming sync: alias and title; answers the final alias (B-11).',
+    transport: 'json',
+    params: IdParams,
     body: SessionSyncRequest,
     response: SessionSyncResponse,
   },
-  {
-    route: 'meSend',
+  meSend: {
     method: 'POST',
+    path: `${API_PREFIX}/me/mail/send`,
     auth: 'person',
     summary: 'A person sends a task or reply.',
+    transport: 'json',
     body: PersonSendRequest,
     response: SendMailResponse,
   },
-  {
-    route: 'meInbox',
+  meInbox: {
     method: 'GET',
+    path: `${API_PREFIX}/me/inbox`,
     auth: 'person',
     summary: "The person's inbox.",
+    transport: 'json',
     query: InboxQuery,
     response: InboxResponse,
   },
-  { route: 'meMail', method: 'GET', auth: 'person', summary: 'One mail.', response: MailResponse },
-  {
-    route: 'meThread',
+  meMail: {
     method: 'GET',
+    path: `${API_PREFIX}/me/mail/:id`,
+    auth: 'person',
+    summary: 'One mail.',
+    transport: 'json',
+    params: IdParams,
+    response: MailResponse,
+  },
+  meThread: {
+    method: 'GET',
+    path: `${API_PREFIX}/me/mail/:id/thread`,
     auth: 'person',
     summary: 'A thread, paged.',
+    transport: 'json',
+    params: IdParams,
     query: ThreadQuery,
     response: ThreadResponse,
   },
-  {
-    route: 'meMarkRead',
+  meMarkRead: {
     method: 'POST',
+    path: `${API_PREFIX}/me/mail/read`,
     auth: 'person',
     summary: 'Mark mails read.',
+    transport: 'json',
     body: MarkReadRequest,
     response: MarkReadResponse,
   },
-  {
-    route: 'meEvents',
+  meEvents: {
     method: 'GET',
+    path: `${API_PREFIX}/me/events`,
     auth: 'person',
-    summary: "SSE stream of the person's new mail and permission requests.",
+    summary: "SSE stream of the person's new mail and permission requests; honours Last-Event-ID.",
     transport: 'sse',
     events: PERSON_EVENT_SCHEMAS,
   },
-  {
-    route: 'meAttachments',
+  meUploadAttachment: {
     method: 'POST',
+    path: `${API_PREFIX}/me/attachments`,
     auth: 'person',
     summary: 'Upload one file (multipart field "file", ≤25 MB).',
     transport: 'multipart',
     response: UploadAttachmentResponse,
   },
-  {
-    route: 'meAttachment',
+  meAttachment: {
     method: 'GET',
+    path: `${API_PREFIX}/me/attachments/:id`,
     auth: 'person',
     summary: 'Download an attachment.',
     transport: 'bytes',
+    params: IdParams,
   },
-  {
-    route: 'mePermissions',
+  mePermissions: {
     method: 'GET',
+    path: `${API_PREFIX}/me/permissions`,
     auth: 'person',
     summary: 'Permission and question requests addressed to the person.',
+    transport: 'json',
     query: PermissionsQuery,
     response: PermissionsResponse,
   },
-  {
-    route: 'meDecide',
+  meDecide: {
     method: 'POST',
+    path: `${API_PREFIX}/me/permissions/:id/decide`,
     auth: 'person',
     summary: 'Approve (once/always), deny, or answer a question.',
+    transport: 'json',
+    params: IdParams,
     body: DecideRequest,
     response: DecideResponse,
   },
-  {
-    route: 'meContacts',
+  meContacts: {
     method: 'GET',
+    path: `${API_PREFIX}/me/contacts`,
     auth: 'person',
     summary: 'Agents (online, last seen) and people, as agents see them (read only).',
+    transport: 'json',
     response: ContactsResponse,
   },
-  {
-    route: 'adminUsers',
+  adminCreateUser: {
     method: 'POST',
+    path: `${API_PREFIX}/admin/users`,
     auth: 'admin',
     summary: 'Create a user; the token is shown once.',
+    transport: 'json',
     body: CreateUserRequest,
     response: CreateUserResponse,
   },
-  { route: 'adminUsers', method: 'GET', auth: 'admin', summary: 'List users.', response: UsersResponse },
-  {
-    route: 'adminAgentKeys',
+  adminUsers: {
+    method: 'GET',
+    path: `${API_PREFIX}/admin/users`,
+    auth: 'admin',
+    summary: 'List users.',
+    transport: 'json',
+    response: UsersResponse,
+  },
+  adminIssueAgentKey: {
     method: 'POST',
+    path: `${API_PREFIX}/admin/agent-keys`,
     auth: 'admin',
     summary: 'Issue an agent key bound to one name; shown once, stored hashed.',
+    transport: 'json',
     body: IssueAgentKeyRequest,
     response: IssueAgentKeyResponse,
   },
-  { route: 'adminAgentKey', method: 'DELETE', auth: 'admin', summary: 'Revoke an agent key.' },
-  {
-    route: 'adminAllowedModels',
+  adminRevokeAgentKey: {
+    method: 'DELETE',
+    path: `${API_PREFIX}/admin/agent-keys/:id`,
+    auth: 'admin',
+    summary: 'Revoke an agent key.',
+    transport: 'json',
+    params: IdParams,
+    response: RevokeAgentKeyResponse,
+  },
+  adminSetAllowedModels: {
     method: 'PUT',
+    path: `${API_PREFIX}/admin/platforms/:platform/models`,
     auth: 'admin',
     summary: 'Set the ordered model selection of a platform (≤10, G-26).',
+    transport: 'json',
+    params: PlatformParams,
     body: AllowedModelsRequest,
     response: AllowedModelsResponse,
   },
-  {
-    route: 'adminAllowedModels',
+  adminAllowedModels: {
     method: 'GET',
+    path: `${API_PREFIX}/admin/platforms/:platform/models`,
     auth: 'admin',
     summary: 'Read the selection, with stale flags.',
+    transport: 'json',
+    params: PlatformParams,
     response: AllowedModelsResponse,
   },
-];
+} as const satisfies Readonly<Record<string, Endpoint>>;
+
+/** Id of an endpoint of {@link ENDPOINTS}, e.g. `'register'`. */
+export type EndpointId = keyof typeof ENDPOINTS;
+
+/** The endpoint with id `Id`. */
+export type EndpointOf<Id extends EndpointId> = (typeof ENDPOINTS)[Id];
+
+/** Ids of the endpoints that answer JSON (including multipart uploads). */
+export type JsonEndpointId = {
+  [K in EndpointId]: EndpointOf<K>['transport'] extends 'json' | 'multipart' ? K : never;
+}[EndpointId];
+
+/** Ids of the multipart upload endpoints. */
+export type UploadEndpointId = {
+  [K in EndpointId]: EndpointOf<K>['transport'] extends 'multipart' ? K : never;
+}[EndpointId];
+
+/** Ids of the download endpoints (the answer is file bytes). */
+export type BytesEndpointId = {
+  [K in EndpointId]: EndpointOf<K>['transport'] extends 'bytes' ? K : never;
+}[EndpointId];
+
+/** Ids of the SSE stream endpoints. */
+export type SseEndpointId = {
+  [K in EndpointId]: EndpointOf<K>['transport'] extends 'sse' ? K : never;
+}[EndpointId];
+
+/** Every endpoint id, in table order. */
+export const ENDPOINT_IDS = Object.keys(ENDPOINTS) as EndpointId[];
+
+/** The endpoint with `id`, typed as the general {@link Endpoint} (for code that walks the table). */
+export function endpoint(id: EndpointId): Endpoint {
+  return ENDPOINTS[id];
+}

@@ -95,7 +95,19 @@ export const PERSON_EVENT_SCHEMAS = {
 export type AgentEventType = keyof typeof AGENT_EVENT_SCHEMAS;
 export type PersonEventType = keyof typeof PERSON_EVENT_SCHEMAS;
 
-/** A decoded agent event, discriminated by `type`. */
-export type AgentEvent =
-  | { type: 'new_mail'; id: string; data: NewMailEvent }
-  | { type: 'permission_decision'; id: string; data: PermissionDecisionEvent };
+/** An SSE stream's event types and their payload schemas, e.g. {@link AGENT_EVENT_SCHEMAS}. */
+export type EventSchemas = Readonly<Record<string, z.ZodType>>;
+
+/**
+ * A decoded event of a stream with the event schemas `M`, discriminated by `type`: the frame's
+ * `event:` field, its `id:` (the cursor, G-22) and the payload as the schema outputs it.
+ */
+export type StreamEvent<M extends EventSchemas> = {
+  [K in keyof M & string]: { type: K; id: string; data: z.output<M[K]> };
+}[keyof M & string];
+
+/** A decoded agent event (`GET /events`), discriminated by `type`. */
+export type AgentEvent = StreamEvent<typeof AGENT_EVENT_SCHEMAS>;
+
+/** A decoded event of a person's stream (`GET /me/events`), discriminated by `type`. */
+export type PersonEvent = StreamEvent<typeof PERSON_EVENT_SCHEMAS>;

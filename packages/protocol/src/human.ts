@@ -52,6 +52,17 @@ export const IssueAgentKeyResponse = z.object({
 });
 export type IssueAgentKeyResponse = z.infer<typeof IssueAgentKeyResponse>;
 
+/** `DELETE /admin/agent-keys/{id}` answer: the key can no longer authenticate. */
+export const RevokeAgentKeyResponse = z.object({
+  status: z.literal('revoked'),
+  key_id: Id,
+});
+export type RevokeAgentKeyResponse = z.infer<typeof RevokeAgentKeyResponse>;
+
+/** `{platform}` path parameter of the admin model routes (a platform name, e.g. `pi`). */
+export const PlatformParams = z.strictObject({ platform: z.string().min(1).max(40) });
+export type PlatformParams = z.infer<typeof PlatformParams>;
+
 /** `PUT /admin/platforms/{platform}/models` body: ordered selection, ≤10 (G-26). */
 export const AllowedModelsRequest = z.strictObject({
   models: z.array(z.string().regex(/^[^/]+\/.+$/, '"provider/model"')).max(10),
@@ -69,3 +80,10 @@ export const AllowedModelsResponse = z.object({
   ),
 });
 export type AllowedModelsResponse = z.infer<typeof AllowedModelsResponse>;
+
+/**
+ * `GET /healthz` answer: `status` plus whatever a Gateway adds (version, counts…), so the object
+ * is loose and a client shows the extra fields as they come.
+ */
+export const HealthResponse = z.looseObject({ status: z.string() });
+export type HealthResponse = z.infer<typeof HealthResponse>;

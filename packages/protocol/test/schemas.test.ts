@@ -76,7 +76,7 @@ describe('errors (G-13)', () => {
   });
 });
 
-describe('routes', () => {
+describe('routes (see endpoints.test.ts)', () => {
   it('fills and encodes parameters under /api/v1', () => {
     expect(routePath('thread', { id: 'a/b' })).toBe('/api/v1/agent/mail/a%2Fb/thread');
     expect(routePath('inbox')).toBe('/api/v1/mail/inbox');

@@ -64,7 +64,7 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
       const body = await readBody(ctx.io, String(opts.body));
       const attachments = [];
       for (const file of (opts.attach as string[] | undefined) ?? []) {
-        attachments.push((await api.upload(file)).attachment);
+        attachments.push((await api.uploadFile(file)).attachment);
       }
       const req: PersonSendRequest = { to, subject: String(opts.subject), body };
       const cc = opts.cc as string[] | undefined;
@@ -127,10 +127,10 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
     .argument('<id>', 'mail id')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const api = await ctx.api(cmd);
-      let page = await api.thread(id, 0);
+      let page = await api.thread(id, { offset: 0 });
       const mails = [...page.mails];
       for (let i = 1; page.next_offset !== null && i < THREAD_MAX_PAGES; i++) {
-        page = await api.thread(id, page.next_offset);
+        page = await api.thread(id, { offset: page.next_offset });
         mails.push(...page.mails);
       }
       const thread = {

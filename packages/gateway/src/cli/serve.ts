@@ -133,6 +133,17 @@ function untilSignal(): { signal: Promise<NodeJS.Signals>; cancel: () => void } 
   return { signal, cancel };
 }
 
+/** The flags of `serve` as commander parses them. */
+interface ServeOptions {
+  dataDir?: string;
+  port?: string;
+  host?: string;
+  logLevel?: string;
+  requestsPerMinute?: string;
+  locale?: string;
+  checkResponses?: boolean;
+}
+
 /**
  * Register `serve`: check, lock and open (or create) the data directory, listen, then — on the
  * first start only — create the admin and print its token; close cleanly on SIGINT/SIGTERM.
@@ -151,7 +162,11 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       '--locale <tag>',
       'language of the mails the Gateway writes: en | zh-CN (env AGENTMAIL_LOCALE; default en)',
     )
-    .action(async (opts: Record<string, string | undefined>, cmd: Command) => {
+    .option(
+      '--check-responses',
+      'check every answer and event against the protocol schemas, strictly (tests; a mismatch is a 500)',
+    )
+    .action(async (opts: ServeOptions, cmd: Command) => {
       const { io } = ctx;
       const json = ctx.globals(cmd).json === true;
       const dataDir = resolve(opts.dataDir ?? defaultDataDir(io.env));
@@ -187,6 +202,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         app = await server.buildApp({
           dataDir,
           logLevel,
+          checkResponses: opts.checkResponses === true,
           locale: serveLocale(opts.locale, io.env),
           ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
         });

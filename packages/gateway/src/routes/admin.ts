@@ -1,16 +1,7 @@
 /**
  * The admin API under /api/v1/admin (an admin's user token): users, agent keys, allowed models.
  */
-import {
-  AllowedModelsRequest,
-  CreateUserRequest,
-  Id,
-  IssueAgentKeyRequest,
-  ROUTES,
-} from '@agentmail/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { authenticateUser } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { iso } from '../context.js';
 import {
@@ -20,24 +11,17 @@ import {
   revokeAgentKey,
   setAllowedModels,
 } from '../directory.js';
-import { typed } from './shared.js';
+import { registerEndpoint } from './endpoint.js';
 
-const PlatformParams = z.strictObject({ platform: z.string().min(1).max(40) });
-
-/** Register the admin routes on an instance prefixed `/api/v1`. */
+/** Register the admin routes (an admin's user token). */
 export function adminRoutes(ctx: GatewayContext) {
-  return async (root: FastifyInstance): Promise<void> => {
-    const app = typed(root);
-    app.addHook('onRequest', async (req) => {
-      req.user = await authenticateUser(ctx.db, req, true);
-    });
-
-    app.post(ROUTES.adminUsers, { schema: { body: CreateUserRequest } }, async (req) => {
+  return async (app: FastifyInstance): Promise<void> => {
+    registerEndpoint(app, ctx, 'adminCreateUser', async (req) => {
       const { token } = await createUser(ctx, req.body.name, req.body.admin ?? false);
       return { name: req.body.name, admin: req.body.admin ?? false, token };
     });
 
-    app.get(ROUTES.adminUsers, async () => {
+    registerEndpoint(app, ctx, 'adminUsers', async () => {
       const rows = await ctx.db.selectFrom('users').selectAll().orderBy('name').execute();
       return {
         users: rows.map((u) => ({
@@ -48,24 +32,22 @@ export function adminRoutes(ctx: GatewayContext) {
       };
     });
 
-    app.post(ROUTES.adminAgentKeys, { schema: { body: IssueAgentKeyRequest } }, async (req) => {
+    registerEndpoint(app, ctx, 'adminIssueAgentKey', async (req) => {
       const { keyId, key } = await issueAgentKey(ctx, req.body.agent_name);
       return { key_id: keyId, agent_name: req.body.agent_name, key };
     });
 
-    app.delete(ROUTES.adminAgentKey, { schema: { params: z.strictObject({ id: Id }) } }, async (req) => {
+    registerEndpoint(app, ctx, 'adminRevokeAgentKey', async (req) => {
       await revokeAgentKey(ctx, req.params.id);
-      return { status: 'revoked', key_id: req.params.id };
+      return { status: 'revoked' as const, key_id: req.params.id };
     });
 
-    app.get(ROUTES.adminAllowedModels, { schema: { params: PlatformParams } }, async (req) =>
+    registerEndpoint(app, ctx, 'adminAllowedModels', async (req) =>
       allowedModelsView(ctx, req.params.platform),
     );
 
-    app.put(
-      ROUTES.adminAllowedModels,
-      { schema: { params: PlatformParams, body: AllowedModelsRequest } },
-      async (req) => setAllowedModels(ctx, req.params.platform, req.body.models),
+    registerEndpoint(app, ctx, 'adminSetAllowedModels', async (req) =>
+      setAllowedModels(ctx, req.params.platform, req.body.models),
     );
   };
 }

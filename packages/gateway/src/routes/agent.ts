@@ -1,22 +1,10 @@
 /**
  * The agent API under /api/v1 (SPEC §3): every route authenticates an agent key (SPEC G-12).
  */
-import {
-  ForwardMailRequest,
-  HeartbeatRequest,
-  InboxQuery,
-  MarkReadRequest,
-  PermissionRequest,
-  RegisterRequest,
-  ROUTES,
-  SendMailRequest,
-  SessionSyncRequest,
-  SuggestQuery,
-  ThreadQuery,
-} from '@agentmail/protocol';
+import type { ForwardMailRequest } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type AgentPrincipal, authenticateAgent, requireBoundName } from '../auth.js';
+import { type AgentPrincipal, requireBoundName } from '../auth.js';
 import type { Actor, GatewayContext } from '../context.js';
 import {
   heartbeat,
@@ -40,7 +28,8 @@ import {
 } from '../mail-views.js';
 import { requestPermission } from '../permissions.js';
 import { sessionById } from '../sessions.js';
-import { IdParams, receiveUpload, sendAttachment, typed } from './shared.js';
+import { registerEndpoint } from './endpoint.js';
+import { receiveUpload, sendAttachment } from './shared.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,67 +47,61 @@ function actorOf(req: FastifyRequest): Actor {
   return { kind: 'agent', name: agentOf(req).name };
 }
 
-/** Register the agent routes on an instance prefixed `/api/v1`. */
+/** Register the agent routes (every one authenticates an agent key, SPEC G-12). */
 export function agentRoutes(ctx: GatewayContext) {
-  return async (root: FastifyInstance): Promise<void> => {
-    const app = typed(root);
-    app.addHook('onRequest', async (req) => {
-      req.agent = await authenticateAgent(ctx.db, req);
-    });
-
-    app.post(ROUTES.register, { schema: { body: RegisterRequest } }, async (req) => {
+  return async (app: FastifyInstance): Promise<void> => {
+    registerEndpoint(app, ctx, 'register', async (req) => {
       requireBoundName(agentOf(req), req.body.name);
       return registerAgent(ctx, req.body.name, req.body.platform, req.body.version);
     });
 
-    app.post(ROUTES.heartbeat, { schema: { body: HeartbeatRequest } }, async (req) => {
+    registerEndpoint(app, ctx, 'heartbeat', async (req) => {
       const body = req.body;
       return heartbeat(ctx, agentOf(req).name, body, body as Record<string, unknown>);
     });
 
-    app.get(ROUTES.events, async (req, reply) => {
+    registerEndpoint(app, ctx, 'events', async (req, reply) => {
       const name = agentOf(req).name;
       await requireRegistered(ctx.db, name);
       reply.hijack();
       await ctx.hub.serve(agentStream(name), reply.raw, parseLastEventId(req.headers['last-event-id']));
+      return reply;
     });
 
-    app.get(ROUTES.inbox, { schema: { querystring: InboxQuery } }, async (req) => {
-      return readInbox(ctx.db, actorOf(req), req.query);
-    });
+    registerEndpoint(app, ctx, 'inbox', async (req) => readInbox(ctx.db, actorOf(req), req.query));
 
-    app.post(ROUTES.markRead, { schema: { body: MarkReadRequest } }, async (req) => {
-      return { updated: await markRead(ctx.db, actorOf(req), req.body.ids, ctx.config.clock()) };
-    });
+    registerEndpoint(app, ctx, 'markRead', async (req) => ({
+      updated: await markRead(ctx.db, actorOf(req), req.body.ids, ctx.config.clock()),
+    }));
 
-    app.get(ROUTES.mail, { schema: { params: IdParams } }, async (req) => {
-      return { mail: await readMail(ctx.db, actorOf(req), req.params.id) };
-    });
+    registerEndpoint(app, ctx, 'mail', async (req) => ({
+      mail: await readMail(ctx.db, actorOf(req), req.params.id),
+    }));
 
-    app.get(ROUTES.thread, { schema: { params: IdParams, querystring: ThreadQuery } }, async (req) => {
-      return readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit);
-    });
+    registerEndpoint(app, ctx, 'thread', async (req) =>
+      readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit),
+    );
 
-    app.post(ROUTES.send, { schema: { body: SendMailRequest } }, async (req) => {
+    registerEndpoint(app, ctx, 'send', async (req) => {
       await requireRegistered(ctx.db, agentOf(req).name);
       return sendMail(ctx, actorOf(req), req.body);
     });
 
-    app.post(ROUTES.forward, { schema: { params: IdParams, body: ForwardMailRequest } }, async (req) => {
+    registerEndpoint(app, ctx, 'forward', async (req) => {
       await requireRegistered(ctx.db, agentOf(req).name);
       return forwardMail(ctx, actorOf(req), req.params.id, req.body);
     });
 
-    app.post(ROUTES.uploadAttachment, async (req) => {
+    registerEndpoint(app, ctx, 'uploadAttachment', async (req) => {
       await requireRegistered(ctx.db, agentOf(req).name);
       return { attachment: await receiveUpload(ctx, req, actorOf(req)) };
     });
 
-    app.get(ROUTES.attachment, { schema: { params: IdParams } }, async (req, reply) => {
-      return sendAttachment(ctx, reply, actorOf(req), req.params.id);
-    });
+    registerEndpoint(app, ctx, 'attachment', async (req, reply) =>
+      sendAttachment(ctx, reply, actorOf(req), req.params.id),
+    );
 
-    app.post(ROUTES.permissionRequest, { schema: { body: PermissionRequest } }, async (req) => {
+    registerEndpoint(app, ctx, 'permissionRequest', async (req) => {
       const b = req.body;
       return requestPermission(ctx, agentOf(req).name, {
         question: b.question,
@@ -131,13 +114,13 @@ export function agentRoutes(ctx: GatewayContext) {
       });
     });
 
-    app.get(ROUTES.contacts, async () => ({ contacts: await listContacts(ctx) }));
+    registerEndpoint(app, ctx, 'contacts', async () => ({ contacts: await listContacts(ctx) }));
 
-    app.get(ROUTES.suggest, { schema: { querystring: SuggestQuery } }, async (req) => ({
+    registerEndpoint(app, ctx, 'suggest', async (req) => ({
       suggestions: await suggestAddresses(ctx, req.query.name, req.query.path),
     }));
 
-    app.get(ROUTES.participants, { schema: { params: IdParams } }, async (req) => {
+    registerEndpoint(app, ctx, 'participants', async (req) => {
       const name = agentOf(req).name;
       const session = await sessionById(ctx.db, req.params.id);
       const participants = session ? await sessionParticipants(ctx.db, actorOf(req), session) : [];
@@ -153,9 +136,9 @@ export function agentRoutes(ctx: GatewayContext) {
       };
     });
 
-    app.post(ROUTES.sessionSync, { schema: { params: IdParams, body: SessionSyncRequest } }, async (req) => {
-      return syncSession(ctx, agentOf(req).name, req.params.id, req.body.alias, req.body.title);
-    });
+    registerEndpoint(app, ctx, 'sessionSync', async (req) =>
+      syncSession(ctx, agentOf(req).name, req.params.id, req.body.alias, req.body.title),
+    );
   };
 }
 

@@ -1,27 +1,14 @@
 /**
- * Pieces shared by the route modules: the typed instance, id params, uploads and downloads.
+ * Pieces shared by the route modules: uploads and downloads.
  */
-import { type AttachmentInfo, Id } from '@agentmail/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import { type AttachmentInfo, UPLOAD_FIELD } from '@agentmail/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BlobTooLargeError } from '../blobs.js';
 import type { Actor, GatewayContext } from '../context.js';
 import { iso } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { newId } from '../ids.js';
 import { canSeeAttachment } from '../mail-views.js';
-
-/** `{id}` path parameter. */
-export const IdParams = z.strictObject({ id: Id });
-
-/** Typed instance helper. */
-export function typed(app: FastifyInstance) {
-  return app.withTypeProvider<ZodTypeProvider>();
-}
-
-/** The multipart field an upload's file travels in. @default 'file' */
-export const UPLOAD_FIELD = 'file';
 
 const UPLOAD_HOW = `send multipart/form-data with one file in the field "${UPLOAD_FIELD}" (curl -F ${UPLOAD_FIELD}=@./report.pdf …)`;
 

@@ -5,7 +5,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { createParser } from 'eventsource-parser';
+import { type SseFrame, SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { request } from 'undici';
 
 /** Result of a finished child process. */
@@ -92,7 +92,11 @@ export function startServe(
   env: NodeJS.ProcessEnv,
   timeoutMs = CHILD_TIMEOUT_MS,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [mainJs, 'serve', ...args], { env, stdio: 'pipe' });
+  // Every Gateway a test starts checks its answers against the protocol schemas (checkResponses).
+  const child = spawn(process.execPath, [mainJs, 'serve', '--check-responses', ...args], {
+    env,
+    stdio: 'pipe',
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => {
@@ -128,6 +132,32 @@ export function startServe(
   });
 }
 
+/**
+ * One raw HTTP request, for tests that send what no client would (a string body, odd headers,
+ * any status back): `token` as `Authorization: Bearer`, an object body as JSON, a string as is.
+ * Resolves with the status and the JSON body (`undefined` when empty).
+ */
+export async function rawRequest(
+  url: string,
+  method: string,
+  options: { token?: string | undefined; body?: unknown; headers?: Readonly<Record<string, string>> } = {},
+): Promise<{ status: number; body: unknown }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let payload: string | undefined;
+  if (options.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  }
+  const res = await request(url, {
+    method: method as 'GET',
+    headers,
+    ...(payload === undefined ? {} : { body: payload }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
+}
+
 /** Call an agent (or any) route with a Bearer token; returns status and parsed JSON body. */
 export async function callApi<T = Record<string, unknown>>(
   baseUrl: string,
@@ -136,19 +166,99 @@ export async function callApi<T = Record<string, unknown>>(
   token: string,
   body?: unknown,
 ): Promise<{ status: number; body: T }> {
-  const res = await request(new URL(path, baseUrl), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: (text === '' ? undefined : JSON.parse(text)) as T };
+  const r = await rawRequest(new URL(path, baseUrl).href, method, { token, body });
+  return { status: r.status, body: r.body as T };
 }
 
-/** One received SSE event. */
+/**
+ * A list that grows while a test waits on it: every wait looks at what is there, then at each
+ * new item, until one matches or time runs out (no polling, no sleeps).
+ */
+export class Watched<T> {
+  readonly items: T[] = [];
+  readonly #waiters = new Set<() => void>();
+
+  push(item: T): void {
+    this.items.push(item);
+    for (const w of [...this.#waiters]) w();
+  }
+
+  /**
+   * Resolve once `count` items at index ≥ `from` match `predicate` (with those items); reject
+   * after `timeoutMs` with `describe()` of what arrived.
+   */
+  waitForCount(
+    count: number,
+    predicate: (item: T) => boolean,
+    options: { from?: number; timeoutMs: number; describe: () => string },
+  ): Promise<T[]> {
+    return new Promise((done, fail) => {
+      const check = (): void => {
+        const matching = this.items.slice(options.from ?? 0).filter(predicate);
+        if (matching.length < count) return;
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        done(matching);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(check);
+        fail(new Error(options.describe()));
+      }, options.timeoutMs);
+      this.#waiters.add(check);
+      check();
+    });
+  }
+
+  /** The first item at index ≥ `from` (past or future) matching `predicate`; see {@link waitForCount}. */
+  async waitFor(
+    predicate: (item: T) => boolean,
+    options: { from?: number; timeoutMs: number; describe: () => string },
+  ): Promise<T> {
+    return (await this.waitForCount(1, predicate, options))[0] as T;
+  }
+}
+
+/** An open SSE connection: its frames as they arrive. */
+export interface SseConnection {
+  frames: Watched<SseFrame>;
+  /** Resolves once the Gateway's first comment arrived (the stream is registered); rejects on a non-200. */
+  ready: Promise<void>;
+  close(): void;
+}
+
+/**
+ * `GET url` as an SSE stream with a Bearer token (and `Last-Event-ID` when given), decoded by
+ * shared-policy's SseFrameDecoder: the raw frames of the wire, for tests of the Gateway's stream.
+ */
+export function connectSse(url: string, token: string, lastEventId?: string): SseConnection {
+  const controller = new AbortController();
+  const frames = new Watched<SseFrame>();
+  let markReady: () => void = () => {};
+  let failReady: (err: unknown) => void = () => {};
+  const ready = new Promise<void>((done, fail) => {
+    markReady = done;
+    failReady = fail;
+  });
+  ready.catch(() => {}); // observed by the test when it awaits it
+  const decoder = new SseFrameDecoder({ onFrame: (f) => frames.push(f), onComment: () => markReady() });
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };
+  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+  void (async () => {
+    try {
+      const res = await request(url, { method: 'GET', signal: controller.signal, headers, bodyTimeout: 0 });
+      if (res.statusCode !== 200) {
+        failReady(new Error(`SSE ${new URL(url).pathname}: HTTP ${res.statusCode} ${await res.body.text()}`));
+        return;
+      }
+      for await (const chunk of res.body) decoder.push(chunk as Buffer);
+    } catch (err) {
+      failReady(err);
+    }
+  })();
+  return { frames, ready, close: () => controller.abort() };
+}
+
+/** One received SSE event, its data parsed. */
 export interface ReceivedEvent {
   id: string | undefined;
   event: string | undefined;
@@ -163,48 +273,23 @@ export interface EventStream {
   close(): void;
 }
 
-/** Open `GET path` as an SSE stream with a Bearer token. */
+/** Open `GET path` as an SSE stream with a Bearer token; resolves once the Gateway accepted it. */
 export async function openEvents(baseUrl: string, path: string, token: string): Promise<EventStream> {
-  const controller = new AbortController();
-  const res = await request(new URL(path, baseUrl), {
-    method: 'GET',
-    signal: controller.signal,
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
-    bodyTimeout: 0,
-  });
-  if (res.statusCode !== 200) throw new Error(`GET ${path} → ${res.statusCode} ${await res.body.text()}`);
-  const events: ReceivedEvent[] = [];
-  const waiters = new Set<() => void>();
-  const parser = createParser({
-    onEvent: (e) => {
-      events.push({ id: e.id, event: e.event, data: JSON.parse(e.data) });
-      for (const w of waiters) w();
-    },
-  });
-  const decoder = new TextDecoder();
-  void (async () => {
-    for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
-  })().catch(() => {});
+  const sse = connectSse(new URL(path, baseUrl).href, token);
+  await sse.ready;
+  const received = (f: SseFrame): ReceivedEvent => ({ id: f.id, event: f.event, data: JSON.parse(f.data) });
   return {
-    events,
-    waitFor: (predicate, timeoutMs = CHILD_TIMEOUT_MS) =>
-      new Promise((done, fail) => {
-        const check = (): void => {
-          const hit = events.find(predicate);
-          if (hit) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            done(hit);
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          fail(new Error(`no matching event; got ${JSON.stringify(events)}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      }),
-    close: () => controller.abort(),
+    get events() {
+      return sse.frames.items.map(received);
+    },
+    waitFor: async (predicate, timeoutMs = CHILD_TIMEOUT_MS) =>
+      received(
+        await sse.frames.waitFor((f) => predicate(received(f)), {
+          timeoutMs,
+          describe: () => `no matching event; got ${JSON.stringify(sse.frames.items.map(received))}`,
+        }),
+      ),
+    close: sse.close,
   };
 }
 
@@ -230,35 +315,19 @@ export function spawnWatched(
 ): WatchedProcess {
   const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: 'pipe' });
   child.stdin.end();
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  const onLine = (line: string): void => {
-    lines.push(line);
-    for (const w of waiters) w();
-  };
-  createInterface({ input: child.stdout }).on('line', onLine);
-  createInterface({ input: child.stderr }).on('line', onLine);
+  const lines = new Watched<string>();
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+  createInterface({ input: child.stderr }).on('line', (line) => lines.push(line));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return {
     child,
-    lines,
+    lines: lines.items,
     exited,
     waitForLine: (pattern, { after = 0, timeoutMs = 15_000 } = {}) =>
-      new Promise((done, fail) => {
-        const check = (): void => {
-          const hit = lines.slice(after).find((l) => pattern.test(l));
-          if (hit !== undefined) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            done(hit);
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          fail(new Error(`no line matching ${pattern}; output:\n${lines.join('\n')}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
+      lines.waitFor((l) => pattern.test(l), {
+        from: after,
+        timeoutMs,
+        describe: () => `no line matching ${pattern}; output:\n${lines.items.join('\n')}`,
       }),
   };
 }

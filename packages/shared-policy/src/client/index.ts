@@ -1,24 +1,65 @@
 /**
- * @agentmail/shared-policy/client: the Gateway clients (HTTP and SSE, on undici) that bridges, the
- * `agentmail` CLI and the testkit share.
+ * @agentmail/shared-policy/client: the Gateway clients that bridges, the `agentmail` CLI and the
+ * testkit share — one typed HTTP client driven by the endpoint table (`ApiClient`, with the agent
+ * facade `GatewayClient` and the person/admin facade `PersonApi`) and one SSE reader generic over
+ * an event-schema map (`SseClient`, `SseFrameDecoder`).
+ *
+ * api-client, api-errors, http-transport, person-api and sse-decoder are browser-safe (fetch, no
+ * Node built-in); gateway-client, node-transfer and sse-client are Node (undici, files).
  */
 
 export {
+  ApiClient,
+  type ApiClientOptions,
+  type ApiDownload,
+  type ApiHooks,
+  type ApiRequestInfo,
+  type CallArgs,
+  type CallInput,
   type CallOptions,
-  type DownloadOptions,
-  type DownloadResult,
+  type CallOutput,
+  dispositionFilename,
   GATEWAY_TIMEOUT_MS,
   GATEWAY_TRANSFER_TIMEOUT_MS,
-  GatewayClient,
-  type GatewayClientOptions,
+  gatewayUrl,
+} from './api-client.js';
+export {
+  ERROR_DETAIL_MAX_CHARS,
+  type GatewayCallError,
   GatewayHttpError,
   GatewayNetworkError,
-  gatewayUrl,
+  GatewayResponseError,
   isPermanent,
   isTransient,
+  parseErrorBody,
+  type ResponseProblem,
+} from './api-errors.js';
+export {
+  type DownloadOptions,
+  GatewayClient,
+  type GatewayClientOptions,
   type UploadOptions,
 } from './gateway-client.js';
 export {
+  type FetchFunction,
+  fetchTransport,
+  type HttpAnswer,
+  type HttpRequest,
+  type HttpTransport,
+  type UploadFile,
+} from './http-transport.js';
+export {
+  checkDownloadTarget,
+  type DownloadResult,
+  type DownloadTarget,
+  type FileUploadOptions,
+  fileUpload,
+  saveDownload,
+  undiciTransport,
+} from './node-transfer.js';
+export { PersonApi, type PersonInboxQuery, type PersonThreadQuery } from './person-api.js';
+export {
+  type AgentEventSchemas,
   SSE_HEALTHY_AFTER_MS,
   SSE_IDLE_TIMEOUT_MS,
   SSE_INITIAL_BACKOFF_MS,
@@ -29,3 +70,10 @@ export {
   type SseSleep,
   sseBackoffMs,
 } from './sse-client.js';
+export {
+  decodeSseEvent,
+  type SseDecodeResult,
+  type SseFrame,
+  SseFrameDecoder,
+  type SseFrameDecoderOptions,
+} from './sse-decoder.js';

@@ -1,16 +1,15 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   AGENT_EVENT_SCHEMAS,
-  type AgentEvent,
-  type AgentEventType,
-  formatDecodeError,
+  type EventSchemas,
   isTransientStatus,
   routePath,
+  type StreamEvent,
 } from '@agentmail/protocol';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { type Dispatcher, request } from 'undici';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
-import { gatewayUrl } from './gateway-client.js';
+import { gatewayUrl } from './api-client.js';
+import { decodeSseEvent, type SseFrame, SseFrameDecoder } from './sse-decoder.js';
 
 /** First reconnect delay, in ms; doubles per failed attempt. @default 1_000 */
 export const SSE_INITIAL_BACKOFF_MS = 1_000;
@@ -37,23 +36,31 @@ export interface SseOpenInfo {
   connection: number;
 }
 
-/** Options of {@link SseClient}. */
-export interface SseClientOptions {
+/** The agent's events (`GET /events`): the default event map of {@link SseClient}. */
+export type AgentEventSchemas = typeof AGENT_EVENT_SCHEMAS;
+
+/**
+ * Options of {@link SseClient} for a stream whose event types are `M` (default: the agent's
+ * events; a person's stream is `{ path: routePath('meEvents'), events: PERSON_EVENT_SCHEMAS }`).
+ */
+export interface SseClientOptions<M extends EventSchemas = AgentEventSchemas> {
   /** Gateway base URL, e.g. `http://127.0.0.1:8080`; the events route is appended. */
   url: string;
-  /** Agent key, sent as `Authorization: Bearer <key>` (see SPEC G-12). */
+  /** Agent key (or, on a person's stream, the user token), sent as `Authorization: Bearer <key>` (see SPEC G-12). */
   key: string;
   /** Extra request headers (e.g. `user-agent`). Authorization and Last-Event-ID are set by the client. */
   headers?: Readonly<Record<string, string>>;
   /** Events path. @default routePath('events') → `/api/v1/events` */
   path?: string;
+  /** Event types of the stream and their payload schemas. @default AGENT_EVENT_SCHEMAS */
+  events?: M;
   /** Cursor to resume from on the first connection (a persisted `lastEventId`), see SPEC B-1. */
   lastEventId?: string;
   /**
    * Called for each valid event, in stream order. Not awaited: a slow or async handler never
    * stalls reading (see SPEC B-12). A throw or rejection is reported as `AM_SSE_HANDLER_FAILED`.
    */
-  onEvent: (event: AgentEvent) => void | Promise<void>;
+  onEvent: (event: StreamEvent<M>) => void | Promise<void>;
   /**
    * Called with every non-fatal problem: `AM_SSE_HTTP` (non-200 or not an event stream, with
    * `status`), `AM_SSE_CONNECTION` (dropped or failed connection), `AM_SSE_EVENT_INVALID`,
@@ -117,18 +124,19 @@ export function sseBackoffMs(
 }
 
 /**
- * The agent's event stream `GET /events` (see SPEC B-2, G-20..G-22), on eventsource-parser
- * and undici.
+ * An event stream of the Gateway (see SPEC B-2, G-20..G-22), on undici, generic over its event
+ * schemas: by default the agent's `GET /events` (`AGENT_EVENT_SCHEMAS`); a person's
+ * `GET /me/events` with `PERSON_EVENT_SCHEMAS`.
  *
- * - Frame state lives across chunks: bytes go through one streaming `TextDecoder` per
- *   connection (`{ stream: true }`, so a multi-byte character cut between chunks survives)
- *   into one parser per connection; a partial frame left by a dropped connection is discarded.
+ * - Frame state lives across chunks: bytes go through one {@link SseFrameDecoder} per
+ *   connection (so a frame or a multi-byte character cut between chunks survives); a partial
+ *   frame left by a dropped connection is discarded.
  * - Reconnects forever with capped exponential backoff (optional jitter), reset after a
  *   healthy connection; each reconnect sends `Last-Event-ID` with the last id seen.
  * - {@link reconfigure} with a new URL or key drops the cursor (event ids belong to one
  *   Gateway and agent) and reconnects at once.
- * - Events are validated with `AGENT_EVENT_SCHEMAS`; an invalid or unknown one is reported
- *   through `onError` and skipped (its id still advances the cursor, so it is not replayed).
+ * - Events are validated with the event schemas (`decodeSseEvent`); an invalid or unknown one is
+ *   reported through `onError` and skipped (its id still advances the cursor, so it is not replayed).
  * - {@link close} or the `signal` stops it; no request is made after that.
  *
  * @example
@@ -137,10 +145,11 @@ export function sseBackoffMs(
  * // later
  * await sse.close();
  */
-export class SseClient {
+export class SseClient<M extends EventSchemas = AgentEventSchemas> {
   #url: string;
   #key: string;
-  readonly #options: SseClientOptions;
+  readonly #options: SseClientOptions<M>;
+  readonly #events: M;
   readonly #path: string;
   readonly #closed = new AbortController();
   readonly #sleep: SseSleep;
@@ -153,9 +162,11 @@ export class SseClient {
   #done: Promise<void> | undefined;
   #connections = 0;
 
-  constructor(options: SseClientOptions) {
+  /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `url` is not an http(s) URL. */
+  constructor(options: SseClientOptions<M>) {
     gatewayUrl(options.url, '/'); // fail early on a bad URL (AM_GATEWAY_URL_INVALID)
     this.#options = options;
+    this.#events = options.events ?? (AGENT_EVENT_SCHEMAS as unknown as M);
     this.#url = options.url;
     this.#key = options.key;
     this.#path = options.path ?? routePath('events');
@@ -293,18 +304,17 @@ export class SseClient {
           }),
         );
       }
-      // One decoder and one parser per connection: state spans chunks, never connections.
-      const decoder = new TextDecoder('utf-8');
-      const parser = createParser({
-        onEvent: (msg) => {
+      // One decoder per connection: state spans chunks, never connections.
+      const decoder = new SseFrameDecoder({
+        onFrame: (frame) => {
           if (generation !== this.#generation) return;
           events++;
-          this.#dispatch(msg);
+          this.#dispatch(frame);
         },
       });
       for await (const chunk of res.body) {
         if (generation !== this.#generation) break;
-        parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+        decoder.push(chunk as Uint8Array);
       }
       // A clean end: an unterminated last frame is incomplete and is not dispatched.
       if (!signal.aborted)
@@ -329,46 +339,15 @@ export class SseClient {
     return { healthy: healthy(), permanent: false };
   }
 
-  #dispatch(msg: EventSourceMessage): void {
+  #dispatch(frame: SseFrame): void {
     // Per the SSE rules the last event id persists until a frame sets another ('' clears it).
-    if (msg.id !== undefined) this.#cursor = msg.id === '' ? undefined : msg.id;
-    const id = msg.id ?? this.#cursor ?? '';
-    const type = msg.event;
-    if (type === undefined || !Object.hasOwn(AGENT_EVENT_SCHEMAS, type)) {
-      this.#report(
-        new AgentMailError(
-          ERROR_CODES.SSE_EVENT_UNKNOWN,
-          `event ${JSON.stringify(id)} has unknown type ${JSON.stringify(type ?? 'message')}; skipped (known: ${Object.keys(AGENT_EVENT_SCHEMAS).join(', ')})`,
-        ),
-      );
+    if (frame.id !== undefined) this.#cursor = frame.id === '' ? undefined : frame.id;
+    const decoded = decodeSseEvent(this.#events, frame, frame.id ?? this.#cursor ?? '');
+    if (!decoded.ok) {
+      this.#report(decoded.error);
       return;
     }
-    const schema = AGENT_EVENT_SCHEMAS[type as AgentEventType];
-    let json: unknown;
-    try {
-      json = JSON.parse(msg.data);
-    } catch (err) {
-      this.#report(
-        new AgentMailError(
-          ERROR_CODES.SSE_EVENT_INVALID,
-          `event ${type} ${JSON.stringify(id)}: data is not JSON (${message(err)}); skipped`,
-          { cause: err },
-        ),
-      );
-      return;
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      this.#report(
-        new AgentMailError(
-          ERROR_CODES.SSE_EVENT_INVALID,
-          `event ${type} ${JSON.stringify(id)} breaks the contract: ${formatDecodeError(parsed.error, schema, json).detail} Skipped; update the bridge or the Gateway so their versions match`,
-          { cause: parsed.error },
-        ),
-      );
-      return;
-    }
-    const event = { type, id, data: parsed.data } as AgentEvent;
+    const event = decoded.event;
     try {
       const result = this.#options.onEvent(event);
       if (result && typeof result.then === 'function')
@@ -378,7 +357,7 @@ export class SseClient {
     }
   }
 
-  #handlerFailed(event: AgentEvent, err: unknown): void {
+  #handlerFailed(event: StreamEvent<M>, err: unknown): void {
     this.#report(
       new AgentMailError(
         ERROR_CODES.SSE_HANDLER_FAILED,

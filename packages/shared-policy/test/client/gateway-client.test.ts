@@ -22,6 +22,7 @@ import {
 } from '../../src/client/gateway-client.js';
 import { ERROR_CODES, hasErrorCode } from '../../src/errors.js';
 import { attachment, type FakeGateway, fakeGateway, fullMail, summary } from '../support/fake-gateway.js';
+import { thrown } from './support.js';
 
 let gw: FakeGateway;
 let dir: string;
@@ -36,15 +37,6 @@ afterEach(async () => {
 async function setup(): Promise<GatewayClient> {
   gw = await fakeGateway();
   return new GatewayClient({ baseUrl: gw.url, key: 'key-1', allowedRoots: [dir] });
-}
-
-async function thrown(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
 }
 
 const SENT = {

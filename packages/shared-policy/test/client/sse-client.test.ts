@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentEvent, NewMailEvent, PermissionDecisionEvent } from '@agentmail/protocol';
+import {
+  type AgentEvent,
+  type NewMailEvent,
+  PERSON_EVENT_SCHEMAS,
+  type PermissionDecisionEvent,
+  type PersonEvent,
+  routePath,
+} from '@agentmail/protocol';
 import fc from 'fast-check';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -599,6 +606,8 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
       ERROR_CODES.SSE_EVENT_UNKNOWN,
     ]);
     expect(errors[0]?.message).toContain('field "from_human": expected boolean, got string');
+    // the default event map is the agent's (a person stream passes PERSON_EVENT_SCHEMAS)
+    expect(errors[2]?.message).toContain('(known: new_mail, permission_decision)');
     expect(client.lastEventId).toBe('5');
   });
 
@@ -694,5 +703,61 @@ describe('SseClient validation (SPEC G-20, G-21)', () => {
     release.resolve();
     await client.close();
     expect(client.lastEventId).toBe('2');
+  });
+});
+
+describe('SseClient over another event map (a person stream, GET /me/events)', () => {
+  it('decodes the events of the map it is given, on the path it is given, with the person token', async () => {
+    const request = {
+      request_id: 'p1',
+      agent_name: 'pi',
+      session_id: 's1',
+      kind: 'approval',
+      question: 'run rm?',
+      options: ['approve', 'deny'],
+    };
+    const server = await serve((_req, res) => {
+      openStream(res);
+      res.write(frame('permission_request', '7', request));
+      res.write(frame('new_mail', '8', { mail_id: 'm8' }));
+      res.write(
+        frame('new_mail', '9', {
+          mail_id: 'm9',
+          session_id: 's1',
+          from_name: 'pi',
+          from_human: false,
+          subject: 'Re: hi',
+          in_reply_to: 'm1',
+        }),
+      );
+    });
+    const events: PersonEvent[] = [];
+    const errors: AgentMailError[] = [];
+    const done = deferred();
+    const client = new SseClient({
+      url: server.url,
+      key: 'user-token',
+      path: routePath('meEvents'),
+      events: PERSON_EVENT_SCHEMAS,
+      sleep: never,
+      onEvent: (e) => {
+        events.push(e);
+        if (e.id === '9') done.resolve();
+      },
+      onError: (e) => errors.push(e),
+    });
+    void client.start();
+    await done.promise;
+    await client.close();
+    expect(events.map((e) => e.type)).toEqual(['permission_request', 'new_mail']);
+    const first = events[0];
+    if (first?.type !== 'permission_request') throw new Error('expected a permission_request');
+    expect(first.data.question).toBe('run rm?');
+    expect(errors.map((e) => e.code)).toEqual([ERROR_CODES.SSE_EVENT_INVALID]);
+    expect(errors[0]?.message).toContain(
+      'event new_mail "8" breaks the contract: field "session_id": required',
+    );
+    expect(server.requests[0]?.url).toBe('/api/v1/me/events');
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer user-token');
   });
 });

@@ -1,10 +1,16 @@
 /**
- * Small typed HTTP calls to the Gateway for the harness (person, admin and agent routes), with
- * undici, decoding answers with the `@agentmail/protocol` schemas.
+ * The harness's Gateway calls: shared-policy's typed client (`ApiClient` on undici, its
+ * `PersonApi` and `GatewayClient` facades), with a refusal turned into the harness's own
+ * `AM_TESTKIT_API` (the Gateway's status and body in the message, the client's error as `cause`).
  */
-import { routePath } from '@agentmail/protocol';
-import { FormData, request } from 'undici';
-import type { z } from 'zod';
+import {
+  ApiClient,
+  type ApiDownload,
+  type GatewayCallError,
+  PersonApi,
+  type UploadFile,
+  undiciTransport,
+} from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 
 /** Where and as whom to call: a Gateway origin and a user token or agent key. */
@@ -15,114 +21,12 @@ export interface ApiTarget {
   token: string;
 }
 
-/** An HTTP answer as received (no check of the status). */
-export interface RawAnswer {
-  status: number;
-  /** Parsed JSON, or the text when the body is not JSON, `undefined` when empty. */
-  body: unknown;
-}
-
-/** Query values; `undefined` entries are left out. */
-export type Query = Readonly<Record<string, string | number | undefined>>;
-
-function withQuery(path: string, query: Query | undefined): string {
-  if (query === undefined) return path;
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text === '' ? path : `${path}?${text}`;
-}
-
-/** One JSON call; any status is returned. */
-export async function apiRaw(
-  target: ApiTarget,
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
-  path: string,
-  options: { body?: unknown; query?: Query } = {},
-): Promise<RawAnswer> {
-  const res = await request(new URL(withQuery(path, options.query), target.url), {
-    method,
-    headers: {
-      authorization: `Bearer ${target.token}`,
-      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  });
-  const text = await res.body.text();
-  let body: unknown = text === '' ? undefined : text;
-  try {
-    if (text !== '') body = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { status: res.statusCode, body };
-}
-
-function failed(what: string, answer: RawAnswer): TestkitError {
-  return new TestkitError(
-    TESTKIT_ERROR_CODES.API,
-    `${what} answered HTTP ${answer.status}: ${JSON.stringify(answer.body)}`,
-  );
-}
-
-/**
- * One JSON call that must answer 2xx; the answer is decoded with `schema`.
- * @throws {TestkitError} `AM_TESTKIT_API` on another status or an answer `schema` rejects.
- */
-export async function apiCall<S extends z.ZodType>(
-  target: ApiTarget,
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
-  path: string,
-  schema: S,
-  options: { body?: unknown; query?: Query } = {},
-): Promise<z.output<S>> {
-  const answer = await apiRaw(target, method, path, options);
-  const what = `${method} ${path}`;
-  if (answer.status < 200 || answer.status > 299) throw failed(what, answer);
-  const parsed = schema.safeParse(answer.body);
-  if (!parsed.success)
-    throw new TestkitError(
-      TESTKIT_ERROR_CODES.API,
-      `${what} answered a body the protocol schema rejects (${parsed.error.message}): ${JSON.stringify(answer.body)}`,
-    );
-  return parsed.data;
-}
-
 /** A file to attach: its name, bytes (a string is UTF-8) and MIME type. */
 export interface FileSpec {
   filename: string;
   content: string | Uint8Array;
   /** @default 'application/octet-stream' */
   contentType?: string;
-}
-
-/**
- * Upload one file as multipart field `file` to an upload route (`meAttachments` or `uploadAttachment`).
- * @throws {TestkitError} `AM_TESTKIT_API` when the Gateway does not answer 2xx.
- */
-export async function uploadFile<S extends z.ZodType>(
-  target: ApiTarget,
-  route: 'meAttachments' | 'uploadAttachment',
-  file: FileSpec,
-  schema: S,
-): Promise<z.output<S>> {
-  const form = new FormData();
-  const bytes = typeof file.content === 'string' ? new TextEncoder().encode(file.content) : file.content;
-  form.set(
-    'file',
-    new Blob([bytes], { type: file.contentType ?? 'application/octet-stream' }),
-    file.filename,
-  );
-  const path = routePath(route);
-  const res = await request(new URL(path, target.url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${target.token}` },
-    body: form,
-  });
-  const text = await res.body.text();
-  const answer: RawAnswer = { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
-  if (answer.status < 200 || answer.status > 299) throw failed(`POST ${path}`, answer);
-  return schema.parse(answer.body);
 }
 
 /** A downloaded attachment. */
@@ -133,24 +37,39 @@ export interface Download {
   filename: string;
 }
 
+function testkitError(error: GatewayCallError): TestkitError {
+  const body = error.code === 'AM_GATEWAY_HTTP' ? `: ${JSON.stringify(error.body)}` : '';
+  return new TestkitError(TESTKIT_ERROR_CODES.API, `${error.message}${body}`, { cause: error });
+}
+
 /**
- * Download an attachment's bytes (`GET` on `path`).
- * @throws {TestkitError} `AM_TESTKIT_API` when the Gateway does not answer 200.
+ * The harness's client of `target`: every refusal, network failure or answer that breaks the
+ * contract is a `TestkitError` `AM_TESTKIT_API` (the shared-policy error is its `cause`).
  */
-export async function downloadFile(target: ApiTarget, path: string): Promise<Download> {
-  const res = await request(new URL(path, target.url), {
-    method: 'GET',
-    headers: { authorization: `Bearer ${target.token}` },
+export function harnessClient(target: ApiTarget): ApiClient {
+  return new ApiClient({
+    baseUrl: target.url,
+    token: target.token,
+    transport: undiciTransport,
+    hooks: { beforeError: testkitError },
   });
-  const bytes = new Uint8Array(await res.body.arrayBuffer());
-  if (res.statusCode !== 200)
-    throw failed(`GET ${path}`, { status: res.statusCode, body: new TextDecoder().decode(bytes) });
-  const disposition = String(res.headers['content-disposition'] ?? '');
-  const name =
-    /filename\*=UTF-8''([^;]+)/i.exec(disposition)?.[1] ?? /filename="?([^";]+)"?/i.exec(disposition)?.[1];
+}
+
+/** The person (or admin) API of `target`'s token; errors as {@link harnessClient}. */
+export function personApi(target: ApiTarget): PersonApi {
+  return new PersonApi(harnessClient(target));
+}
+
+/** A {@link FileSpec} as the client's upload input (an in-memory Blob). */
+export function uploadFileOf(file: FileSpec): UploadFile {
+  const bytes = typeof file.content === 'string' ? new TextEncoder().encode(file.content) : file.content;
   return {
-    bytes,
-    contentType: String(res.headers['content-type'] ?? ''),
-    filename: name === undefined ? '' : decodeURIComponent(name),
+    blob: new Blob([bytes], { type: file.contentType ?? 'application/octet-stream' }),
+    filename: file.filename,
   };
+}
+
+/** Read a whole download into a {@link Download}. @throws {TestkitError} `AM_TESTKIT_API` */
+export async function readDownload(download: ApiDownload): Promise<Download> {
+  return { bytes: await download.bytes(), contentType: download.contentType, filename: download.filename };
 }

@@ -16,7 +16,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { routePath } from '@agentmail/protocol';
-import { createParser } from 'eventsource-parser';
+import { SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 
 /** One complete event frame forwarded to the bridge. */
@@ -350,15 +350,14 @@ export class GatewayProxy {
     res: ServerResponse,
     upstream: ReturnType<typeof httpRequest>,
   ): void {
-    const decoder = new TextDecoder();
-    const parser = createParser({
-      onEvent: (event) => {
-        stream.deliveredIds.push(event.id ?? '');
-        stream.frames.push({ id: event.id ?? '', event: event.event ?? '', data: event.data });
+    const decoder = new SseFrameDecoder({
+      onFrame: (frame) => {
+        stream.deliveredIds.push(frame.id ?? '');
+        stream.frames.push({ id: frame.id ?? '', event: frame.event ?? '', data: frame.data });
       },
     });
     const forward = (bytes: Buffer, done?: () => void): void => {
-      parser.feed(decoder.decode(bytes, { stream: true }));
+      decoder.push(bytes);
       res.write(bytes, done);
     };
     upRes.on('data', (chunk: Buffer) => {

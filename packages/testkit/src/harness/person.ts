@@ -2,33 +2,20 @@
  * A person of the test stack: their mail client (send, inbox, thread, attachments, permission
  * decisions) on the `/api/v1/me` routes, and waits driven by their event stream.
  */
-import {
-  type AttachmentInfo,
-  type Contact,
-  ContactsResponse,
+import type {
+  AttachmentInfo,
+  Contact,
   DecideResponse,
   InboxResponse,
-  type Mail,
-  MailResponse,
-  type PermissionMode,
-  PermissionsResponse,
-  type PermissionView,
-  type PersonSendRequest,
-  routePath,
-  SendMailResponse,
+  Mail,
+  PermissionMode,
+  PermissionView,
+  PersonSendRequest,
   ThreadResponse,
-  UploadAttachmentResponse,
 } from '@agentmail/protocol';
+import type { PersonApi } from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
-import {
-  type ApiTarget,
-  apiCall,
-  type Download,
-  downloadFile,
-  type FileSpec,
-  type Query,
-  uploadFile,
-} from './api.js';
+import { type Download, type FileSpec, personApi, readDownload, uploadFileOf } from './api.js';
 import { PersonEvents } from './person-events.js';
 
 /** Default time {@link PersonClient.awaitMail} and {@link PersonClient.awaitPermission} wait, in ms. @default 30_000 */
@@ -106,13 +93,14 @@ export class PersonClient {
   readonly token: string;
   /** The person's event stream, open since the person was created. */
   readonly events: PersonEvents;
-  readonly #target: ApiTarget;
+  /** shared-policy's person API with the person's token (refusals are `AM_TESTKIT_API`). */
+  readonly api: PersonApi;
   readonly #permissionsSeen = new Set<string>();
 
-  private constructor(name: string, target: ApiTarget, events: PersonEvents) {
+  private constructor(name: string, token: string, api: PersonApi, events: PersonEvents) {
     this.name = name;
-    this.token = target.token;
-    this.#target = target;
+    this.token = token;
+    this.api = api;
     this.events = events;
   }
 
@@ -122,7 +110,12 @@ export class PersonClient {
    */
   static async connect(gatewayUrl: string, name: string, token: string): Promise<PersonClient> {
     const target = { url: gatewayUrl, token };
-    return new PersonClient(name, target, await PersonEvents.open(target, `person ${name}`));
+    return new PersonClient(
+      name,
+      token,
+      personApi(target),
+      await PersonEvents.open(target, `person ${name}`),
+    );
   }
 
   /**
@@ -150,7 +143,7 @@ export class PersonClient {
       ...(options.permissionMode === undefined ? {} : { permission_mode: options.permissionMode }),
       ...(options.maxRounds === undefined ? {} : { max_rounds: options.maxRounds }),
     };
-    const sent = await apiCall(this.#target, 'POST', routePath('meSend'), SendMailResponse, { body });
+    const sent = await this.api.send(body);
     if (sent.status !== 'sent')
       throw new TestkitError(TESTKIT_ERROR_CODES.API, `a person's send answered ${JSON.stringify(sent)}`);
     return {
@@ -164,12 +157,13 @@ export class PersonClient {
 
   /** Uploads one file (`POST /me/attachments`). @throws {TestkitError} `AM_TESTKIT_API` */
   async upload(file: FileSpec): Promise<AttachmentInfo> {
-    return (await uploadFile(this.#target, 'meAttachments', file, UploadAttachmentResponse)).attachment;
+    const { blob, filename } = uploadFileOf(file);
+    return (await this.api.upload(blob, filename)).attachment;
   }
 
   /** Downloads an attachment's bytes (`GET /me/attachments/{id}`). @throws {TestkitError} `AM_TESTKIT_API` */
-  download(attachmentId: string): Promise<Download> {
-    return downloadFile(this.#target, routePath('meAttachment', { id: attachmentId }));
+  async download(attachmentId: string): Promise<Download> {
+    return readDownload(await this.api.download(attachmentId));
   }
 
   /**
@@ -179,17 +173,16 @@ export class PersonClient {
   inbox(
     query: { status?: 'unread' | 'all'; limit?: number; session_id?: string } = {},
   ): Promise<InboxResponse> {
-    const q: Query = {
+    return this.api.inbox({
       status: query.status ?? 'all',
       limit: query.limit ?? 100,
       session_id: query.session_id,
-    };
-    return apiCall(this.#target, 'GET', routePath('meInbox'), InboxResponse, { query: q });
+    });
   }
 
   /** One mail with its body (`GET /me/mail/{id}`; does not mark it read). */
   async mail(id: string): Promise<Mail> {
-    return (await apiCall(this.#target, 'GET', routePath('meMail', { id }), MailResponse)).mail;
+    return (await this.api.mail(id)).mail;
   }
 
   /** The whole thread of a mail, oldest first (every page of `GET /me/mail/{id}/thread`). */
@@ -197,13 +190,7 @@ export class PersonClient {
     const mails: Mail[] = [];
     let offset: number | null = 0;
     while (offset !== null) {
-      const page: ThreadResponse = await apiCall(
-        this.#target,
-        'GET',
-        routePath('meThread', { id }),
-        ThreadResponse,
-        { query: { offset, limit: 100 } },
-      );
+      const page: ThreadResponse = await this.api.thread(id, { offset, limit: 100 });
       mails.push(...page.mails);
       offset = page.next_offset;
     }
@@ -212,30 +199,22 @@ export class PersonClient {
 
   /** Permission and question requests addressed to the person (`GET /me/permissions`). @default status 'all' */
   async permissions(status: 'pending' | 'all' = 'all'): Promise<PermissionView[]> {
-    return (
-      await apiCall(this.#target, 'GET', routePath('mePermissions'), PermissionsResponse, {
-        query: { status },
-      })
-    ).permissions;
+    return (await this.api.permissions(status)).permissions;
   }
 
   /** Agents (online, platform, last seen) and people as the Gateway lists them (`GET /me/contacts`, SPEC G-25). */
   async contacts(): Promise<Contact[]> {
-    return (await apiCall(this.#target, 'GET', routePath('meContacts'), ContactsResponse)).contacts;
+    return (await this.api.contacts()).contacts;
   }
 
   /** Decides an approval request (`POST /me/permissions/{id}/decide`). @throws {TestkitError} `AM_TESTKIT_API` */
   decide(requestId: string, decision: Decision, note?: string): Promise<DecideResponse> {
-    return apiCall(this.#target, 'POST', routePath('meDecide', { id: requestId }), DecideResponse, {
-      body: { decision, ...(note === undefined ? {} : { note }) },
-    });
+    return this.api.decide(requestId, { decision, ...(note === undefined ? {} : { note }) });
   }
 
   /** Answers a question request with option labels or free text. @throws {TestkitError} `AM_TESTKIT_API` */
   answer(requestId: string, answers: readonly string[], note?: string): Promise<DecideResponse> {
-    return apiCall(this.#target, 'POST', routePath('meDecide', { id: requestId }), DecideResponse, {
-      body: { answers: [...answers], ...(note === undefined ? {} : { note }) },
-    });
+    return this.api.decide(requestId, { answers: [...answers], ...(note === undefined ? {} : { note }) });
   }
 
   /**

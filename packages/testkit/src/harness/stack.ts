@@ -7,23 +7,20 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  AllowedModelsResponse,
-  CreateUserResponse,
+  type AllowedModelsResponse,
   formatAddress,
-  IssueAgentKeyResponse,
   type Mail,
   type MailSummary,
   type PermissionView,
-  RegisterResponse,
-  routePath,
 } from '@agentmail/protocol';
+import type { PersonApi } from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 import { ModelServer } from '../model-server.js';
 import { DEFAULT_MODEL_ID } from '../reply-writer.js';
 import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, RequestPredicate, Scenario } from '../scenario.js';
 import { AgentMailbox } from './agent-mailbox.js';
-import { apiCall } from './api.js';
+import { harnessClient, personApi } from './api.js';
 import {
   BRIDGE_READY_TIMEOUT_MS,
   type BridgeAdapter,
@@ -186,6 +183,8 @@ export class Stack {
           'warn',
           '--requests-per-minute',
           '0',
+          // Every answer and event is checked against the protocol schemas (a mismatch is a 500).
+          '--check-responses',
           ...(options.gatewayArgs ?? []),
         ],
         { env: cleanEnv({ HOME: dirs.home }), cwd: rootDir },
@@ -205,27 +204,15 @@ export class Stack {
       const proxy = await GatewayProxy.start(gatewayUrl);
       cleanup.push(() => proxy.close());
 
-      const admin = { url: gatewayUrl, token: adminToken };
+      const admin = personApi({ url: gatewayUrl, token: adminToken });
       const personName = options.personName ?? 'alice';
-      const user = await apiCall(admin, 'POST', routePath('adminUsers'), CreateUserResponse, {
-        body: { name: personName },
-      });
+      const user = await admin.createUser(personName);
       const person = await PersonClient.connect(gatewayUrl, personName, user.token);
       cleanup.push(() => person.close());
       const agentName = options.agentName ?? 'agent';
-      const issued = await apiCall(admin, 'POST', routePath('adminAgentKeys'), IssueAgentKeyResponse, {
-        body: { agent_name: agentName },
-      });
+      const issued = await admin.issueAgentKey(agentName);
       if (options.platform !== undefined)
-        await apiCall(
-          { url: gatewayUrl, token: issued.key },
-          'POST',
-          routePath('register'),
-          RegisterResponse,
-          {
-            body: { name: agentName, platform: options.platform },
-          },
-        );
+        await registerAgent(gatewayUrl, issued.key, agentName, options.platform);
 
       const stack = new Stack({
         gatewayUrl,
@@ -276,9 +263,7 @@ export class Stack {
    */
   async addPerson(name: string): Promise<PersonClient> {
     this.#assertOpen();
-    const user = await apiCall(this.#admin(), 'POST', routePath('adminUsers'), CreateUserResponse, {
-      body: { name },
-    });
+    const user = await this.#admin().createUser(name);
     const person = await PersonClient.connect(this.gatewayUrl, name, user.token);
     this.#people.set(name, person);
     return person;
@@ -291,18 +276,8 @@ export class Stack {
    */
   async addAgent(name: string, platform = 'peer'): Promise<AgentMailbox> {
     this.#assertOpen();
-    const issued = await apiCall(this.#admin(), 'POST', routePath('adminAgentKeys'), IssueAgentKeyResponse, {
-      body: { agent_name: name },
-    });
-    await apiCall(
-      { url: this.gatewayUrl, token: issued.key },
-      'POST',
-      routePath('register'),
-      RegisterResponse,
-      {
-        body: { name, platform },
-      },
-    );
+    const issued = await this.#admin().issueAgentKey(name);
+    await registerAgent(this.gatewayUrl, issued.key, name, platform);
     const agent = new AgentMailbox(this.gatewayUrl, name, issued.key);
     this.#agents.add(agent);
     return agent;
@@ -315,15 +290,7 @@ export class Stack {
    */
   async setAllowedModels(platform: string, models: readonly string[]): Promise<AllowedModelsResponse> {
     const keys = models.map((m) => (m.includes('/') ? m : `${this.modelProvider}/${m}`));
-    return apiCall(
-      this.#admin(),
-      'PUT',
-      routePath('adminAllowedModels', { platform }),
-      AllowedModelsResponse,
-      {
-        body: { models: keys },
-      },
-    );
+    return this.#admin().setAllowedModels(platform, keys);
   }
 
   /** Sends a mail as a person (default: the default person); see {@link PersonClient.send}. */
@@ -530,8 +497,8 @@ export class Stack {
     return this.close();
   }
 
-  #admin(): { url: string; token: string } {
-    return { url: this.gatewayUrl, token: this.adminToken };
+  #admin(): PersonApi {
+    return personApi({ url: this.gatewayUrl, token: this.adminToken });
   }
 
   #assertOpen(): void {
@@ -556,6 +523,11 @@ export class Stack {
       return new TestkitError(error.code, `${error.message}\n${this.logs()}`, { cause: error });
     return error;
   }
+}
+
+/** `POST /agent/register` with the agent's key (the harness's client: a refusal is `AM_TESTKIT_API`). */
+async function registerAgent(gatewayUrl: string, key: string, name: string, platform: string): Promise<void> {
+  await harnessClient({ url: gatewayUrl, token: key }).call('register', { body: { name, platform } });
 }
 
 /**
