@@ -17,16 +17,6 @@ import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 afterAll(removeBundle);
 
 /** The daemon's JSON log lines (stderr), parsed. */
-function daemonLog(lines: readonly string[]): Array<Record<string, unknown>> {
-  return lines.flatMap((line) => {
-    if (!line.startsWith('[stderr] {')) return [];
-    try {
-      return [JSON.parse(line.slice('[stderr] '.length)) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
 
 describe('bridge-pi on the real pi SDK', () => {
   it('no allowed models: one attempt with the host default, logged loudly; an HTTP 500 gives a failure mail with the cause (B-8, B-9)', async ({

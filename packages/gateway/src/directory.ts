@@ -146,7 +146,8 @@ function addressOrSkip(ctx: GatewayContext, address: Address, source: string): s
     return formatAddress(address);
   } catch (err) {
     ctx.log.warn(
-      { source, name: address.name, path: address.path, reason: (err as Error).message },
+      // `event` is the line's stable kind (tests and log queries use it, not the message text).
+      { event: 'directory_entry_skipped', source, name: address.name, path: address.path, reason: (err as Error).message },
       'skipped an entry that does not form an address',
     );
     return undefined;

@@ -122,7 +122,7 @@ describe('a stored row that does not form an address', () => {
     expect(addresses).toContain('pi@/srv/ok.new');
     expect(addresses.some((a) => a.includes('\u0001'))).toBe(false);
 
-    const skipped = logLines.filter((l) => l.msg === 'skipped an entry that does not form an address');
+    const skipped = logLines.filter((l) => l.event === 'directory_entry_skipped');
     expect(skipped.map((l) => l.name)).toEqual(expect.arrayContaining(['bad name', 'x@y', 'old agent']));
     expect(skipped.some((l) => l.path === '/srv/a\u0001b')).toBe(true);
     expect(skipped.every((l) => l.level === 40)).toBe(true);

@@ -294,7 +294,10 @@ export function createBridge<H extends { type: string } = never>(options: Create
       runMail: async (run) => {
         const job = jobOf(run);
         if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
-        if (rpc) await (rpcStarted ??= rpc.start());
+        if (rpc) {
+          rpcStarted ??= rpc.start();
+          await rpcStarted;
+        }
         return runTurnJob(job, adapter.turns as TurnAdapter, {
           pending,
           signal: run.signal,
