@@ -233,7 +233,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     recordSend: (t, params) => t.recordSend(params.targets),
   };
   const rpc = options.rpc
-    ? new TurnRpcServer<ActiveTurn>({ dir: join(config.dataDir, 'run'), handlers: rpcHandlers })
+    ? new TurnRpcServer<ActiveTurn>({ dir: join(config.dataDir, 'run'), handlers: rpcHandlers, emit })
     : undefined;
   let rpcStarted: Promise<void> | undefined;
 

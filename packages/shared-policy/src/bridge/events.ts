@@ -99,6 +99,19 @@ export type BridgeEvent =
       decision: string;
       why: 'kept' | 'expired' | 'evicted' | 'closed';
     }
+  // ---- the turn RPC of out-of-process hosts (B-21)
+  | {
+      type: 'rpc_problem';
+      problem:
+        | 'server_error'
+        | 'request_too_long'
+        | 'request_invalid'
+        | 'token_refused'
+        | 'handler_failed'
+        | 'result_invalid';
+      method?: string;
+      error?: string;
+    }
   // ---- stop (B-15)
   | { type: 'stopping'; turns: number }
   | { type: 'stopped' };

@@ -57,6 +57,7 @@ const LINES = {
   permission_failed: ['warn', 'permission request failed'],
   grant_not_stored: ['warn', 'could not store the "always" grant'],
   decision_unclaimed: ['info', 'permission decision for no waiting call'],
+  rpc_problem: ['warn', 'turn rpc problem'],
   stopping: ['info', 'shutting down'],
   stopped: ['info', 'stopped'],
 } as const satisfies Record<BridgeEvent['type'], readonly [Level, string]>;

@@ -6,9 +6,14 @@ import { expect, it } from 'vitest';
 // The core of the Gateway client (api-client.ts) says it is browser-safe, for the web mailbox:
 // it and the modules it shares with a browser must bundle without a single Node built-in and
 // without undici. The Node parts (gateway-client, node-transfer, sse-client) stay out.
-const CORE = ['api-client.ts', 'api-errors.ts', 'http-transport.ts', 'person-api.ts', 'sse-decoder.ts'].map(
-  (f) => fileURLToPath(new URL(`../../src/client/${f}`, import.meta.url)),
-);
+const CORE = [
+  'browser.ts',
+  'api-client.ts',
+  'api-errors.ts',
+  'http-transport.ts',
+  'person-api.ts',
+  'sse-decoder.ts',
+].map((f) => fileURLToPath(new URL(`../../src/client/${f}`, import.meta.url)));
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 it('the browser-safe client modules bundle for the browser without Node built-ins or undici', async () => {

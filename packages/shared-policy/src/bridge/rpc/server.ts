@@ -15,7 +15,7 @@ import type { z } from 'zod';
 import { AgentMailError } from '../../errors.js';
 import type { QuestionAnswers } from '../../questions.js';
 import type { Locale } from '../../texts/index.js';
-import type { BridgeLogger } from '../logger.js';
+import type { EmitEvent } from '../events.js';
 import {
   AskQuestionParams,
   CallToolParams,
@@ -99,8 +99,8 @@ export interface TurnRpcServerOptions<T> {
   handlers: TurnRpcHandlers<T>;
   /** Aborting it closes the server (as {@link TurnRpcServer.close}). */
   signal?: AbortSignal;
-  /** Handler failures, refused tokens and unreadable requests are logged here (source `turn-rpc`). */
-  log?: BridgeLogger;
+  /** Handler failures, refused tokens and unreadable requests, as `rpc_problem` events. @default dropped */
+  emit?: EmitEvent;
 }
 
 /** Options of {@link TurnRpcServer.openTurn}. */
@@ -139,8 +139,6 @@ interface InFlight {
 
 type State = 'new' | 'starting' | 'listening' | 'closed';
 
-const SOURCE = 'turn-rpc';
-const silent: BridgeLogger = { info() {}, warn() {}, error() {} };
 const REQUEST_FIELDS = ['id', 'method', 'token', 'params'];
 
 /**
@@ -162,7 +160,7 @@ const REQUEST_FIELDS = ['id', 'method', 'token', 'params'];
  * the socket file is removed.
  *
  * @example
- * const rpc = new TurnRpcServer({ dir: join(dataDir, 'run'), handlers, signal: stop.signal, log });
+ * const rpc = new TurnRpcServer({ dir: join(dataDir, 'run'), handlers, signal: stop.signal, emit });
  * await rpc.start();
  * const lease = rpc.openTurn(turn, { locale: 'en' });
  * spawn('claude', args, { env: { ...hostEnv, ...lease.env } });
@@ -174,7 +172,7 @@ export class TurnRpcServer<T> {
   readonly socketPath: string;
   readonly #handlers: TurnRpcHandlers<T>;
   readonly #dir: string;
-  readonly #log: BridgeLogger;
+  readonly #emit: EmitEvent;
   readonly #turns = new Map<string, TurnEntry<T>>();
   readonly #sockets = new Set<Socket>();
   readonly #server: Server;
@@ -188,10 +186,10 @@ export class TurnRpcServer<T> {
     this.#dir = options.dir;
     this.socketPath = join(options.dir, options.fileName ?? TURN_RPC_SOCKET_NAME);
     this.#handlers = options.handlers;
-    this.#log = options.log ?? silent;
+    this.#emit = options.emit ?? (() => undefined);
     this.#server = createServer((socket) => this.#onConnection(socket));
     this.#server.on('error', (err) =>
-      this.#log.error({ source: SOURCE, err: err.message }, 'turn rpc server error'),
+      this.#emit({ type: 'rpc_problem', problem: 'server_error', error: err.message }),
     );
     const signal = options.signal;
     if (signal?.aborted) this.#state = 'closed';
@@ -360,7 +358,7 @@ export class TurnRpcServer<T> {
       socket,
       (line) => this.#onLine(line, write, calls),
       (err) => {
-        this.#log.warn({ source: SOURCE, err: err.message }, 'turn rpc request too long');
+        this.#emit({ type: 'rpc_problem', problem: 'request_too_long', error: err.message });
         write(errorAnswer(null, err));
         socket.end();
       },
@@ -381,7 +379,7 @@ export class TurnRpcServer<T> {
   #onLine(line: string, write: (answer: TurnRpcAnswer) => void, connectionCalls: Set<InFlight>): void {
     const request = readRequest(line);
     if (!request.ok) {
-      this.#log.warn({ source: SOURCE, err: request.error.message }, 'turn rpc request invalid');
+      this.#emit({ type: 'rpc_problem', problem: 'request_invalid', error: request.error.message });
       write({ id: request.id, error: request.error });
       return;
     }
@@ -389,7 +387,7 @@ export class TurnRpcServer<T> {
     // Authenticate before anything else: an unauthenticated caller learns nothing about methods.
     const entry = this.#authenticate(token);
     if (entry === undefined) {
-      this.#log.warn({ source: SOURCE, method }, 'turn rpc token refused');
+      this.#emit({ type: 'rpc_problem', problem: 'token_refused', method });
       write({
         id,
         error: {
@@ -471,7 +469,7 @@ export class TurnRpcServer<T> {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const remoteCode = (err as { code?: unknown } | null)?.code;
-      this.#log.warn({ source: SOURCE, method, err: message }, 'turn rpc handler failed');
+      this.#emit({ type: 'rpc_problem', problem: 'handler_failed', method, error: message });
       return {
         id: null,
         error: {
@@ -486,7 +484,7 @@ export class TurnRpcServer<T> {
       const first = checked.error.issues[0];
       const where = first?.path.join('.') || 'result';
       const message = `the bridge's ${method} handler returned an invalid result at "${where}" (${first?.message ?? 'invalid'})`;
-      this.#log.error({ source: SOURCE, method, err: message }, 'turn rpc handler result invalid');
+      this.#emit({ type: 'rpc_problem', problem: 'result_invalid', method, error: message });
       return { id: null, error: { code: 'AM_RPC_HANDLER_FAILED', message } };
     }
     return { id: null, result: checked.data };

@@ -2,6 +2,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import type { BridgeEvent } from '../../../src/bridge/events.js';
 import type { MailToolResult } from '../../../src/bridge/mail-tools.js';
 import type { GuardedCall } from '../../../src/bridge/permission-flow.js';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
@@ -38,16 +39,12 @@ function hangingPermission() {
 
 async function start(overrides: Partial<TurnRpcHandlers<string>> = {}, signal?: AbortSignal) {
   const dir = dirs.make();
-  const logged: { obj: object; msg?: string }[] = [];
-  const log = {
-    info: () => undefined,
-    warn: (obj: object, msg?: string) => logged.push({ obj, ...(msg === undefined ? {} : { msg }) }),
-    error: (obj: object, msg?: string) => logged.push({ obj, ...(msg === undefined ? {} : { msg }) }),
-  };
+  const logged: BridgeEvent[] = [];
+  const emit = (e: BridgeEvent): void => void logged.push(e);
   const server = new TurnRpcServer<string>({
     dir: join(dir, 'run'),
     handlers: { ...stubHandlers(), ...overrides },
-    log,
+    emit,
     ...(signal === undefined ? {} : { signal }),
   });
   servers.push(server);
@@ -195,7 +192,9 @@ describe('TurnRpcServer', () => {
     const denied = await client.decidePermission(CALL);
     expect(denied).toMatchObject({ allow: false, code: 'AM_RPC_HANDLER_FAILED' });
     expect((denied as { reason: string }).reason).toContain('grant file unreadable');
-    expect(logged.map((l) => l.msg)).toContain('turn rpc handler failed');
+    expect(logged).toContainEqual(
+      expect.objectContaining({ type: 'rpc_problem', problem: 'handler_failed' }),
+    );
   });
 
   it('a handler result of the wrong shape never leaves the bridge: an error, and for a permission a denial', async () => {
