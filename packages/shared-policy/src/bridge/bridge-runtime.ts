@@ -89,6 +89,8 @@ export interface MailRun {
   turnTimeoutMs: number;
   /** The relay commits through it: never both a reply and a timeout failure mail (B-7, B-10). */
   gate: TurnGate;
+  /** Aborted when the runtime gave the turn up (not ended within the grace period): close its seams. */
+  released: AbortSignal;
 }
 
 /** Throw this from `runMail` when the host lost the turn before it reported (worker died): redelivered with backoff (B-14). */
@@ -110,6 +112,8 @@ export interface BridgeHost {
   onShutdown?(): Promise<void> | void;
   /** The bridge lock was lost (this process was frozen past its staleness): the runtime has stopped. */
   onLockLost?(): void;
+  /** This process holds the bridge lock and is about to register: start what only the bridge may run (the turn RPC). A throw fails `start()`. */
+  onLead?(): Promise<void> | void;
 }
 
 function messageOf(err: unknown): string {
@@ -212,6 +216,8 @@ export class BridgeRuntime {
    */
   async start(): Promise<void> {
     if (!(await this.#lead())) return;
+    await this.#host.onLead?.();
+    if (this.#stopping.signal.aborted) return;
     const reg = await this.#client.register({
       name: this.#config.agentName,
       platform: this.#config.platform,
@@ -259,13 +265,18 @@ export class BridgeRuntime {
     // Catch-up after the stream is open (or given up on): a mail arriving in between is then
     // either in the inbox listing or on the stream, never in neither (B-20).
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const stopped = (): void => clearTimeout(timer);
     await Promise.race([
       firstOpen,
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.#config.firstSseOpenWaitMs ?? FIRST_SSE_OPEN_WAIT_MS);
+        // stop() during start: do not wait out the first-open grace, and start nothing more.
+        if (this.#stopping.signal.aborted) resolve();
+        else this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true });
       }),
     ]);
-    clearTimeout(timer);
+    stopped();
+    if (this.#stopping.signal.aborted) return;
     // The period starts before the catch-up, which awaits each backlog turn (G-25: stay online).
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), this.#config.heartbeatMs);
     this.#reportCatchUp(await this.#catchUp.afterHeartbeat(ok), 'start');
@@ -411,6 +422,7 @@ export class BridgeRuntime {
   async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<Delivery> {
     if (this.#stopping.signal.aborted) throw new TurnLostError('the bridge is stopping');
     const run = new AbortController();
+    const released = new AbortController();
     const gate = new TurnGate();
     const onStop = (): void => run.abort('shutdown');
     this.#stopping.signal.addEventListener('abort', onStop, { once: true });
@@ -431,6 +443,7 @@ export class BridgeRuntime {
         client: this.#client,
         signal: run.signal,
         gate,
+        released: released.signal,
       }),
     );
     this.#inflight.add(work);
@@ -446,6 +459,7 @@ export class BridgeRuntime {
       // give it up — unless its relay is already under way, it can no longer commit one.
       if (r.reason === 'timeout' || (r.late === true && !this.#stopping.signal.aborted)) {
         const given = await gate.abandon(GATEWAY_TIMEOUT_MS);
+        released.abort('given up');
         return { timeout: true, committed: given.committed };
       }
       throw r.error;
@@ -509,16 +523,19 @@ export class BridgeRuntime {
       return;
     }
     const { report, late } = delivery;
-    const interrupted = !report.ok && !report.failureMailSent;
-    if (this.#stopping.signal.aborted && interrupted) {
+    // Not settled: a failure whose mail could not be sent, or a reply the Gateway would not take.
+    const unsettled = report.ok
+      ? report.relay.sent === false && report.relay.undelivered === true
+      : !report.failureMailSent;
+    if (this.#stopping.signal.aborted && unsettled) {
       this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
       return;
     }
     if (late) this.#emit({ type: 'turn_timed_out', mail_id: mailId, timeout_ms: timeoutMs, late: true });
     // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
-    // does not run it again. A failure whose mail could not be sent leaves it unread: nothing is
-    // lost, the next catch-up runs it.
-    if (!interrupted) await this.#markHandled(mail);
+    // does not run it again. An unsettled one stays unread and is delivered again: nothing is lost.
+    if (unsettled) this.#again(mail);
+    else await this.#markHandled(mail);
     if (report.ok)
       this.#emit({
         type: 'turn_done',
@@ -539,6 +556,20 @@ export class BridgeRuntime {
       });
   }
 
+  /**
+   * Leave an unsettled mail unread for the next catch-up pass (B-20): forget it in the
+   * de-duplication set and owe a pass after the next successful heartbeat.
+   */
+  #again(mail: NewMailEvent): void {
+    this.#seen.release(mail.mail_id);
+    this.#catchUp.owe();
+    this.#emit({
+      type: 'mail_not_run',
+      mail_id: mail.mail_id,
+      reason: 'not settled: it is delivered again by the next catch-up',
+    });
+  }
+
   /** Mark a handled mail read (B-20); a failure is reported, the next catch-up may then run it again. */
   async #markHandled(mail: NewMailEvent): Promise<void> {
     try {
@@ -548,13 +579,14 @@ export class BridgeRuntime {
     }
   }
 
+  /** Send the runtime's own failure mail (B-9); true when it went out. */
   async #sendFailure(
     mail: NewMailEvent,
     kind: 'timeout' | 'worker_lost',
     cause: string,
     attempts?: number,
-  ): Promise<void> {
-    await sendFailureMail(this.#client, {
+  ): Promise<boolean> {
+    const r = await sendFailureMail(this.#client, {
       kind,
       mail,
       cause,
@@ -564,5 +596,6 @@ export class BridgeRuntime {
       ...(attempts === undefined ? {} : { attempts }),
       emit: (e) => this.#emit(e),
     });
+    return r.failureMailSent;
   }
 }

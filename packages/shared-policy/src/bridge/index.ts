@@ -17,10 +17,13 @@ export type {
 export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
+  BRIDGE_MIN_PERIOD_MS,
   BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
   type BridgeConfig,
   type BridgeSettings,
   bridgeDataDir,
+  checkBridgeConfig,
+  checkBridgeSettings,
   dataDirVariable,
   readBridgeConfig,
   readBridgeSettings,

@@ -8,7 +8,7 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import { denialText, type PermissionDecision } from '../pending-permissions.js';
 import { classifyPermissionFailure, isDuplicateRelay } from '../permission-failure.js';
 import { decideToolCall, type Platform } from '../permission-mode.js';
-import type { Locale } from '../texts/index.js';
+import { formatText, type Locale } from '../texts/index.js';
 import type { EmitEvent } from './events.js';
 import type { GrantStore } from './grant-store.js';
 
@@ -49,6 +49,8 @@ export interface PermissionFlowOptions {
   locale: Locale;
   /** Where the flow's events go (`permission_refused`, `permission_asked`, `permission_decided`, …). @default dropped */
   emit?: EmitEvent;
+  /** The mail the turn handles: part of the request's relay key (ids of a host may repeat). @default none */
+  mailId?: string;
 }
 
 /**
@@ -84,6 +86,32 @@ export async function decideGuardedCall(
 ): Promise<PermissionOutcome> {
   const { locale } = options;
   const emit: EmitEvent = options.emit ?? (() => undefined);
+  try {
+    return await decide(call, options, signal, emit);
+  } catch (err) {
+    // Never throws (a host that read a throw as "go ahead" would fail open): a bug is a denial.
+    const reason = formatText('permission.failure.unavailable', { cause: String(err) }, locale);
+    emit({ type: 'permission_failed', tool: call.toolName, outcome: 'deny', reason });
+    return { allow: false, reason };
+  }
+}
+
+async function decide(
+  call: GuardedCall,
+  options: PermissionFlowOptions,
+  signal: AbortSignal | undefined,
+  emit: EmitEvent,
+): Promise<PermissionOutcome> {
+  const { locale } = options;
+  // A stopped turn asks nobody: its answer would wake no one (P-7).
+  if (signal?.aborted)
+    return {
+      allow: false,
+      reason:
+        signal.reason === 'shutdown'
+          ? denialText({ cause: 'shutdown', locale })
+          : formatText('permission.turn_ended', {}, locale),
+    };
   const toolName = call.toolName;
   const sessionId = options.sessionId();
   const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
@@ -114,10 +142,12 @@ export async function decideGuardedCall(
     toolName,
     input: call.input,
     sessionId,
-    platformSessionId: call.platformSessionId,
-    toolCallId: call.toolCallId,
+    platformSessionId: call.platformSessionId || sessionId,
+    // A seam that gives no call id (Claude Code's PermissionRequest) still gets a unique key.
+    toolCallId: call.toolCallId || `call-${globalThis.crypto.randomUUID()}`,
     cwd: call.cwd,
     locale,
+    ...(options.mailId ? { mailId: options.mailId } : {}),
   });
   try {
     const res = await options.client().permissionRequest(request, signal ? { signal } : {});

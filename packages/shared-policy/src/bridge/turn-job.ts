@@ -48,6 +48,8 @@ export interface TurnIo {
   pending: PendingPermissions;
   /** Aborted on timeout or shutdown. */
   signal: AbortSignal;
+  /** Aborted when the runtime gave the turn up: its seams close at once. @default never */
+  released?: AbortSignal;
   emit: EmitEvent;
   /** The relay's commit gate (in a child process: a round trip to the runtime). @default none */
   commit?: CommitFn;
@@ -82,6 +84,7 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     pending: io.pending,
     locale: resolveLocale(job.locale),
     signal: io.signal,
+    ...(io.released ? { released: io.released } : {}),
     turnTimeoutMs: job.turnTimeoutMs,
     emit: io.emit,
     ...(io.commit ? { commit: io.commit } : {}),

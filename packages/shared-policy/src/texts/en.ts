@@ -55,6 +55,8 @@ export const EN = {
     'The agent is not set up to work in this place, so nothing was run. An admin must fix the bridge set-up named in the cause; then send the mail again.',
   'failure.timeout':
     'The turn did not finish within {timeout_s} seconds and was stopped. Split the task into smaller steps, or ask an admin to raise the turn timeout.',
+  'failure.bridge_error':
+    "The agent's bridge failed while handling this mail, so no answer could be produced. Send the mail again later; an admin should check the bridge log for the cause.",
   // ==== end failure ====
 
   // ==== relay (auto relay mails: see SPEC B-10) ====
@@ -107,6 +109,8 @@ export const EN = {
   'permission.question.failed':
     'The question could not be asked by mail ({cause}). Continue without the answer, or say in your reply what you need to know.',
   'permission.question.declined': 'The person declined to answer the question.',
+  'permission.turn_ended':
+    'This turn has ended (it finished, timed out or was stopped), so the tool call did not run and nobody was asked.',
   'permission.question.no_answer':
     'No answer came ({cause}). Continue without it, or say in your reply what you need to know.',
   // ==== end permission ====

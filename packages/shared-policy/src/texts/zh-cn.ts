@@ -52,6 +52,8 @@ export const ZH_CN: Record<TextKey, string> = {
     '该智能体尚未配置为可在此处工作，因此没有运行任何操作。请管理员按原因中所述修正桥接程序的配置，然后重新发送邮件。',
   'failure.timeout':
     '本轮未能在 {timeout_s} 秒内完成，已被停止。请把任务拆成更小的步骤，或请管理员调大轮次超时。',
+  'failure.bridge_error':
+    '智能体的桥接程序在处理这封邮件时出错，因此无法给出答复。请稍后重新发送；管理员应检查桥接程序的日志以查明原因。',
   // ==== end failure ====
 
   // ==== relay (auto relay mails: see SPEC B-10) ====
@@ -96,6 +98,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'permission.question.failed':
     '问题无法通过邮件发出（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
   'permission.question.declined': '对方拒绝回答这个问题。',
+  'permission.turn_ended':
+    '本轮已经结束（已完成、超时或被停止），因此这次工具调用没有运行，也没有询问任何人。',
   'permission.question.no_answer':
     '没有收到答复（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
   // ==== end permission ====

@@ -38,7 +38,7 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
         AGENTMAIL_REPLY_MODEL: 'deepseek-chat',
         AGENTMAIL_CONCURRENCY: '2',
         AGENTMAIL_TURN_TIMEOUT_MS: '1500',
-        AGENTMAIL_HEARTBEAT_MS: '700',
+        AGENTMAIL_HEARTBEAT_MS: '1700',
         AGENTMAIL_LOCALE: 'zh-CN',
       },
       { agentName: 'opencode' },
@@ -49,7 +49,7 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
       hostDefault: 'deepseek/deepseek-chat',
       concurrency: 2,
       turnTimeoutMs: 1500,
-      heartbeatMs: 700,
+      heartbeatMs: 1700,
       locale: 'zh-CN',
     });
   });
@@ -61,8 +61,16 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
     [{ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, 'AGENTMAIL_REPLY_MODEL'],
     [
       { ...base, AGENTMAIL_TURN_TIMEOUT_MS: '0' },
-      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1 (got "0")',
+      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1000 (got "0")',
     ],
+    [{ ...base, AGENTMAIL_HEARTBEAT_MS: '1' }, 'AGENTMAIL_HEARTBEAT_MS must be an integer >= 1000'],
+    [{ ...base, AGENTMAIL_LOCALE: 'fr' }, 'AGENTMAIL_LOCALE'],
+    [
+      { ...base, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787/api/v1' },
+      "give the Gateway's base URL, e.g. http://127.0.0.1:8787",
+    ],
+    [{ ...base, AGENTMAIL_AGENT_NAME: 'bad name' }, 'AGENTMAIL_AGENT_NAME'],
+    [{ ...base, AGENTMAIL_AGENT_KEY: '   ' }, 'agentmail agent key opencode'],
     [{ ...base, AGENTMAIL_CONCURRENCY: '1.5' }, 'AGENTMAIL_CONCURRENCY'],
   ])('names the bad setting and the fix (%#)', (source, named) => {
     const { code, message } = codeAndMessage(() => readBridgeSettings(source, { agentName: 'opencode' }));
