@@ -47,15 +47,20 @@ function textOf(content: string | Block[] | undefined): string {
 
 /**
  * The chat view of a Messages request, so scenarios match on the same fields for both wires:
- * `system` → a `system` message; a user message's `tool_result` blocks → `tool` messages (its
+ * `system` and any `role: "system"` entries → one leading `system` message; a user message's `tool_result` blocks → `tool` messages (its
  * other text — Claude Code's `<system-reminder>` blocks — is appended to the last of them, so the
  * last `user` message stays the prompt, as on the OpenAI wire); `tool_use` blocks → `tool_calls`.
  */
 export function chatViewOfMessages(body: AnthropicRequestBody): ChatRequestBody {
   const messages: ChatRequestMessage[] = [];
-  const system = textOf(body.system);
+  // Claude Code also puts `role: "system"` entries among the messages (after the prompt): they
+  // join the one leading system message, so the last message is still the prompt.
+  const system = [textOf(body.system), ...body.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content))]
+    .filter((t) => t !== '')
+    .join('\n');
   if (system !== '') messages.push({ role: 'system', content: system });
   for (const m of body.messages) {
+    if (m.role === 'system') continue;
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content ?? []);
     if (m.role === 'assistant') {
       const calls = blocks.filter((b) => b.type === 'tool_use');
