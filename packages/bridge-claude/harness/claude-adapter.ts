@@ -35,8 +35,16 @@ export function claudeDirs(stateDir: string): { home: string; tmp: string; data:
   return dirs;
 }
 
+/** How {@link createClaudeAdapter} runs the daemon. */
+export interface ClaudeAdapterOptions {
+  /** A plugin directory instead of the built copy (e.g. a broken one). */
+  pluginDir?: string;
+  /** Variables added last (they win). */
+  env?: NodeJS.ProcessEnv;
+}
+
 /** The daemon's environment for a harness `env` (everything but the spawn). */
-export async function daemonEnv(env: BridgeEnv, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
+export async function daemonEnv(env: BridgeEnv, options: ClaudeAdapterOptions = {}): Promise<NodeJS.ProcessEnv> {
   const { pluginDir } = await bundled();
   const dirs = claudeDirs(env.stateDir);
   const base: NodeJS.ProcessEnv = {};
@@ -51,28 +59,36 @@ export async function daemonEnv(env: BridgeEnv, extra: NodeJS.ProcessEnv = {}): 
     ANTHROPIC_API_KEY: 'test-key',
     CLAUDE_CODE_MAX_RETRIES: '0',
     AGENTMAIL_CLAUDE_BIN: claudeBinary(),
-    AGENTMAIL_CLAUDE_PLUGIN_DIR: pluginDir,
+    AGENTMAIL_CLAUDE_PLUGIN_DIR: options.pluginDir ?? pluginDir,
     AGENTMAIL_CLAUDE_PROVIDER: env.modelProvider,
     AGENTMAIL_CLAUDE_MODELS: env.modelIds.join(','),
     AGENTMAIL_CLAUDE_CODE_DATA_DIR: dirs.data,
-    ...extra,
+    ...options.env,
   };
 }
 
-/** Claude Code 2.1.328's tool names and argument shapes (its init line's tool list; Bash takes `command` + `description`, Read `file_path`). */
-export const claudeAdapter: BridgeAdapter = {
-  platform: 'claude-code',
-  toolNames: { shell: 'Bash', readFile: 'Read', writeFile: 'Write', editFile: 'Edit' },
-  shellArgs: (command) => ({ command, description: 'Run the command' }),
-  readFileArgs: (path) => ({ file_path: path }),
-  mailTool: (name) => `${MAIL_TOOL_PREFIX}${name}`,
-  // The self-check starts Claude Code once before the bridge connects (~1 s alone, more under load).
-  readyTimeoutMs: 90_000,
-  stepTimeoutMs: 60_000,
-  // A run starts Claude Code, its MCP server and hooks (~1 s alone, several under load).
-  shortTurnTimeoutMs: 30_000,
-  async start(env) {
-    const { daemonJs } = await bundled();
-    return env.spawn(process.execPath, [daemonJs], { env: await daemonEnv(env) });
-  },
-};
+/**
+ * A Claude Code adapter: Claude Code 2.1.328's tool names and argument shapes (its init line's
+ * tool list; Bash takes `command` + `description`, Read `file_path`).
+ */
+export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BridgeAdapter {
+  return {
+    platform: 'claude-code',
+    toolNames: { shell: 'Bash', readFile: 'Read', writeFile: 'Write', editFile: 'Edit' },
+    shellArgs: (command) => ({ command, description: 'Run the command' }),
+    readFileArgs: (path) => ({ file_path: path }),
+    mailTool: (name) => `${MAIL_TOOL_PREFIX}${name}`,
+    // The self-check starts Claude Code once before the bridge connects (~1 s alone, more under load).
+    readyTimeoutMs: 90_000,
+    stepTimeoutMs: 60_000,
+    // A run starts Claude Code, its MCP server and hooks (~1 s alone, several under load).
+    shortTurnTimeoutMs: 30_000,
+    async start(env) {
+      const { daemonJs } = await bundled();
+      return env.spawn(process.execPath, [daemonJs], { env: await daemonEnv(env, options) });
+    },
+  };
+}
+
+/** The default adapter: the built plugin and daemon. */
+export const claudeAdapter: BridgeAdapter = createClaudeAdapter();

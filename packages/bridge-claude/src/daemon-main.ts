@@ -27,8 +27,8 @@ try {
 const stopping = new AbortController();
 const started = Date.now();
 const check = await selfCheck(config, stopping.signal);
-log.info({ event: 'self_check', ok: check.ok, ...(check.ok ? {} : { reason: check.reason }), duration_ms: Date.now() - started });
 const bridge = createClaudeBridge(config, { log, enforcement: check });
+bridge.emit({ type: 'self_check', ok: check.ok, ...(check.ok ? {} : { reason: check.reason }), duration_ms: Date.now() - started });
 
 let exiting = false;
 const stop = (signal: string): void => {

@@ -75,7 +75,24 @@ export interface ClaudeBridgeOptions {
 export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBridgeOptions): ClaudeBridge {
   let bridge: ClaudeBridge | undefined;
   const emit = (e: ClaudeEvent): void => bridge?.emit(e);
-  const turns = claudeTurns(config, emit);
+  let enforcement = options.enforcement;
+  let rechecking: Promise<SelfCheckResult> | undefined;
+  // A failed self-check is repeated before the next turn (one at a time): a plugin fixed meanwhile
+  // makes the bridge native again; a broken one fails the turn before any `claude` run.
+  const setup = async (): Promise<SelfCheckResult> => {
+    if (enforcement.ok) return enforcement;
+    rechecking ??= (async () => {
+      const started = Date.now();
+      const r = await selfCheck(config, bridge?.stopSignal);
+      emit({ type: 'self_check', ok: r.ok, ...(r.ok ? {} : { reason: r.reason }), duration_ms: Date.now() - started });
+      if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
+      enforcement = r;
+      rechecking = undefined;
+      return r;
+    })();
+    return rechecking;
+  };
+  const turns = claudeTurns(config, emit, setup);
   const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
   bridge = createBridge<ClaudeEvent>({
     platform: PLATFORM,
@@ -89,9 +106,9 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
         // G-25: a session list that cannot be read is omitted, not sent empty.
         const sessions = await listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS).catch(() => undefined);
         return {
-          ...(options.enforcement.ok
+          ...(enforcement.ok
             ? { mode_enforcement: 'native' as const }
-            : { mode_enforcement: 'advisory' as const, mode_enforcement_reason: options.enforcement.reason.slice(0, 500) }),
+            : { mode_enforcement: 'advisory' as const, mode_enforcement_reason: enforcement.reason.slice(0, 500) }),
           ...(sessions === undefined ? {} : { sessions }),
           models,
         };

@@ -32,4 +32,12 @@ export {
   readTranscriptHead,
   type TranscriptHead,
 } from './transcripts.js';
-export { checkRunSetup, claudeTurns, RUN_ENV, type RunArgsInput, runArgs, runEnv } from './turns.js';
+export {
+  checkRunSetup,
+  claudeTurns,
+  RUN_ENV,
+  type RunArgsInput,
+  runArgs,
+  runEnv,
+  type SetupCheck,
+} from './turns.js';

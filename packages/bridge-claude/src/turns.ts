@@ -131,8 +131,17 @@ function causeOf(result: { result: string; terminal_reason?: string | undefined;
   return parts.join('; ');
 }
 
-/** The Claude Code turn adapter over `config`; host events go to `emit`. */
-export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEvent>): TurnAdapter {
+/**
+ * The setup as last checked (SPEC P-8): a failed check is run again before a turn, which fails
+ * with the check's reason (and no `claude` run at all) while it still fails.
+ */
+export type SetupCheck = () => Promise<{ ok: true } | { ok: false; reason: string }>;
+
+/**
+ * The Claude Code turn adapter over `config`; host events go to `emit`; `setup` is consulted
+ * before every attempt (fail closed before the model is ever asked).
+ */
+export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEvent>, setup: SetupCheck): TurnAdapter {
   const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
   return {
     platform: PLATFORM,
@@ -148,6 +157,8 @@ export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEv
     catalogue: async () => config.models.map((m) => `${config.modelProvider}/${m}`),
     async runAttempt(attempt, ctx) {
       const mailId = ctx.mail.mail_id;
+      const ready = await setup();
+      if (!ready.ok) return { ok: false, cause: ready.reason, setupProblem: true };
       const resume = attempt.kind === 'resume' ? attempt.session?.platformSessionId : undefined;
       // B-8: a resumed session keeps its model; Claude Code would otherwise take its default.
       const model =
