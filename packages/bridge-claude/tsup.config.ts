@@ -18,6 +18,11 @@ export const DAEMON_ENTRIES: Readonly<Record<string, string>> = {
 
 export default defineConfig([
   nodeBundleOptions(DAEMON_ENTRIES, join(BRIDGE_ROOT, 'dist')),
-  { ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), { dts: true }), tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json') },
+  {
+    ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), {
+      dts: true,
+    }),
+    tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
+  },
   nodeBundleOptions(HOST_TOOL_ENTRIES, join(BRIDGE_ROOT, 'plugin', 'dist')),
 ]);

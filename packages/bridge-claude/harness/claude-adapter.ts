@@ -30,7 +30,11 @@ export async function removeBundle(): Promise<void> {
 
 /** The isolated directories of one bridge state directory. */
 export function claudeDirs(stateDir: string): { home: string; tmp: string; data: string } {
-  const dirs = { home: join(stateDir, 'home'), tmp: join(stateDir, 'tmp'), data: join(stateDir, 'claude-data') };
+  const dirs = {
+    home: join(stateDir, 'home'),
+    tmp: join(stateDir, 'tmp'),
+    data: join(stateDir, 'claude-data'),
+  };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   return dirs;
 }
@@ -44,7 +48,10 @@ export interface ClaudeAdapterOptions {
 }
 
 /** The daemon's environment for a harness `env` (everything but the spawn). */
-export async function daemonEnv(env: BridgeEnv, options: ClaudeAdapterOptions = {}): Promise<NodeJS.ProcessEnv> {
+export async function daemonEnv(
+  env: BridgeEnv,
+  options: ClaudeAdapterOptions = {},
+): Promise<NodeJS.ProcessEnv> {
   const { pluginDir } = await bundled();
   const dirs = claudeDirs(env.stateDir);
   const base: NodeJS.ProcessEnv = {};

@@ -13,8 +13,11 @@ const require = createRequire(import.meta.url);
 
 /** The pinned Claude Code version. */
 export function claudeVersion(): string {
-  return (JSON.parse(readFileSync(require.resolve('@anthropic-ai/claude-code/package.json'), 'utf8')) as { version: string })
-    .version;
+  return (
+    JSON.parse(readFileSync(require.resolve('@anthropic-ai/claude-code/package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
 }
 
 /**

@@ -74,7 +74,9 @@ export function readClaudeConfig(env: NodeJS.ProcessEnv, home: string): ClaudeBr
     .filter(Boolean);
   // A day is the hooks' own timeout (plugin/hooks/hooks.json): a longer turn would be cut by it.
   if (base.turnTimeoutMs > 86_400_000)
-    throw invalid(`AGENTMAIL_TURN_TIMEOUT_MS must be at most 86400000 (a day) for Claude Code (got ${base.turnTimeoutMs})`);
+    throw invalid(
+      `AGENTMAIL_TURN_TIMEOUT_MS must be at most 86400000 (a day) for Claude Code (got ${base.turnTimeoutMs})`,
+    );
   return {
     ...base,
     claudeBin: absolute(env, 'AGENTMAIL_CLAUDE_BIN') ?? 'claude',

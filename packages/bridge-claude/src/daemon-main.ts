@@ -20,7 +20,10 @@ let config: ReturnType<typeof readClaudeConfig>;
 try {
   config = readClaudeConfig(process.env, process.env.HOME || homedir());
 } catch (err) {
-  log.fatal({ event: 'config_invalid', code: (err as { code?: string }).code, err: (err as Error).message }, 'bad configuration');
+  log.fatal(
+    { event: 'config_invalid', code: (err as { code?: string }).code, err: (err as Error).message },
+    'bad configuration',
+  );
   process.exit(2);
 }
 
@@ -28,7 +31,12 @@ const stopping = new AbortController();
 const started = Date.now();
 const check = await selfCheck(config, stopping.signal);
 const bridge = createClaudeBridge(config, { log, enforcement: check });
-bridge.emit({ type: 'self_check', ok: check.ok, ...(check.ok ? {} : { reason: check.reason }), duration_ms: Date.now() - started });
+bridge.emit({
+  type: 'self_check',
+  ok: check.ok,
+  ...(check.ok ? {} : { reason: check.reason }),
+  duration_ms: Date.now() - started,
+});
 
 let exiting = false;
 const stop = (signal: string): void => {

@@ -34,7 +34,11 @@ export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal
   let verdict: SelfCheckResult | undefined;
   const report = await runClaude({
     bin: config.claudeBin,
-    args: runArgs({ prompt: 'AgentMail self-check: answer nothing.', pluginDir: config.pluginDir, ephemeral: true }),
+    args: runArgs({
+      prompt: 'AgentMail self-check: answer nothing.',
+      pluginDir: config.pluginDir,
+      ephemeral: true,
+    }),
     cwd: config.dataDir,
     env: {
       ...runEnv(config, undefined),
@@ -45,7 +49,12 @@ export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal
     },
     ...(signal ? { signal } : {}),
     checkSetup: (init, hooks) => {
-      const problem = checkRunSetup(init, hooks, config.pluginDir, config.locale === 'zh-CN' ? 'zh-CN' : 'en');
+      const problem = checkRunSetup(
+        init,
+        hooks,
+        config.pluginDir,
+        config.locale === 'zh-CN' ? 'zh-CN' : 'en',
+      );
       verdict = problem === undefined ? { ok: true } : { ok: false, reason: problem };
       return 'self-check done';
     },
@@ -84,7 +93,12 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
     rechecking ??= (async () => {
       const started = Date.now();
       const r = await selfCheck(config, bridge?.stopSignal);
-      emit({ type: 'self_check', ok: r.ok, ...(r.ok ? {} : { reason: r.reason }), duration_ms: Date.now() - started });
+      emit({
+        type: 'self_check',
+        ok: r.ok,
+        ...(r.ok ? {} : { reason: r.reason }),
+        duration_ms: Date.now() - started,
+      });
       if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
       enforcement = r;
       rechecking = undefined;
@@ -108,13 +122,20 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
         return {
           ...(enforcement.ok
             ? { mode_enforcement: 'native' as const }
-            : { mode_enforcement: 'advisory' as const, mode_enforcement_reason: enforcement.reason.slice(0, 500) }),
+            : {
+                mode_enforcement: 'advisory' as const,
+                mode_enforcement_reason: enforcement.reason.slice(0, 500),
+              }),
           ...(sessions === undefined ? {} : { sessions }),
           models,
         };
       },
     },
   });
-  bridge.emit({ type: 'enforcement', mode: options.enforcement.ok ? 'native' : 'advisory', ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }) });
+  bridge.emit({
+    type: 'enforcement',
+    mode: options.enforcement.ok ? 'native' : 'advisory',
+    ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }),
+  });
   return bridge;
 }

@@ -3,8 +3,18 @@
  * (one headless `claude -p` per mail) and the plugin in `plugin/` (MCP mail tools + permission
  * hooks from `@agentmail/host-tools`).
  */
-export { CLAUDE_KILL_GRACE_MS, type ClaudeRunOptions, type ClaudeRunReport, runClaude } from './claude-run.js';
-export { type ClaudeBridgeConfig, DEFAULT_CLAUDE_MODELS, defaultPluginDir, readClaudeConfig } from './config.js';
+export {
+  CLAUDE_KILL_GRACE_MS,
+  type ClaudeRunOptions,
+  type ClaudeRunReport,
+  runClaude,
+} from './claude-run.js';
+export {
+  type ClaudeBridgeConfig,
+  DEFAULT_CLAUDE_MODELS,
+  defaultPluginDir,
+  readClaudeConfig,
+} from './config.js';
 export {
   BRIDGE_VERSION,
   HOST_NAME,

@@ -114,7 +114,13 @@ export async function findTranscript(home: string, id: string): Promise<string |
   }
   for (const dir of dirs) {
     const file = join(root, dir, `${id}.jsonl`);
-    if (await stat(file).then((s) => s.isFile(), () => false)) return file;
+    if (
+      await stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    )
+      return file;
   }
   return undefined;
 }

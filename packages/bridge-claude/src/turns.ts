@@ -3,9 +3,9 @@
  * its outcome from the final `result` line (B-7), its session from the transcripts (B-4).
  */
 import { realpathSync } from 'node:fs';
+import { HOOK_READY_MARKER, PERMISSION_WAIT_ENV } from '@agentmail/host-tools';
 import { formatText, type Locale } from '@agentmail/shared-policy';
 import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
-import { HOOK_READY_MARKER, PERMISSION_WAIT_ENV } from '@agentmail/host-tools';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_NAME, PLATFORM, PLUGIN_NAME } from './constants.js';
@@ -105,7 +105,10 @@ export function checkRunSetup(
 ): string | undefined {
   const plugin = init.plugins.find((p) => p.name === PLUGIN_NAME && samePath(p.path, pluginDir));
   const ready = hooksBefore.some(
-    (h) => h.kind === 'hook_response' && h.line.hook_event === 'SessionStart' && h.line.stderr.includes(HOOK_READY_MARKER),
+    (h) =>
+      h.kind === 'hook_response' &&
+      h.line.hook_event === 'SessionStart' &&
+      h.line.stderr.includes(HOOK_READY_MARKER),
   );
   if (!plugin || !ready) {
     const detail = !plugin
@@ -123,7 +126,11 @@ export function checkRunSetup(
   return undefined;
 }
 
-function causeOf(result: { result: string; terminal_reason?: string | undefined; api_error_status?: unknown }): string {
+function causeOf(result: {
+  result: string;
+  terminal_reason?: string | undefined;
+  api_error_status?: unknown;
+}): string {
   const parts = [result.result.trim() || 'Claude Code reported an error'];
   if (result.terminal_reason) parts.push(`terminal reason: ${result.terminal_reason}`);
   if (result.api_error_status !== undefined && result.api_error_status !== null)
@@ -141,13 +148,18 @@ export type SetupCheck = () => Promise<{ ok: true } | { ok: false; reason: strin
  * The Claude Code turn adapter over `config`; host events go to `emit`; `setup` is consulted
  * before every attempt (fail closed before the model is ever asked).
  */
-export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEvent>, setup: SetupCheck): TurnAdapter {
+export function claudeTurns(
+  config: ClaudeBridgeConfig,
+  emit: EmitEvent<ClaudeEvent>,
+  setup: SetupCheck,
+): TurnAdapter {
   const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
   return {
     platform: PLATFORM,
     async findSession(ref) {
       const file =
-        ref.locator && (await readTranscriptHead(ref.locator).catch(() => undefined))?.sessionId === ref.platformSessionId
+        ref.locator &&
+        (await readTranscriptHead(ref.locator).catch(() => undefined))?.sessionId === ref.platformSessionId
           ? ref.locator
           : await findTranscript(config.claudeHome, ref.platformSessionId);
       if (file === undefined) return undefined;
@@ -170,11 +182,23 @@ export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEv
       let created = false;
       const report = await runClaude({
         bin: config.claudeBin,
-        args: runArgs({ prompt: ctx.prompt, pluginDir: config.pluginDir, ...(model ? { model } : {}), ...(resume ? { resume } : {}) }),
+        args: runArgs({
+          prompt: ctx.prompt,
+          pluginDir: config.pluginDir,
+          ...(model ? { model } : {}),
+          ...(resume ? { resume } : {}),
+        }),
         cwd: ctx.cwd,
         env: runEnv(config, ctx.turn.rpcEnv),
         signal: ctx.signal,
-        onSpawn: (pid) => emit({ type: 'claude_spawned', mail_id: mailId, pid, resume: resume !== undefined, ...(model ? { model } : {}) }),
+        onSpawn: (pid) =>
+          emit({
+            type: 'claude_spawned',
+            mail_id: mailId,
+            pid,
+            resume: resume !== undefined,
+            ...(model ? { model } : {}),
+          }),
         checkSetup: (init, hooks) => checkRunSetup(init, hooks, config.pluginDir, locale),
         onLine: (line) => {
           if (line.kind === 'init') {
@@ -183,7 +207,12 @@ export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEv
               // B-4: bind the session as soon as it exists (a redelivery then resumes it).
               void ctx.sessionCreated({ platformSessionId: line.line.session_id, name: ctx.mail.subject });
             }
-            emit({ type: 'claude_ready', mail_id: mailId, session_id: line.line.session_id, model: line.line.model ?? '' });
+            emit({
+              type: 'claude_ready',
+              mail_id: mailId,
+              session_id: line.line.session_id,
+              model: line.line.model ?? '',
+            });
           } else if (line.kind === 'hook_response' && line.line.hook_event !== 'SessionStart')
             emit({
               type: 'claude_hook',
@@ -209,17 +238,26 @@ export function claudeTurns(config: ClaudeBridgeConfig, emit: EmitEvent<ClaudeEv
       const sessionId = r?.session_id || report.init?.session_id || resume;
       const common = {
         ...(sessionId ? { platformSessionId: sessionId } : {}),
-        ...(attempt.model === undefined && report.init?.model ? { model: `${config.modelProvider}/${report.init.model}` } : {}),
+        ...(attempt.model === undefined && report.init?.model
+          ? { model: `${config.modelProvider}/${report.init.model}` }
+          : {}),
       };
-      if (report.setupProblem !== undefined) return { ok: false, cause: report.setupProblem, setupProblem: true, ...common };
+      if (report.setupProblem !== undefined)
+        return { ok: false, cause: report.setupProblem, setupProblem: true, ...common };
       if (r === undefined) {
         const detail = [
-          report.stopped === 'abort' ? 'stopped by the bridge' : `exit code ${report.code ?? 'none'}${report.signal ? `, signal ${report.signal}` : ''}`,
+          report.stopped === 'abort'
+            ? 'stopped by the bridge'
+            : `exit code ${report.code ?? 'none'}${report.signal ? `, signal ${report.signal}` : ''}`,
           report.stderrTail.trim().split('\n').slice(-3).join(' / '),
         ]
           .filter(Boolean)
           .join('; ');
-        return { ok: false, cause: formatText('host.no_result', { host: HOST_NAME, detail }, locale), ...common };
+        return {
+          ok: false,
+          cause: formatText('host.no_result', { host: HOST_NAME, detail }, locale),
+          ...common,
+        };
       }
       if (r.is_error) return { ok: false, cause: causeOf(r), ...common };
       return {

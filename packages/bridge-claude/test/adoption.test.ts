@@ -23,7 +23,11 @@ describe('adopted Claude Code sessions', () => {
     const earlier = marker('earlier');
     const later = marker('later');
     stack.model.addScenarios([
-      { name: 'person', match: { lastUserMessage: earlier, hasToolResult: false }, reply: { type: 'text', text: `Noted ${earlier}` } },
+      {
+        name: 'person',
+        match: { lastUserMessage: earlier, hasToolResult: false },
+        reply: { type: 'text', text: `Noted ${earlier}` },
+      },
       {
         name: 'mail',
         match: { lastUserMessage: later, hasToolResult: false },
@@ -37,7 +41,16 @@ describe('adopted Claude Code sessions', () => {
     const { home, tmp } = claudeDirs(stack.bridgeStateDir);
     const person = await runClaude({
       bin: claudeBinary(),
-      args: ['-p', '--output-format', 'stream-json', '--verbose', '--model', CONFORMANCE_MODELS.working, '--', `Remember ${earlier}`],
+      args: [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--model',
+        CONFORMANCE_MODELS.working,
+        '--',
+        `Remember ${earlier}`,
+      ],
       cwd: stack.workdir,
       env: {
         PATH: process.env.PATH ?? '',
@@ -52,17 +65,30 @@ describe('adopted Claude Code sessions', () => {
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
 
     const bridge = await stack.startBridge(claudeAdapter);
-    const sent = await stack.sendAs(undefined, formatAddress({ name: stack.agent.name, path: '', session: sessionId }), {
-      subject: `Continue ${later}`,
-      body: 'Go on.',
-    });
+    const sent = await stack.sendAs(
+      undefined,
+      formatAddress({ name: stack.agent.name, path: '', session: sessionId }),
+      {
+        subject: `Continue ${later}`,
+        body: 'Go on.',
+      },
+    );
     expect(sent.session_id).toBeTruthy();
-    const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+    const reply = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
     expect(reply.body).toContain(`CONTINUED ${later} remembers=true`);
     const spawned = bridge.bridgeEvents('claude_spawned').find((e) => e.mail_id === sent.mail_id);
-    expect(spawned, 'resumed by its id, with the model of the session').toMatchObject({ resume: true, model: CONFORMANCE_MODELS.working });
+    expect(spawned, 'resumed by its id, with the model of the session').toMatchObject({
+      resume: true,
+      model: CONFORMANCE_MODELS.working,
+    });
     const [request] = stack.model.requests({ scenario: 'mail' });
     expect(request?.model).toBe(CONFORMANCE_MODELS.working);
-    expect(sent.address, 'the adopted session kept its working directory (from the transcript)').toContain(stack.workdir);
+    expect(sent.address, 'the adopted session kept its working directory (from the transcript)').toContain(
+      stack.workdir,
+    );
   });
 });

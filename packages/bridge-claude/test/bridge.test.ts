@@ -22,7 +22,11 @@ describe('agentmail-claude', () => {
   it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async () => {
     const task = marker('secret');
     stack.model.addScenarios([
-      { name: `${task}:env`, match: turnStart(task), reply: shellCall(claudeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`) },
+      {
+        name: `${task}:env`,
+        match: turnStart(task),
+        reply: shellCall(claudeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`),
+      },
       {
         name: `${task}:answer`,
         match: { lastUserMessage: task, toolResultContains: `ENV-${task}` },
@@ -35,10 +39,16 @@ describe('agentmail-claude', () => {
       body: 'Show the environment.',
       permissionMode: 'full',
     });
-    const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+    const reply = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
     expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
     expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
-    expect(reply.body, 'the agent key is in no variable of the shell or of claude itself').not.toContain(stack.agent.key);
+    expect(reply.body, 'the agent key is in no variable of the shell or of claude itself').not.toContain(
+      stack.agent.key,
+    );
     expect(reply.body).not.toMatch(/AGENTMAIL_AGENT_(KEY|SECRET)=/);
     expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
   });
@@ -56,11 +66,25 @@ describe('agentmail-claude', () => {
 
     const task = marker('broken');
     const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
-    const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
-    expect(failure.body).toContain(formatText('host.setup.hooks_missing', { host: 'Claude Code', detail: 'its SessionStart hook did not reach the bridge' }).slice(0, 40));
-    expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual([]);
+    const failure = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
+    expect(failure.body).toContain(
+      formatText('host.setup.hooks_missing', {
+        host: 'Claude Code',
+        detail: 'its SessionStart hook did not reach the bridge',
+      }).slice(0, 40),
+    );
+    expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual(
+      [],
+    );
     expect(bridge.bridgeEvents('claude_spawned'), 'no claude run for the mail').toEqual([]);
-    expect(bridge.bridgeEvents('self_check').length, 'the check was repeated before the turn').toBeGreaterThan(1);
+    expect(
+      bridge.bridgeEvents('self_check').length,
+      'the check was repeated before the turn',
+    ).toBeGreaterThan(1);
     const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
   });

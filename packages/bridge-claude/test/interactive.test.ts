@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 /** Run the person's `claude -p` with the plugin, their own settings and AgentMail configuration. */
-async function personRun(prompt: string, settings: Record<string, unknown>): Promise<{ hooks: StreamLine[] }> {
+async function personRun(
+  prompt: string,
+  settings: Record<string, unknown>,
+): Promise<{ hooks: StreamLine[] }> {
   const { pluginDir } = await bundled();
   const home = join(stack.bridgeStateDir, 'person-home');
   await mkdir(join(home, 'tmp'), { recursive: true });
@@ -32,12 +35,20 @@ async function personRun(prompt: string, settings: Record<string, unknown>): Pro
   const report = await runClaude({
     bin: claudeBinary(),
     args: [
-      '-p', '--output-format', 'stream-json', '--verbose', '--include-hook-events',
-      '--plugin-dir', pluginDir,
-      '--settings', JSON.stringify(settings),
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--include-hook-events',
+      '--plugin-dir',
+      pluginDir,
+      '--settings',
+      JSON.stringify(settings),
       // -p has no prompt to show: a tool the person did not allow is denied by Claude Code itself.
-      '--allowedTools', MAIL_TOOL_PREFIX.replace(/__$/, ''),
-      '--', prompt,
+      '--allowedTools',
+      MAIL_TOOL_PREFIX.replace(/__$/, ''),
+      '--',
+      prompt,
     ],
     cwd: stack.workdir,
     env: {
@@ -66,17 +77,39 @@ describe("a person's own Claude Code with the plugin", () => {
     const task = marker('own');
     const file = join(stack.workdir, `own-${task}.txt`);
     stack.model.addScenarios([
-      { name: `${task}:echo`, match: { lastUserMessage: task, hasToolResult: false }, reply: { type: 'tool_calls', calls: [{ name: 'Bash', arguments: { command: `echo RAN-${task}`, description: 'echo' } }] } },
-      { name: `${task}:write`, match: { lastUserMessage: task, toolResultContains: `RAN-${task}` }, reply: { type: 'tool_calls', calls: [{ name: 'Write', arguments: { file_path: file, content: 'x' } }] } },
-      { name: `${task}:done`, match: { lastUserMessage: task, hasToolResult: true }, reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }) },
+      {
+        name: `${task}:echo`,
+        match: { lastUserMessage: task, hasToolResult: false },
+        reply: {
+          type: 'tool_calls',
+          calls: [{ name: 'Bash', arguments: { command: `echo RAN-${task}`, description: 'echo' } }],
+        },
+      },
+      {
+        name: `${task}:write`,
+        match: { lastUserMessage: task, toolResultContains: `RAN-${task}` },
+        reply: {
+          type: 'tool_calls',
+          calls: [{ name: 'Write', arguments: { file_path: file, content: 'x' } }],
+        },
+      },
+      {
+        name: `${task}:done`,
+        match: { lastUserMessage: task, hasToolResult: true },
+        reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
+      },
     ]);
     const { hooks } = await personRun(`Do ${task}`, { permissions: { allow: ['Bash(echo:*)'] } });
     const pre = hooks.filter((h) => h.kind === 'hook_response' && h.line.hook_event === 'PreToolUse');
     expect(pre.length, 'our PreToolUse hook ran for both calls').toBe(2);
-    for (const h of pre) if (h.kind === 'hook_response') expect(h.line).toMatchObject({ exit_code: 0, outcome: 'success' });
+    for (const h of pre)
+      if (h.kind === 'hook_response') expect(h.line).toMatchObject({ exit_code: 0, outcome: 'success' });
     const results = stack.model.requests({ match: { lastUserMessage: task, hasToolResult: true } });
     expect(results[0]?.toolResults[0]?.text, "the person's allow rule let echo run").toContain(`RAN-${task}`);
-    expect(results[1]?.toolResults[0]?.text, 'Claude Code itself refused the write (no hook text)').not.toContain('hook');
+    expect(
+      results[1]?.toolResults[0]?.text,
+      'Claude Code itself refused the write (no hook text)',
+    ).not.toContain('hook');
     expect(existsSync(file)).toBe(false);
   });
 
@@ -84,8 +117,16 @@ describe("a person's own Claude Code with the plugin", () => {
     const task = marker('inbox');
     await stack.sendAs(undefined, stack.taskAddress(), { subject: `Note ${task}`, body: 'hello' });
     stack.model.addScenarios([
-      { name: `${task}:inbox`, match: { lastUserMessage: task, hasToolResult: false }, reply: { type: 'tool_calls', calls: [{ name: `${MAIL_TOOL_PREFIX}read_inbox`, arguments: {} }] } },
-      { name: `${task}:done`, match: { lastUserMessage: task, hasToolResult: true }, reply: { type: 'text', text: 'ok' } },
+      {
+        name: `${task}:inbox`,
+        match: { lastUserMessage: task, hasToolResult: false },
+        reply: { type: 'tool_calls', calls: [{ name: `${MAIL_TOOL_PREFIX}read_inbox`, arguments: {} }] },
+      },
+      {
+        name: `${task}:done`,
+        match: { lastUserMessage: task, hasToolResult: true },
+        reply: { type: 'text', text: 'ok' },
+      },
     ]);
     await personRun(`Check ${task}`, {});
     const [seen] = stack.model.requests({ match: { lastUserMessage: task, hasToolResult: true } });

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
+import { runHook } from './hook-runner.js';
 /**
  * `agentmail-hook <host>`: one hook event of a host (see hook-runner.ts). The host writes the event
  * as JSON on stdin; the decision goes to stdout in the host's shape. An unknown host id exits 2,
  * which blocks the call (a hook that cannot tell its host must not let a call pass).
  */
 import { HOSTS, hostProfile } from './hosts.js';
-import { runHook } from './hook-runner.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -20,7 +20,13 @@
 import { createHash } from 'node:crypto';
 import type { Locale } from '@agentmail/shared-policy';
 import { rpcDenialText, TurnRpcClient } from '@agentmail/shared-policy/rpc-client';
-import { type HookEvent, type HookOutput, type HookVerdict, type HostProfile, HookInputError } from './hosts.js';
+import {
+  type HookEvent,
+  HookInputError,
+  type HookOutput,
+  type HookVerdict,
+  type HostProfile,
+} from './hosts.js';
 
 /** What the SessionStart hook writes to stderr once the bridge answered with the turn's context. */
 export const HOOK_READY_MARKER = 'agentmail-hook: ready';
@@ -119,7 +125,11 @@ export async function runHook(options: RunHookOptions): Promise<HookOutput> {
         exitCode: 0,
       };
     } catch (err) {
-      return { stdout: '', stderr: `agentmail-hook: the bridge did not answer: ${messageOf(err)}\n`, exitCode: 0 };
+      return {
+        stdout: '',
+        stderr: `agentmail-hook: the bridge did not answer: ${messageOf(err)}\n`,
+        exitCode: 0,
+      };
     }
   }
 

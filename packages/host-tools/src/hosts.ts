@@ -71,7 +71,11 @@ export class HookInputError extends Error {
   }
 }
 
-const EVENTS: ReadonlySet<string> = new Set<HookEventName>(['SessionStart', 'PreToolUse', 'PermissionRequest']);
+const EVENTS: ReadonlySet<string> = new Set<HookEventName>([
+  'SessionStart',
+  'PreToolUse',
+  'PermissionRequest',
+]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

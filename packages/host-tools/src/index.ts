@@ -13,12 +13,12 @@ export {
 } from './hook-runner.js';
 export {
   CLAUDE_CODE_HOST,
+  HOSTS,
   type HookEvent,
   type HookEventName,
   HookInputError,
   type HookOutput,
   type HookVerdict,
-  HOSTS,
   type HostProfile,
   hostProfile,
 } from './hosts.js';

@@ -11,12 +11,18 @@
  * - in a person's own session: standalone, with the configured key (`AGENTMAIL_GATEWAY_URL`,
  *   `AGENTMAIL_AGENT_KEY`); without them every call answers how to configure it.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { formatText, type Locale } from '@agentmail/shared-policy';
-import { readBridgeSettings, mailTools, runMailTool, type MailToolContext } from '@agentmail/shared-policy/bridge';
+import {
+  type MailToolContext,
+  mailTools,
+  readBridgeSettings,
+  runMailTool,
+} from '@agentmail/shared-policy/bridge';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { TurnRpcClient } from '@agentmail/shared-policy/rpc-client';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** The text a tool call answers and whether it failed. */
 export interface MailToolCallResult {
@@ -49,7 +55,10 @@ export function rpcBackend(client: TurnRpcClient): MailToolBackend {
         );
       } catch (err) {
         // The bridge is gone or refused the token: the call did not run.
-        return { text: formatText('tools.error.local', { tool: name, message: messageOf(err) }), isError: true };
+        return {
+          text: formatText('tools.error.local', { tool: name, message: messageOf(err) }),
+          isError: true,
+        };
       }
     },
   };
@@ -81,7 +90,10 @@ export function standaloneBackend(client: GatewayClient, locale: Locale): MailTo
 export function unconfiguredBackend(detail: string, locale: Locale): MailToolBackend {
   return {
     mode: 'unconfigured',
-    call: async (name) => ({ text: formatText('tools.error.not_configured', { tool: name, detail }, locale), isError: true }),
+    call: async (name) => ({
+      text: formatText('tools.error.not_configured', { tool: name, detail }, locale),
+      isError: true,
+    }),
   };
 }
 
@@ -154,7 +166,10 @@ export function createMailToolServer(options: MailToolServerOptions): Server {
     const { name, arguments: args } = request.params;
     // Unknown names go to the tool runner too: its error lists the tools.
     const r = await options.backend.call(name, args ?? {}, extra.signal);
-    return { content: [{ type: 'text', text: r.text }], ...(r.isError || !names.has(name) ? { isError: true } : {}) };
+    return {
+      content: [{ type: 'text', text: r.text }],
+      ...(r.isError || !names.has(name) ? { isError: true } : {}),
+    };
   });
   return server;
 }

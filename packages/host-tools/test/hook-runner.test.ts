@@ -21,7 +21,13 @@ describe("a person's own session (no bridge): Claude Code keeps its own prompt (
     const perm = await runHookProcess(
       files.hookJs,
       ['claude-code'],
-      JSON.stringify({ session_id: 's', cwd: '/tmp', hook_event_name: 'PermissionRequest', tool_name: 'WebFetch', tool_input: {} }),
+      JSON.stringify({
+        session_id: 's',
+        cwd: '/tmp',
+        hook_event_name: 'PermissionRequest',
+        tool_name: 'WebFetch',
+        tool_input: {},
+      }),
       {},
     );
     expect(perm).toMatchObject({ code: 0, stdout: '' });
@@ -34,8 +40,17 @@ describe("a person's own session (no bridge): Claude Code keeps its own prompt (
   });
 
   it('SessionStart writes the ready marker only for a self-check, and never to stdout', async () => {
-    const start = JSON.stringify({ session_id: 's', cwd: '/tmp', hook_event_name: 'SessionStart', source: 'startup' });
-    expect(await runHookProcess(files.hookJs, ['claude-code'], start, {})).toEqual({ code: 0, stdout: '', stderr: '' });
+    const start = JSON.stringify({
+      session_id: 's',
+      cwd: '/tmp',
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    });
+    expect(await runHookProcess(files.hookJs, ['claude-code'], start, {})).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: '',
+    });
     const check = await runHookProcess(files.hookJs, ['claude-code'], start, { [HOOK_SELF_CHECK_ENV]: '1' });
     expect(check).toMatchObject({ code: 0, stdout: '' });
     expect(check.stderr).toContain(HOOK_READY_MARKER);
@@ -45,7 +60,10 @@ describe("a person's own session (no bridge): Claude Code keeps its own prompt (
 describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7, B-21)', () => {
   it("an allow from the bridge is Claude Code's allow; a denial carries the bridge's text", async () => {
     const seen: PermissionQuery[] = [];
-    const answers = [{ allow: true } as const, { allow: false, reason: 'Denied by alice: use a copy (note)' } as const];
+    const answers = [
+      { allow: true } as const,
+      { allow: false, reason: 'Denied by alice: use a copy (note)' } as const,
+    ];
     const rpc = await rpcServer({
       decidePermission: async (_t, q) => {
         seen.push(q);
@@ -96,7 +114,10 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
       });
       const run = await runHookProcess(files.hookJs, ['claude-code'], event, { ...rpc.env });
       expect(decision(run.stdout)).toEqual({
-        hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'no' } },
+        hookSpecificOutput: {
+          hookEventName: 'PermissionRequest',
+          decision: { behavior: 'deny', message: 'no' },
+        },
       });
       await runHookProcess(files.hookJs, ['claude-code'], event, { ...rpc.env });
       expect(seen[0]).toMatchObject({ toolName: 'WebFetch', forceGuarded: true });
@@ -112,7 +133,9 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
     const env = { ...rpc.env };
     await rpc.close();
     const run = await runHookProcess(files.hookJs, ['claude-code'], preToolUse('make'), env);
-    const out = decision(run.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } };
+    const out = decision(run.stdout) as {
+      hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
+    };
     expect(run.code).toBe(0);
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
     expect(out.hookSpecificOutput.permissionDecisionReason).toMatch(/could not be reached/);
@@ -135,7 +158,11 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
   it('bad input from the host denies with exit 2 (no JSON answer fits an unknown event)', async () => {
     const rpc = await rpcServer({});
     try {
-      for (const stdin of ['not json', preToolUse('ls', { tool_use_id: undefined }), '{"hook_event_name":"Stop","session_id":"s"}']) {
+      for (const stdin of [
+        'not json',
+        preToolUse('ls', { tool_use_id: undefined }),
+        '{"hook_event_name":"Stop","session_id":"s"}',
+      ]) {
         const run = await runHookProcess(files.hookJs, ['claude-code'], stdin, { ...rpc.env });
         expect(run.code, stdin).toBe(2);
         expect(run.stdout).toBe('');
@@ -149,7 +176,12 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
   it('SessionStart proves the hook reaches the bridge (P-8): the marker names the mode', async () => {
     const rpc = await rpcServer({});
     try {
-      const start = JSON.stringify({ session_id: 's', cwd: '/tmp', hook_event_name: 'SessionStart', source: 'resume' });
+      const start = JSON.stringify({
+        session_id: 's',
+        cwd: '/tmp',
+        hook_event_name: 'SessionStart',
+        source: 'resume',
+      });
       const run = await runHookProcess(files.hookJs, ['claude-code'], start, { ...rpc.env });
       expect(run).toMatchObject({ code: 0, stdout: '' });
       expect(run.stderr).toContain(`${HOOK_READY_MARKER} platform=claude-code mode=workspace`);

@@ -1,7 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
 import { type Stack, startStack } from '@agentmail/testkit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundle, rpcServer } from './support.js';
 
@@ -11,7 +11,10 @@ import { bundle, rpcServer } from './support.js';
 let files: Awaited<ReturnType<typeof bundle>>;
 let stack: Stack;
 beforeAll(async () => {
-  [files, stack] = await Promise.all([bundle(), startStack({ agentName: 'mcp-agent', platform: 'claude-code' })]);
+  [files, stack] = await Promise.all([
+    bundle(),
+    startStack({ agentName: 'mcp-agent', platform: 'claude-code' }),
+  ]);
 }, 90_000);
 afterAll(async () => {
   await stack?.close();
@@ -21,7 +24,12 @@ afterAll(async () => {
 async function connect(env: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'test-host', version: '1' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [files.mcpJs], env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'pipe' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [files.mcpJs],
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stderr: 'pipe',
+    }),
   );
   return client;
 }
@@ -42,7 +50,10 @@ describe('agentmail-mcp (SPEC B-17)', () => {
         expect(listed?.description).toBe(t.description);
       }
       expect(tools.find((t) => t.name === 'read_mail')?.annotations?.readOnlyHint).toBe(true);
-      expect(tools.find((t) => t.name === 'send_mail')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+      expect(tools.find((t) => t.name === 'send_mail')?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+      });
     } finally {
       await client.close();
     }
@@ -50,7 +61,10 @@ describe('agentmail-mcp (SPEC B-17)', () => {
 
   it("standalone (a person's own session): runs the tools with the configured key", async () => {
     await stack.sendAs(undefined, stack.taskAddress(), { subject: 'Hello from alice', body: 'body text 42' });
-    const client = await connect({ AGENTMAIL_GATEWAY_URL: stack.gatewayUrl, AGENTMAIL_AGENT_KEY: stack.agent.key });
+    const client = await connect({
+      AGENTMAIL_GATEWAY_URL: stack.gatewayUrl,
+      AGENTMAIL_AGENT_KEY: stack.agent.key,
+    });
     try {
       const inbox = await client.callTool({ name: 'read_inbox', arguments: { limit: 5 } });
       expect(inbox.isError).toBeFalsy();

@@ -7,15 +7,16 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type TurnRpcEnv,
-  type TurnRpcHandlers,
-  TurnRpcServer,
-} from '@agentmail/shared-policy/bridge';
+import { type TurnRpcEnv, type TurnRpcHandlers, TurnRpcServer } from '@agentmail/shared-policy/bridge';
 import { buildHostTools } from '../src/bundle.js';
 
 /** The bundled `mcp.js` and `hook.js` in a fresh directory. */
-export async function bundle(): Promise<{ mcpJs: string; hookJs: string; dir: string; remove: () => Promise<void> }> {
+export async function bundle(): Promise<{
+  mcpJs: string;
+  hookJs: string;
+  dir: string;
+  remove: () => Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'am-host-tools-'));
   const files = await buildHostTools(dir);
   return { ...files, dir, remove: () => rm(dir, { recursive: true, force: true }) };
@@ -29,7 +30,12 @@ export interface HookRun {
 }
 
 /** Run `node hook.js <args>` with `stdin` and exactly `env` (plus PATH). */
-export function runHookProcess(hookJs: string, args: string[], stdin: string, env: Record<string, string>): Promise<HookRun> {
+export function runHookProcess(
+  hookJs: string,
+  args: string[],
+  stdin: string,
+  env: Record<string, string>,
+): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [hookJs, ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],

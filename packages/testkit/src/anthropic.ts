@@ -55,7 +55,10 @@ export function chatViewOfMessages(body: AnthropicRequestBody): ChatRequestBody 
   const messages: ChatRequestMessage[] = [];
   // Claude Code also puts `role: "system"` entries among the messages (after the prompt): they
   // join the one leading system message, so the last message is still the prompt.
-  const system = [textOf(body.system), ...body.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content))]
+  const system = [
+    textOf(body.system),
+    ...body.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)),
+  ]
     .filter((t) => t !== '')
     .join('\n');
   if (system !== '') messages.push({ role: 'system', content: system });
@@ -243,7 +246,8 @@ export async function writeAnthropicReply(
   }
   const status = reply.type === 'error' ? reply.status : 200;
   onStatus(status);
-  if (reply.type === 'error') for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  if (reply.type === 'error')
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   // aimock's handler writes the whole Messages wire (SSE events or the JSON message, error
   // envelopes) from one fixture that matches everything.
   const fixture: Fixture = { match: {}, response, chunkSize: context.chunkSizeChars };

@@ -367,7 +367,10 @@ export class ModelServer {
       return;
     }
     const anthropic = ANTHROPIC_MESSAGES_PATHS.includes(path);
-    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions' && !anthropic)) {
+    if (
+      req.method !== 'POST' ||
+      (path !== '/v1/chat/completions' && path !== '/chat/completions' && !anthropic)
+    ) {
       const message = `Unknown route ${req.method} ${path}; the scripted model serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models.`;
       if (anthropic || req.headers['anthropic-version'] !== undefined)
         writeErrorResponse(res, 404, anthropicErrorBody(message, 'not_found_error'));
@@ -377,7 +380,12 @@ export class ModelServer {
     await this.#handleChat(req, res, path, anthropic);
   }
 
-  async #handleChat(req: IncomingMessage, res: ServerResponse, path: string, anthropic: boolean): Promise<void> {
+  async #handleChat(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    anthropic: boolean,
+  ): Promise<void> {
     const raw = await readBody(req);
     let body: ChatRequestBody | undefined;
     let messagesBody: AnthropicRequestBody | undefined;
@@ -485,12 +493,7 @@ export class ModelServer {
       );
       return;
     }
-    await writeReply(
-      reply,
-      { seq: record.seq, body, chunkSizeChars: this.#chunkSizeChars },
-      res,
-      onStatus,
-    );
+    await writeReply(reply, { seq: record.seq, body, chunkSizeChars: this.#chunkSizeChars }, res, onStatus);
   }
 
   #selects(active: ActiveScenario, record: RecordedRequest): boolean {
