@@ -16,7 +16,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import type { Stack } from '@agentmail/testkit';
-import { answerAtOnce, marker, shellCall, startConformanceStack, turnStart } from '@agentmail/testkit/conformance';
+import {
+  answerAtOnce,
+  marker,
+  shellCall,
+  startConformanceStack,
+  turnStart,
+} from '@agentmail/testkit/conformance';
 import { bundled, claudeAdapter, removeBundle } from '../harness/claude-adapter.js';
 import { claudeVersion } from '../harness/claude-bin.js';
 
@@ -34,7 +40,10 @@ function processes(): Array<{ pid: number; ppid: number; name: string; rssBytes:
       const status = readFileSync(`/proc/${entry}/status`, 'utf8');
       const field = (name: string): string => new RegExp(`^${name}:\\s+(.+)$`, 'm').exec(status)?.[1] ?? '';
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      const script = cmd.find((a) => a.endsWith('.js'))?.split('/').pop();
+      const script = cmd
+        .find((a) => a.endsWith('.js'))
+        ?.split('/')
+        .pop();
       out.push({
         pid: Number(entry),
         ppid: Number(field('PPid')),
@@ -58,7 +67,8 @@ function tree(root: number): ReturnType<typeof processes> {
 
 const ms = (n: number): string => `${Math.round(n).toLocaleString('en')} ms`;
 const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(0)} MB`;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function bench(stack: Stack): Promise<void> {
   await bundled(); // the build is not part of the start
@@ -92,9 +102,17 @@ async function bench(stack: Stack): Promise<void> {
   const mark = marker('rss');
   stack.model.addScenarios([
     { name: `${mark}:bash`, match: turnStart(mark), reply: shellCall(claudeAdapter, `echo ${mark}`) },
-    { name: `${mark}:done`, match: { lastUserMessage: mark, hasToolResult: true }, reply: { type: 'text', text: 'ok' } },
+    {
+      name: `${mark}:done`,
+      match: { lastUserMessage: mark, hasToolResult: true },
+      reply: { type: 'text', text: 'ok' },
+    },
   ]);
-  const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Rss ${mark}`, body: 'x', permissionMode: 'workspace' });
+  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Rss ${mark}`,
+    body: 'x',
+    permissionMode: 'workspace',
+  });
   const asked = await stack.awaitPermission({ timeoutMs: STEP_MS });
   const spawned = await bridge.waitForEvent('claude_spawned', STEP_MS, (e) => e.mail_id === sent.mail_id);
   const run = tree(Number(spawned.pid));
@@ -108,15 +126,23 @@ async function bench(stack: Stack): Promise<void> {
     ['machine', `${availableParallelism()} cores, load ${loadavg()[0]?.toFixed(2)}`],
     ['daemon spawn → self-check done', check ? ms(Number(check.duration_ms)) : '?'],
     ['daemon spawn → connected (event stream open)', ms(connectedMs)],
-    [`mail → first model request (median / max of ${MAILS}; 1st new session, rest --resume)`, `${ms(median(firstRequest))} / ${ms(Math.max(...firstRequest))}`],
+    [
+      `mail → first model request (median / max of ${MAILS}; 1st new session, rest --resume)`,
+      `${ms(median(firstRequest))} / ${ms(Math.max(...firstRequest))}`,
+    ],
     [`mail → reply relayed (median / max of ${MAILS})`, `${ms(median(reply))} / ${ms(Math.max(...reply))}`],
-    ['first mail (new session): → first request, → reply', `${ms(firstRequest[0] ?? Number.NaN)}, ${ms(reply[0] ?? Number.NaN)}`],
+    [
+      'first mail (new session): → first request, → reply',
+      `${ms(firstRequest[0] ?? Number.NaN)}, ${ms(reply[0] ?? Number.NaN)}`,
+    ],
     [`run's process tree RSS, a hook waiting (${run.length} processes)`, mb(total)],
     ...run.map((p): [string, string] => [`  ${p.name} (${p.pid})`, mb(p.rssBytes)]),
     ['daemon RSS', mb(daemonRss)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
-  process.stdout.write(`agentmail-claude bench\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`);
+  process.stdout.write(
+    `agentmail-claude bench\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`,
+  );
 }
 
 const stack = await startConformanceStack(claudeAdapter);
