@@ -28,14 +28,15 @@ export async function removeBundle(): Promise<void> {
   await b.remove();
 }
 
-/** The isolated directories of one bridge state directory. */
+/** The isolated directories of one bridge state directory (HOME and TMPDIR created). */
 export function claudeDirs(stateDir: string): { home: string; tmp: string; data: string } {
   const dirs = {
     home: join(stateDir, 'home'),
     tmp: join(stateDir, 'tmp'),
     data: join(stateDir, 'claude-data'),
   };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  // The data directory is left to the daemon: it must create it itself (its self-check runs there first).
+  for (const d of [dirs.home, dirs.tmp]) mkdirSync(d, { recursive: true });
   return dirs;
 }
 

@@ -100,8 +100,9 @@ export function runClaude(options: ClaudeRunOptions): Promise<ClaudeRunReport> {
       resolve(report);
     };
 
-    child.once('error', (err) => {
-      stderr.push(String(err));
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      // ENOENT names the binary even when the missing path is the working directory.
+      stderr.push(`${String(err)} (command ${options.bin}, working directory ${options.cwd})`);
       report.code = null;
       finish();
     });

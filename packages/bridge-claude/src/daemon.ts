@@ -4,6 +4,7 @@
  * adapter, and the heartbeat facts: the person's sessions from the transcripts (G-25, G-37), the
  * models the admin may choose from, and `mode_enforcement` from a startup self-check (P-8).
  */
+import { mkdir } from 'node:fs/promises';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
 import { type Bridge, type BridgeLogger, createBridge } from '@agentmail/shared-policy/bridge';
@@ -32,6 +33,12 @@ const NO_MODEL_URL = 'http://127.0.0.1:9';
  */
 export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal): Promise<SelfCheckResult> {
   let verdict: SelfCheckResult | undefined;
+  // The check runs in the data directory, before anything else of the bridge created it.
+  try {
+    await mkdir(config.dataDir, { recursive: true });
+  } catch (err) {
+    return { ok: false, reason: `the data directory ${config.dataDir} cannot be created: ${String(err)}` };
+  }
   const report = await runClaude({
     bin: config.claudeBin,
     args: runArgs({
