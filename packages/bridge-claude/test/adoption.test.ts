@@ -1,25 +1,19 @@
 import { formatAddress } from '@agentmail/protocol';
-import type { Stack } from '@agentmail/testkit';
-import { CONFORMANCE_MODELS, marker, startConformanceStack } from '@agentmail/testkit/conformance';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeAdapter, claudeDirs, removeBundle } from '../harness/claude-adapter.js';
-import { claudeBinary } from '../harness/claude-bin.js';
-import { runClaude } from '../src/claude-run.js';
+import { CONFORMANCE_MODELS, marker } from '@agentmail/testkit/conformance';
+import { describe, expect, it } from 'vitest';
+import { claudeAdapter, claudeDirs } from '../harness/claude-adapter.js';
+import { personClaude, stackPerTest } from '../harness/person.js';
 
 // A session the person started in their own Claude Code (same HOME as the bridge) shows up in the
 // heartbeat (G-25, G-37) and receives mail: the bridge resumes it by its id, with its own model
 // (B-4, B-8), and the model sees the person's earlier conversation.
 
 const STEP_MS = 60_000;
-let stack: Stack;
-beforeEach(async () => {
-  stack = await startConformanceStack(claudeAdapter);
-}, 90_000);
-afterEach(() => stack?.close());
-afterAll(removeBundle);
+const current = stackPerTest();
 
 describe('adopted Claude Code sessions', () => {
   it("the person's session is offered in the heartbeat and a mail to it resumes it, with its model", async () => {
+    const stack = current();
     const earlier = marker('earlier');
     const later = marker('later');
     stack.model.addScenarios([
@@ -39,27 +33,13 @@ describe('adopted Claude Code sessions', () => {
     ]);
     // The person's own run, in the bridge's HOME (the daemon reads the same ~/.claude).
     const { home, tmp } = claudeDirs(stack.bridgeStateDir);
-    const person = await runClaude({
-      bin: claudeBinary(),
-      args: [
-        '-p',
-        '--output-format',
-        'stream-json',
-        '--verbose',
-        '--model',
-        CONFORMANCE_MODELS.working,
-        '--',
-        `Remember ${earlier}`,
-      ],
+    const { report: person } = await personClaude({
+      stack,
+      home,
+      tmp,
       cwd: stack.workdir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        TMPDIR: tmp,
-        ANTHROPIC_BASE_URL: stack.model.url,
-        ANTHROPIC_API_KEY: 'test-key',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      },
+      args: ['--model', CONFORMANCE_MODELS.working],
+      prompt: `Remember ${earlier}`,
     });
     const sessionId = person.result?.session_id ?? '';
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,25 +1,21 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
-import type { Stack } from '@agentmail/testkit';
-import { marker, shellCall, startConformanceStack, turnStart } from '@agentmail/testkit/conformance';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bundled, claudeAdapter, createClaudeAdapter, removeBundle } from '../harness/claude-adapter.js';
+import { marker, shellCall, turnStart } from '@agentmail/testkit/conformance';
+import { describe, expect, it } from 'vitest';
+import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
+import { stackPerTest } from '../harness/person.js';
 
 // The daemon with the real `claude` binary on a real Gateway: what the conformance suite does not
 // look at — the agent key never reaches Claude Code's processes (B-21), and a plugin whose hooks do
 // not run is caught before any model request (P-8, fail closed).
 
 const STEP_MS = 60_000;
-let stack: Stack;
-beforeEach(async () => {
-  stack = await startConformanceStack(claudeAdapter);
-}, 90_000);
-afterEach(() => stack?.close());
-afterAll(removeBundle);
+const current = stackPerTest();
 
 describe('agentmail-claude', () => {
   it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async () => {
+    const stack = current();
     const task = marker('secret');
     stack.model.addScenarios([
       {
@@ -54,6 +50,7 @@ describe('agentmail-claude', () => {
   });
 
   it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before the model is asked (P-8)', async () => {
+    const stack = current();
     const { pluginDir } = await bundled();
     const broken = join(stack.bridgeStateDir, 'broken-plugin');
     await cp(pluginDir, broken, { recursive: true });

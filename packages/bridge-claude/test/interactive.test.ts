@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Stack, startStack } from '@agentmail/testkit';
 import { marker } from '@agentmail/testkit/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundled, removeBundle } from '../harness/claude-adapter.js';
-import { claudeBinary } from '../harness/claude-bin.js';
-import { runClaude } from '../src/claude-run.js';
+import { personClaude } from '../harness/person.js';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import type { StreamLine } from '../src/stream-json.js';
 
@@ -30,43 +28,22 @@ async function personRun(
 ): Promise<{ hooks: StreamLine[] }> {
   const { pluginDir } = await bundled();
   const home = join(stack.bridgeStateDir, 'person-home');
-  await mkdir(join(home, 'tmp'), { recursive: true });
-  const hooks: StreamLine[] = [];
-  const report = await runClaude({
-    bin: claudeBinary(),
+  const { report, hooks } = await personClaude({
+    stack,
+    home,
+    tmp: join(home, 'tmp'),
+    cwd: stack.workdir,
+    // -p has no prompt to show: a tool the person did not allow is denied by Claude Code itself.
     args: [
-      '-p',
-      '--output-format',
-      'stream-json',
-      '--verbose',
-      '--include-hook-events',
       '--plugin-dir',
       pluginDir,
       '--settings',
       JSON.stringify(settings),
-      // -p has no prompt to show: a tool the person did not allow is denied by Claude Code itself.
       '--allowedTools',
       MAIL_TOOL_PREFIX.replace(/__$/, ''),
-      '--',
-      prompt,
     ],
-    cwd: stack.workdir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      TMPDIR: join(home, 'tmp'),
-      ANTHROPIC_BASE_URL: stack.model.url,
-      ANTHROPIC_API_KEY: 'test-key',
-      CLAUDE_CODE_MAX_RETRIES: '0',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      ENABLE_TOOL_SEARCH: 'false',
-      AGENTMAIL_NODE: process.execPath,
-      AGENTMAIL_GATEWAY_URL: stack.gatewayUrl,
-      AGENTMAIL_AGENT_KEY: stack.agent.key,
-    },
-    onLine: (l) => {
-      if (l.kind === 'hook_response') hooks.push(l);
-    },
+    prompt,
+    env: { AGENTMAIL_GATEWAY_URL: stack.gatewayUrl, AGENTMAIL_AGENT_KEY: stack.agent.key },
   });
   expect(report.result, report.stderrTail).toBeDefined();
   return { hooks };

@@ -1,7 +1,7 @@
 import type { PermissionQuery } from '@agentmail/shared-policy/bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_READY_MARKER, HOOK_SELF_CHECK_ENV, PERMISSION_WAIT_ENV } from '../src/hook-runner.js';
-import { bundle, preToolUse, rpcServer, runHookProcess } from './support.js';
+import { bundle, claudeEvent, preToolUse, rpcServer, runHookProcess } from './support.js';
 
 // The hook as Claude Code runs it: the bundled hook.js as a child process, stdin the host's JSON,
 // the decision on stdout; in mail-driven runs against a real turn RPC server of the kit.
@@ -21,13 +21,7 @@ describe("a person's own session (no bridge): Claude Code keeps its own prompt (
     const perm = await runHookProcess(
       files.hookJs,
       ['claude-code'],
-      JSON.stringify({
-        session_id: 's',
-        cwd: '/tmp',
-        hook_event_name: 'PermissionRequest',
-        tool_name: 'WebFetch',
-        tool_input: {},
-      }),
+      claudeEvent('PermissionRequest', { tool_name: 'WebFetch', tool_input: {} }),
       {},
     );
     expect(perm).toMatchObject({ code: 0, stdout: '' });
@@ -40,12 +34,7 @@ describe("a person's own session (no bridge): Claude Code keeps its own prompt (
   });
 
   it('SessionStart writes the ready marker only for a self-check, and never to stdout', async () => {
-    const start = JSON.stringify({
-      session_id: 's',
-      cwd: '/tmp',
-      hook_event_name: 'SessionStart',
-      source: 'startup',
-    });
+    const start = claudeEvent('SessionStart', { source: 'startup' });
     expect(await runHookProcess(files.hookJs, ['claude-code'], start, {})).toEqual({
       code: 0,
       stdout: '',
@@ -104,10 +93,7 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
       },
     });
     try {
-      const event = JSON.stringify({
-        session_id: 's',
-        cwd: '/tmp',
-        hook_event_name: 'PermissionRequest',
+      const event = claudeEvent('PermissionRequest', {
         tool_name: 'WebFetch',
         tool_input: { url: 'https://example.org' },
         prompt_id: 'p9',
@@ -176,12 +162,7 @@ describe('a mail-driven run: the bridge decides, every failure denies (P-1..P-7,
   it('SessionStart proves the hook reaches the bridge (P-8): the marker names the mode', async () => {
     const rpc = await rpcServer({});
     try {
-      const start = JSON.stringify({
-        session_id: 's',
-        cwd: '/tmp',
-        hook_event_name: 'SessionStart',
-        source: 'resume',
-      });
+      const start = claudeEvent('SessionStart', { source: 'resume' });
       const run = await runHookProcess(files.hookJs, ['claude-code'], start, { ...rpc.env });
       expect(run).toMatchObject({ code: 0, stdout: '' });
       expect(run.stderr).toContain(`${HOOK_READY_MARKER} platform=claude-code mode=workspace`);

@@ -71,6 +71,11 @@ export function preToolUse(command: string, extra: Record<string, unknown> = {})
   });
 }
 
+/** A Claude Code hook event `name` of session `s` in `/tmp`, with `fields`. */
+export function claudeEvent(name: string, fields: Record<string, unknown> = {}): string {
+  return JSON.stringify({ session_id: 's', cwd: '/tmp', hook_event_name: name, ...fields });
+}
+
 /** A turn the test's handlers see. */
 export interface FakeTurn {
   id: string;
