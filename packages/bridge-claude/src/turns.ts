@@ -179,7 +179,7 @@ export function claudeTurns(
           ? await findTranscript(config.claudeHome, resume).then((f) => (f ? readSessionModel(f) : undefined))
           : undefined);
       const started = Date.now();
-      let created = false;
+      let bound: Promise<void> | undefined;
       const report = await runClaude({
         bin: config.claudeBin,
         args: runArgs({
@@ -199,21 +199,22 @@ export function claudeTurns(
             resume: resume !== undefined,
             ...(model ? { model } : {}),
           }),
-        checkSetup: (init, hooks) => checkRunSetup(init, hooks, config.pluginDir, locale),
+        checkSetup: (init, hooks) => {
+          const problem = checkRunSetup(init, hooks, config.pluginDir, locale);
+          if (problem !== undefined) return problem;
+          // B-4: bind a new session as soon as it exists (a redelivery then resumes it).
+          if (resume === undefined)
+            bound = ctx.sessionCreated({ platformSessionId: init.session_id, name: ctx.mail.subject });
+          emit({
+            type: 'claude_ready',
+            mail_id: mailId,
+            session_id: init.session_id,
+            model: init.model ?? '',
+          });
+          return undefined;
+        },
         onLine: (line) => {
-          if (line.kind === 'init') {
-            if (!created && resume === undefined) {
-              created = true;
-              // B-4: bind the session as soon as it exists (a redelivery then resumes it).
-              void ctx.sessionCreated({ platformSessionId: line.line.session_id, name: ctx.mail.subject });
-            }
-            emit({
-              type: 'claude_ready',
-              mail_id: mailId,
-              session_id: line.line.session_id,
-              model: line.line.model ?? '',
-            });
-          } else if (line.kind === 'hook_response' && line.line.hook_event !== 'SessionStart')
+          if (line.kind === 'hook_response' && line.line.hook_event !== 'SessionStart')
             emit({
               type: 'claude_hook',
               mail_id: mailId,
@@ -223,6 +224,8 @@ export function claudeTurns(
             });
         },
       });
+      // The binding is stored before the kit goes on with the outcome (a throw fails the attempt).
+      await bound;
       const r = report.result;
       emit({
         type: 'claude_exited',

@@ -85,4 +85,23 @@ describe('agentmail-claude', () => {
     const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
   });
+
+  it('hooks that stop loading after the start: the run is stopped at its init line, the mail fails with the setup cause (P-8)', async () => {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const plugin = join(stack.bridgeStateDir, 'plugin-copy');
+    await cp(pluginDir, plugin, { recursive: true });
+    const bridge = await stack.startBridge(createClaudeAdapter({ pluginDir: plugin }));
+    expect(bridge.bridgeEvents('self_check')[0]?.ok).toBe(true);
+    await rm(join(plugin, 'hooks'), { recursive: true });
+
+    const task = marker('gone');
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+    const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
+    expect(failed).toMatchObject({ kind: 'bridge_setup' });
+    expect(failed.cause).toContain('SessionStart');
+    const exited = bridge.bridgeEvents('claude_exited').find((e) => e.mail_id === sent.mail_id);
+    expect(exited).toMatchObject({ stopped: 'setup', result: 'missing' });
+    expect(bridge.bridgeEvents('claude_ready').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
+  });
 });
