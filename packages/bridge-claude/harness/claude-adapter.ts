@@ -89,7 +89,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BridgeA
     // The self-check starts Claude Code once before the bridge connects (~1 s alone, more under load).
     readyTimeoutMs: 90_000,
     stepTimeoutMs: 60_000,
-    // A run starts Claude Code, its MCP server and hooks (~1 s alone, several under load).
+    // A turn starts Claude Code, its MCP server and hooks: ~1 s alone, 3–6 s under load (the bench).
     shortTurnTimeoutMs: 30_000,
     async start(env) {
       const { daemonJs } = await bundled();
