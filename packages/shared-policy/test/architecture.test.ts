@@ -25,11 +25,16 @@ const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   '@agentmail/shared-policy': (d) => d === '@agentmail/protocol',
   '@agentmail/gateway': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
   '@agentmail/testkit': (d) => !d.startsWith('@agentmail/bridge-'),
+  // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit and
+  // protocol only; its tests start a real Gateway through the testkit.
+  '@agentmail/host-tools': (d, dev) =>
+    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || (dev && d === '@agentmail/testkit'),
 };
 // Bridge tests start a real Gateway in-process (buildApp), so a bridge may dev-depend on it.
 const bridgeRule = (d: string, dev: boolean) =>
   d === '@agentmail/protocol' ||
   d === '@agentmail/shared-policy' ||
+  d === '@agentmail/host-tools' ||
   (dev && (d === '@agentmail/testkit' || d === '@agentmail/gateway'));
 
 const packageDirs = (): string[] =>
@@ -137,14 +142,30 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('bridges never import the Gateway or the testkit from their sources', () => {
+  it('bridges and host-tools never import the Gateway or the testkit from their sources', () => {
     const bad = packageDirs()
-      .filter((d) => d.startsWith('bridge-'))
+      .filter((d) => d.startsWith('bridge-') || d === 'host-tools')
       .flatMap((dir) =>
         edgesOf(join(PACKAGES, dir, 'src')).filter(
           (e) => e.spec.startsWith('@agentmail/gateway') || e.spec.startsWith('@agentmail/testkit'),
         ),
       );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("host-tools' hook process imports only the light RPC client (its start is on every tool call's path)", () => {
+    const hookFiles = [
+      'host-tools/src/hook-main.ts',
+      'host-tools/src/hook-runner.ts',
+      'host-tools/src/hosts.ts',
+    ];
+    const bad = edgesOf(join(PACKAGES, 'host-tools/src')).filter(
+      (e) =>
+        hookFiles.includes(e.file) &&
+        e.spec.startsWith('@agentmail/') &&
+        !(e.spec === '@agentmail/shared-policy/rpc-client' || /^@agentmail\/shared-policy$/.test(e.spec)),
+    );
+    // The root of shared-policy is allowed for types only (import type): checked by the bundle size test.
     expect(bad.map(show)).toEqual([]);
   });
 

@@ -235,7 +235,17 @@ export const EN = {
   'tools.error.no_mail':
     '{tool} needs a mail_id: none was given and this turn has no current mail. Pass mail_id.',
   'tools.error.need_name_or_path': 'suggest_address needs "name" or "path" (or both).',
+  'tools.error.not_configured':
+    '{tool} cannot run: this AgentMail tool server has no Gateway connection ({detail}). Ask the person who set up the plugin to set AGENTMAIL_GATEWAY_URL and AGENTMAIL_AGENT_KEY in the environment of their coding client.',
   // ==== end tools ====
+
+  // ==== host (bridges whose host is a separate program: Claude Code, ZCode) ====
+  'host.setup.hooks_missing':
+    "the AgentMail plugin's permission hooks did not run in {host} ({detail}), so no tool call could be guarded; the run was stopped before the model was asked. Check that the plugin directory is complete (hooks/hooks.json) and that {host} is not started with options that disable hooks",
+  'host.setup.tools_missing':
+    'the AgentMail mail tools did not start in {host} ({detail}); the model could not have read the mail. Check that Node.js runs for the plugin (AGENTMAIL_NODE) and the plugin is built',
+  'host.no_result': '{host} ended without a result ({detail})',
+  // ==== end host ====
 
   // ==== gateway (mail texts the Gateway writes) ====
   'gateway.permission.subject.approval': 'Permission from {agent}: {question}',

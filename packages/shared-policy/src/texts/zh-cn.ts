@@ -214,7 +214,17 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.error.no_session': '{tool} 需要 session_id：调用时没有给出，且本轮没有当前会话。请传入 session_id。',
   'tools.error.no_mail': '{tool} 需要 mail_id：调用时没有给出，且本轮没有当前邮件。请传入 mail_id。',
   'tools.error.need_name_or_path': 'suggest_address 需要 "name" 或 "path"（或两者都给）。',
+  'tools.error.not_configured':
+    '{tool} 无法运行：此 AgentMail 工具服务没有网关连接（{detail}）。请让安装插件的人在其编程客户端的环境中设置 AGENTMAIL_GATEWAY_URL 和 AGENTMAIL_AGENT_KEY。',
   // ==== end tools ====
+
+  // ==== host ====
+  'host.setup.hooks_missing':
+    'AgentMail 插件的权限钩子没有在 {host} 中运行（{detail}），因此无法把关任何工具调用；本次运行在询问模型之前已被停止。请检查插件目录是否完整（hooks/hooks.json），以及 {host} 是否以禁用钩子的选项启动',
+  'host.setup.tools_missing':
+    'AgentMail 邮件工具没有在 {host} 中启动（{detail}），模型无法读取这封邮件。请检查插件所用的 Node.js 能否运行（AGENTMAIL_NODE）以及插件是否已构建',
+  'host.no_result': '{host} 结束时没有给出结果（{detail}）',
+  // ==== end host ====
 
   // ==== gateway ====
   'gateway.permission.subject.approval': '{agent} 请求许可：{question}',

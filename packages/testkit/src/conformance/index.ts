@@ -30,6 +30,7 @@ export {
   CONFORMANCE_STEP_TIMEOUT_MS,
   CONFORMANCE_TURN_TIMEOUT_MS,
   mailIdOf,
+  mailToolCall,
   marker,
   promptOf,
   readFileCall,

@@ -28,6 +28,7 @@ import {
   CONFORMANCE_STEP_TIMEOUT_MS,
   CONFORMANCE_TURN_TIMEOUT_MS,
   mailIdOf,
+  mailToolCall,
   marker,
   promptOf,
   readFileCall,
@@ -79,7 +80,7 @@ export async function personTaskGetsOneThreadedReply(stack: Stack, adapter: Brid
   const barrier = marker('barrier');
   stack.model.addScenarios([
     answerAtOnce(barrier, `ACK ${barrier}`),
-    ...readMailThenAnswer(task, `body ${task}`, `RESULT ${task}`),
+    ...readMailThenAnswer(task, `body ${task}`, `RESULT ${task}`, adapter),
     unexpectedResult(task),
   ]);
   await stack.startBridge(adapter);
@@ -144,20 +145,13 @@ export async function agentMailIsNotRelayed(stack: Stack, adapter: BridgeAdapter
     {
       name: `${barrier}:send_mail`,
       match: turnStart(barrier),
-      reply: (request) => ({
-        type: 'tool_calls',
-        calls: [
-          {
-            name: 'send_mail',
-            arguments: {
-              to: peer.name,
-              subject: `Explicit ${barrier}`,
-              body: `EXPLICIT ${barrier}`,
-              reply_to: mailIdOf(request),
-            },
-          },
-        ],
-      }),
+      reply: (request) =>
+        mailToolCall(adapter, 'send_mail', {
+          to: peer.name,
+          subject: `Explicit ${barrier}`,
+          body: `EXPLICIT ${barrier}`,
+          reply_to: mailIdOf(request),
+        }),
     },
     {
       name: `${barrier}:answer`,
@@ -454,38 +448,25 @@ export async function attachmentRoundTrip(stack: Stack, adapter: BridgeAdapter):
     {
       name: `${task}:download`,
       match: turnStart(task),
-      reply: {
-        type: 'tool_calls',
-        calls: [{ name: 'download_attachment', arguments: { attachment_id: original.id, path: downloaded } }],
-      },
+      reply: mailToolCall(adapter, 'download_attachment', { attachment_id: original.id, path: downloaded }),
     },
     {
       name: `${task}:upload`,
       match: { lastUserMessage: task, toolResultContains: textPattern('tools.download.done') },
-      reply: {
-        type: 'tool_calls',
-        calls: [{ name: 'upload_attachment', arguments: { path: downloaded, filename: `out-${task}.txt` } }],
-      },
+      reply: mailToolCall(adapter, 'upload_attachment', { path: downloaded, filename: `out-${task}.txt` }),
     },
     {
       name: `${task}:send`,
       match: { lastUserMessage: task, toolResultContains: textPattern('tools.upload.done') },
-      reply: (request) => ({
-        type: 'tool_calls',
-        calls: [
-          {
-            name: 'send_mail',
-            arguments: {
-              to: stack.person.name,
-              subject: `Files ${task}`,
-              body: `Here it is ${task}`,
-              reply_to: mailIdOf(request),
-              // B-16: a JSON array given as a string, as models often write it.
-              attachment_ids: JSON.stringify([uploadedIdOf(request)]),
-            },
-          },
-        ],
-      }),
+      reply: (request) =>
+        mailToolCall(adapter, 'send_mail', {
+          to: stack.person.name,
+          subject: `Files ${task}`,
+          body: `Here it is ${task}`,
+          reply_to: mailIdOf(request),
+          // B-16: a JSON array given as a string, as models often write it.
+          attachment_ids: JSON.stringify([uploadedIdOf(request)]),
+        }),
     },
     {
       name: `${task}:answer`,
@@ -822,7 +803,7 @@ export async function badServerLeavesConnection(stack: Stack, adapter: BridgeAda
   const connect = (mark: string, url: string): Scenario => ({
     name: `${mark}:connect`,
     match: turnStart(mark),
-    reply: { type: 'tool_calls', calls: [{ name: 'connect_to_server', arguments: { url } }] },
+    reply: mailToolCall(adapter, 'connect_to_server', { url }),
   });
   stack.model.addScenarios([
     connect(bad, badUrl),

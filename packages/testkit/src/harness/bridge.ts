@@ -93,6 +93,12 @@ export interface BridgeAdapter {
   /** Arguments of a read-file tool call for an absolute `path`. @default `{ path }` */
   readFileArgs?: (path: string) => Record<string, unknown>;
   /**
+   * The name the model calls a mail tool by (SPEC B-17 names it, e.g. `read_mail`): hosts that
+   * serve the mail tools over MCP prefix them (Claude Code: `mcp__plugin_agentmail_mail__read_mail`).
+   * @default the mail tool's own name
+   */
+  mailTool?: (name: string) => string;
+  /**
    * Starts the bridge and returns its process: preferably one made with `env.spawn`; a
    * `ChildProcess` spawned otherwise is adopted (spawn it `detached` so its whole group can be
    * killed). The bridge counts as started once it holds its event stream (SPEC B-1).
