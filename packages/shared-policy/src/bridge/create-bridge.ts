@@ -15,7 +15,7 @@ import type { Platform } from '../permission-mode.js';
 import { normalizePermissionMode } from '../permission-mode.js';
 import { resolveLocale } from '../texts/index.js';
 import type { HostSnapshot, TurnAdapter } from './adapter.js';
-import type { BridgeConfig } from './bridge-config.js';
+import { type BridgeConfig, questionTimeoutOf } from './bridge-config.js';
 import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-runtime.js';
 import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
 import { ExplicitSendRecord } from './explicit-sends.js';
@@ -266,6 +266,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     dataDir: config.dataDir,
     locale: config.locale,
     turnTimeoutMs: run.turnTimeoutMs,
+    questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
   });
 
   const runtime: BridgeRuntime = new BridgeRuntime(

@@ -17,14 +17,18 @@ export type {
 export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
+  BRIDGE_OPTION_VARIABLES,
   BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
   type BridgeConfig,
+  type BridgeOptionName,
   type BridgeSettings,
   bridgeDataDir,
   dataDirVariable,
+  questionTimeoutOf,
   readBridgeConfig,
   readBridgeSettings,
   type SettingSource,
+  withPluginOptions,
 } from './bridge-config.js';
 export {
   BRIDGE_LOCK_RETRY_MS,

@@ -56,6 +56,8 @@ export interface MailTurnInput {
   signal: AbortSignal;
   /** The turn timeout, in ms, named in a timeout failure mail (B-7, B-9). */
   turnTimeoutMs?: number;
+  /** How long a question waits for the person, in ms (P-9): then the model gets a timeout error. @default the turn's own signal only */
+  questionTimeoutMs?: number;
   emit: EmitEvent;
   /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
   commit?: CommitFn;
@@ -132,6 +134,15 @@ async function locate(input: MailTurnInput, adapter: TurnAdapter): Promise<Locat
   } catch (err) {
     return { kind: 'broken', cause: `the session could not be opened: ${messageOf(err)}` };
   }
+}
+
+/**
+ * The turn's signal, or — when the host gives one for a single call (its own cancellation of that
+ * tool call) — both: the call's wait ends on whichever aborts first. The turn's reason is kept
+ * when it aborted (a `'shutdown'` is a shutdown, P-7).
+ */
+function withHostSignal(turn: AbortSignal, host: AbortSignal | undefined): AbortSignal {
+  return host === undefined ? turn : AbortSignal.any([turn, host]);
 }
 
 /**
@@ -259,7 +270,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
     signal,
     toolContext,
     platformSessionIds,
-    decide: (call) =>
+    decide: (call, options = {}) =>
       decideGuardedCall(
         {
           ...call,
@@ -279,7 +290,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           locale,
           emit,
         },
-        signal,
+        withHostSignal(signal, options.signal),
       ),
     ask: (questions, call = {}) =>
       askQuestions(
@@ -291,13 +302,14 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           pending: input.pending,
           locale,
           emit,
+          ...(input.questionTimeoutMs === undefined ? {} : { timeoutMs: input.questionTimeoutMs }),
         },
         {
           platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
           toolCallId: call.toolCallId ?? `q${++questionCount}`,
           cwd: ws.cwd,
         },
-        signal,
+        withHostSignal(signal, call.signal),
       ),
     recordSend: (targets) => input.explicitSends.record(turnId, targets),
   };
