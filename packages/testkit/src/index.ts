@@ -7,8 +7,11 @@ export {
   BRIDGE_READY_TIMEOUT_MS,
   type BridgeAdapter,
   type BridgeEnv,
+  type BridgeQuestionTool,
   type BridgeSettings,
   type BridgeToolNames,
+  type NeutralQuestion,
+  QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
 } from './harness/bridge.js';
 export { type EventCheck, EventLog } from './harness/event-log.js';
