@@ -28,7 +28,11 @@ export async function buildBundle(): Promise<BuiltBundle> {
     name: '@agentmail/bridge-dsh',
     version: '0.0.0-test',
     type: 'module',
-    exports: { '.': './plugin.js', './cordis.patch.yml': './cordis.patch.yml', './package.json': './package.json' },
+    exports: {
+      '.': './plugin.js',
+      './cordis.patch.yml': './cordis.patch.yml',
+      './package.json': './package.json',
+    },
     dsh: { bundle: { patch: './cordis.patch.yml' } },
   };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -27,6 +27,12 @@ export interface DshSandboxOptions {
   modelIds: readonly string[];
   /** The plugin by path (`--patch` row), or undefined when the profile has the bundle installed. */
   pluginJs?: string;
+  /**
+   * `base` only: the profile's name; a name other than {@link BASE_PROFILE} is left to `dsh plugin
+   * --profile <name> add`, which creates the profile (over dsh-base) as a user's first install does.
+   * @default BASE_PROFILE (created by hand)
+   */
+  profileName?: string;
 }
 
 /** A ready sandbox. */
@@ -53,7 +59,9 @@ const PERSONAS: Record<DshProfileKind, string> = {
 };
 
 /** The overlay rows: scripted model, no title LLM, fast retries, and (by path) the plugin. */
-export function overlayRows(options: Pick<DshSandboxOptions, 'profile' | 'modelBaseUrl' | 'modelIds' | 'pluginJs'>): string {
+export function overlayRows(
+  options: Pick<DshSandboxOptions, 'profile' | 'modelBaseUrl' | 'modelIds' | 'pluginJs'>,
+): string {
   const [first] = options.modelIds;
   if (first === undefined) throw new Error('createDshSandbox: at least one model id');
   const rows = [
@@ -63,7 +71,11 @@ export function overlayRows(options: Pick<DshSandboxOptions, 'profile' | 'modelB
       baseURL: options.modelBaseUrl,
       thinking: 'disabled',
       models: options.modelIds.map((id) => ({ id })),
-      retryPolicy: { mode: 'normal', maxRetries: 1, backoff: { initialDelayMs: 10, maxDelayMs: 10, jitterRatio: 0 } },
+      retryPolicy: {
+        mode: 'normal',
+        maxRetries: 1,
+        backoff: { initialDelayMs: 10, maxDelayMs: 10, jitterRatio: 0 },
+      },
     })}`,
     '- id: agent-default-model',
     `  config: ${yaml({ provider: 'deepseek-official', model: first })}`,
@@ -76,8 +88,10 @@ export function overlayRows(options: Pick<DshSandboxOptions, 'profile' | 'modelB
     `  config: ${yaml({ persona: PERSONAS[options.profile], includeRuntimeContext: false })}`,
   ];
   const inserts: string[] = [];
-  if (options.profile === 'base') inserts.push(`    - ${yaml({ id: 'tool-ask-user', name: '@deepseek-ai/dsh-tool-ask-user' })}`);
-  if (options.pluginJs !== undefined) inserts.push(`    - ${yaml({ id: 'agentmail', name: options.pluginJs })}`);
+  if (options.profile === 'base')
+    inserts.push(`    - ${yaml({ id: 'tool-ask-user', name: '@deepseek-ai/dsh-tool-ask-user' })}`);
+  if (options.pluginJs !== undefined)
+    inserts.push(`    - ${yaml({ id: 'agentmail', name: options.pluginJs })}`);
   if (inserts.length > 0) rows.push('- insert:', ...inserts);
   return `${rows.join('\n')}\n`;
 }
@@ -88,7 +102,9 @@ export function createDshSandbox(options: DshSandboxOptions): DshSandbox {
   const dirs = { home, userHome: join(options.root, 'home'), tmp: join(options.root, 'tmp') };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
   let profile = 'web';
-  if (options.profile === 'base') {
+  if (options.profile === 'base' && options.profileName !== undefined && options.profileName !== BASE_PROFILE)
+    profile = options.profileName;
+  else if (options.profile === 'base') {
     profile = BASE_PROFILE;
     const dir = join(home, 'profiles', profile);
     mkdirSync(dir, { recursive: true });

@@ -46,7 +46,8 @@ export class DshBridge {
       toolContext: (id) => this.toolContext(id),
       mailTools: mailTools(config.locale === 'zh-CN' ? 'zh-CN' : 'en'),
       emit: (e) => this.kit.emit(e),
-      onAgentError: (id, error) => this.#agentErrors.set(id, `dsh reported an agent error: ${messageOf(error)}`),
+      onAgentError: (id, error) =>
+        this.#agentErrors.set(id, `dsh reported an agent error: ${messageOf(error)}`),
     };
     this.turns = new DshTurns({
       ctx,
@@ -72,7 +73,10 @@ export class DshBridge {
 
   /** The mail-tool context of a call in DSH agent `id` (a session without a mail turn gets the standalone one). */
   toolContext(id: string | undefined): MailToolContext {
-    return (id === undefined ? undefined : this.kit.turns.byPlatformSession(id)?.toolContext) ?? this.kit.standaloneToolContext();
+    return (
+      (id === undefined ? undefined : this.kit.turns.byPlatformSession(id)?.toolContext) ??
+      this.kit.standaloneToolContext()
+    );
   }
 
   /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */

@@ -23,7 +23,9 @@ export const Config = Schema.object({
   replyModel: Schema.string().description('host-default model (AGENTMAIL_REPLY_MODEL)'),
   concurrency: scalar().description('sessions running turns at once (AGENTMAIL_CONCURRENCY)'),
   turnTimeoutMs: scalar().description('time one turn may take, ms (AGENTMAIL_TURN_TIMEOUT_MS)'),
-  questionTimeoutMs: scalar().description('time a question waits for its answer, ms (AGENTMAIL_QUESTION_TIMEOUT_MS)'),
+  questionTimeoutMs: scalar().description(
+    'time a question waits for its answer, ms (AGENTMAIL_QUESTION_TIMEOUT_MS)',
+  ),
   heartbeatMs: scalar().description('heartbeat period, ms (AGENTMAIL_HEARTBEAT_MS)'),
   locale: Schema.string().description('en or zh-CN (AGENTMAIL_LOCALE)'),
   dataDir: Schema.string().description('bridge data directory (AGENTMAIL_DSH_DATA_DIR)'),
@@ -51,7 +53,10 @@ function invalid(message: string): AgentMailError {
  * `$XDG_DATA_HOME/agentmail/dsh` (or `~/.local/share/agentmail/dsh`), the kit's rule.
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the option or variable and the fix.
  */
-export function readDshConfig(options: DshPluginOptions | undefined, env: NodeJS.ProcessEnv): DshBridgeConfig {
+export function readDshConfig(
+  options: DshPluginOptions | undefined,
+  env: NodeJS.ProcessEnv,
+): DshBridgeConfig {
   const { agentPreset, ...kitOptions } = options ?? {};
   const preset = agentPreset ?? env.AGENTMAIL_AGENT_PRESET;
   if (preset !== undefined && (typeof preset !== 'string' || preset.trim() === ''))

@@ -10,7 +10,10 @@ import { PLUGIN_NAME } from './constants.js';
 
 /** The stderr JSON logger of the plugin. */
 export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
-  return pino({ name: 'agentmail-dsh', level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
+  return pino(
+    { name: 'agentmail-dsh', level, base: { pid: process.pid } },
+    pino.destination({ fd: 2, sync: true }),
+  );
 }
 
 /** DSH's logger as the plugin sees it (`ctx.logger`): message-style methods. */
@@ -43,12 +46,17 @@ const WARNINGS = new Set([
  * written: mail text never reaches DSH's log (H-1).
  * @returns the unsubscribe function.
  */
-export function feedDshLog(bus: BridgeEventBus<BridgeEvent | { type: string }>, logger: DshLogger, agent: string): () => void {
+export function feedDshLog(
+  bus: BridgeEventBus<BridgeEvent | { type: string }>,
+  logger: DshLogger,
+  agent: string,
+): () => void {
   return bus.subscribe((event) => {
     const { type } = event;
     const e = event as { type: string; connection?: unknown; mail_id?: unknown; error?: unknown };
     try {
-      if (type === 'stream_open' && e.connection === 1) logger.info(`${PLUGIN_NAME}: AgentMail connected as ${agent}`);
+      if (type === 'stream_open' && e.connection === 1)
+        logger.info(`${PLUGIN_NAME}: AgentMail connected as ${agent}`);
       else if (MILESTONES.has(type)) logger.info(`${PLUGIN_NAME}: ${type}`);
       else if (WARNINGS.has(type)) {
         const at = typeof e.mail_id === 'string' ? ` (mail ${e.mail_id})` : '';

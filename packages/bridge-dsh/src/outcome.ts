@@ -52,7 +52,10 @@ export function turnEndCause(reason: { kind?: unknown; error?: unknown; reason?:
       return `the model call failed: ${failureText(reason.error)}`;
     case 'aborted': {
       const cause = reason.reason as { kind?: unknown; reason?: unknown } | undefined;
-      const why = cause?.kind === 'hook' && typeof cause.reason === 'string' ? cause.reason : String(cause?.kind ?? 'unknown');
+      const why =
+        cause?.kind === 'hook' && typeof cause.reason === 'string'
+          ? cause.reason
+          : String(cause?.kind ?? 'unknown');
       return `the turn was aborted (${why})`;
     }
     case 'max-tokens':
@@ -89,12 +92,16 @@ export function summarizeTurn(events: readonly DshEventLike[], firstSeq: number)
     if (!started) continue;
     const data = (event.data ?? {}) as Record<string, unknown>;
     if (event.type === 'assistant/chunk') {
-      const chunk = data.chunk as { type?: unknown; reason?: { kind?: unknown; failure?: unknown } } | undefined;
+      const chunk = data.chunk as
+        | { type?: unknown; reason?: { kind?: unknown; failure?: unknown } }
+        | undefined;
       if (chunk?.type === 'finish')
         lastFinishError = chunk.reason?.kind === 'error' ? failureText(chunk.reason.failure) : undefined;
     } else if (event.type === 'assistant/message') {
       const message = data.message as { id?: unknown; content?: unknown } | undefined;
-      const content = Array.isArray(message?.content) ? (message.content as Array<Record<string, unknown>>) : [];
+      const content = Array.isArray(message?.content)
+        ? (message.content as Array<Record<string, unknown>>)
+        : [];
       const texts = content
         .filter((b) => b.type === 'text' && typeof b.text === 'string')
         .map((b) => ({ type: 'text' as const, text: b.text as string }));
@@ -111,6 +118,11 @@ export function summarizeTurn(events: readonly DshEventLike[], firstSeq: number)
   const kind = String(reason.kind);
   if (kind !== 'completed') return { ...base, ok: false, reason: kind, cause: turnEndCause(reason) };
   if (lastFinishError !== undefined)
-    return { ...base, ok: false, reason: kind, cause: `the last model step finished with an error: ${lastFinishError}` };
+    return {
+      ...base,
+      ok: false,
+      reason: kind,
+      cause: `the last model step finished with an error: ${lastFinishError}`,
+    };
   return { ...base, ok: true, reason: kind };
 }

@@ -12,7 +12,7 @@ import type {} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-agent-default-model';
 import type {} from '@deepseek-ai/dsh-session';
 import { DshBridge } from './bridge.js';
-import { readDshConfig, type DshPluginOptions } from './config.js';
+import { type DshPluginOptions, readDshConfig } from './config.js';
 import { PLUGIN_NAME } from './constants.js';
 import { createLogger, feedDshLog } from './log.js';
 

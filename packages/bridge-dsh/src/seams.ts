@@ -42,7 +42,12 @@ export const ASK_USER_TOOL = 'ask_user_question';
  * silently normalised to `unavailable`, so the literals are pinned to DSH's own type here and by
  * a type test.
  */
-export const APPROVAL_OUTCOMES = ['allowed-once', 'rejected', 'cancelled', 'unavailable'] as const satisfies readonly ApprovalOutcome[];
+export const APPROVAL_OUTCOMES = [
+  'allowed-once',
+  'rejected',
+  'cancelled',
+  'unavailable',
+] as const satisfies readonly ApprovalOutcome[];
 
 /** The DSH seam's own events (on the bridge's bus, beside the kit's). */
 export type DshSeamEvent =
@@ -80,10 +85,15 @@ interface AskedQuestion {
  * The questions of an `ask_user_question` call, checked (the call's arguments reach
  * around-dispatch before the tool's own validation).
  */
-export function parseQuestions(args: unknown): { ok: true; questions: AskedQuestion[] } | { ok: false; error: string } {
+export function parseQuestions(
+  args: unknown,
+): { ok: true; questions: AskedQuestion[] } | { ok: false; error: string } {
   const list = (args as { questions?: unknown } | null)?.questions;
   if (!Array.isArray(list) || list.length === 0)
-    return { ok: false, error: 'ask_user_question needs "questions": a non-empty array of { id, question, options? }' };
+    return {
+      ok: false,
+      error: 'ask_user_question needs "questions": a non-empty array of { id, question, options? }',
+    };
   const questions: AskedQuestion[] = [];
   for (const [i, raw] of list.entries()) {
     const q = raw as Record<string, unknown> | null;
@@ -121,7 +131,8 @@ function errorResult(message: string): ToolExecutionResult {
  */
 export function installSeams(agentCtx: Context, agentId: string, host: SeamHost): () => void {
   const disposers: Array<() => void> = [];
-  for (const tool of dshMailTools(host.mailTools, host.toolContext)) disposers.push(agentCtx.tools.register(tool));
+  for (const tool of dshMailTools(host.mailTools, host.toolContext))
+    disposers.push(agentCtx.tools.register(tool));
 
   disposers.push(
     agentCtx.on(
@@ -145,7 +156,12 @@ export function installSeams(agentCtx: Context, agentId: string, host: SeamHost)
             { signal: signal.signal },
           );
           const allow = outcome.allow === true;
-          host.emit({ type: 'dsh_tool_decided', tool: exec.name, call_id: exec.callId, decision: allow ? 'allow' : 'deny' });
+          host.emit({
+            type: 'dsh_tool_decided',
+            tool: exec.name,
+            call_id: exec.callId,
+            decision: allow ? 'allow' : 'deny',
+          });
           return allow ? { kind: 'allow' } : { kind: 'deny', reason: outcome.reason };
         } finally {
           signal.dispose();
@@ -166,9 +182,12 @@ export function installSeams(agentCtx: Context, agentId: string, host: SeamHost)
         try {
           const outcome = await turn.decide(
             {
-              toolName: req.toolName,
+              // Its own name and relay key: the call itself may have been approved in
+              // pre-execute already (same call id), and an "always" for the tool (P-4) must not
+              // silently cover what DSH asks beyond it (a sandbox escalation).
+              toolName: `${req.toolName} (dsh approval)`,
               input: { reason: req.reason ?? '' },
-              toolCallId: req.callId ?? `approval-${randomUUID()}`,
+              toolCallId: `${req.callId ?? randomUUID()}:dsh-approval`,
               platformSessionId: agentId,
               forceGuarded: true,
             },
@@ -206,7 +225,11 @@ export function installSeams(agentCtx: Context, agentId: string, host: SeamHost)
             const a = outcome.answers.answers[i];
             return { id: q.id, selected: [...(a?.selected ?? [])], ...(a?.text ? { custom: a.text } : {}) };
           });
-          return { isError: false, value: { answers }, content: [{ type: 'text', text: JSON.stringify({ answers }) }] };
+          return {
+            isError: false,
+            value: { answers },
+            content: [{ type: 'text', text: JSON.stringify({ answers }) }],
+          };
         } finally {
           signal.dispose();
         }

@@ -8,11 +8,16 @@
 import { randomUUID } from 'node:crypto';
 import type { AttemptOutcome, TurnAdapter } from '@agentmail/shared-policy/bridge';
 import type { Context } from '@deepseek-ai/cordis';
-import { type Agent, type AgentHandle, installModelSelection, type ModelSelection } from '@deepseek-ai/dsh-agent';
-import { createUserMessage } from '@deepseek-ai/dsh-llm';
-import { SessionId } from '@deepseek-ai/dsh-session';
+import {
+  type Agent,
+  type AgentHandle,
+  installModelSelection,
+  type ModelSelection,
+} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-agent-default-model';
 import type {} from '@deepseek-ai/dsh-agent-presets';
+import { createUserMessage } from '@deepseek-ai/dsh-llm';
+import { SessionId } from '@deepseek-ai/dsh-session';
 import type {} from '@deepseek-ai/dsh-session-persistence';
 import type {} from '@deepseek-ai/dsh-session-title';
 import { MAIL_SESSION_PREFIX } from './constants.js';
@@ -65,7 +70,8 @@ export class DshTurns implements TurnAdapter {
     const live = this.#host.ctx.agents.get(SessionId(id));
     if (live) return live.session.header.cwd ? { cwd: live.session.header.cwd } : {};
     const persistence = this.#host.ctx.get('sessionPersistence');
-    if (persistence === undefined) throw new Error('dsh has no session persistence: a session cannot be resumed');
+    if (persistence === undefined)
+      throw new Error('dsh has no session persistence: a session cannot be resumed');
     const header = (await persistence.list()).find((h) => h.id === id);
     if (header === undefined) return undefined;
     return header.cwd ? { cwd: header.cwd } : {};
@@ -123,14 +129,18 @@ export class DshTurns implements TurnAdapter {
     const agent = live.agent;
     // A person's live session adopted by mail: the seams are ours for this turn only.
     if (live.handle === undefined) uninstall = this.#host.installSeams(agent.ctx, sessionId);
-    const onAbort = (): void => agent.cancel({ kind: 'hook', reason: `agentmail: ${String(ctx.signal.reason ?? 'stopped')}` });
+    const onAbort = (): void =>
+      agent.cancel({ kind: 'hook', reason: `agentmail: ${String(ctx.signal.reason ?? 'stopped')}` });
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
       await agent.whenIdle();
-      if (ctx.signal.aborted) return { ok: false, cause: 'the turn was stopped before it started', model: wanted };
+      if (ctx.signal.aborted)
+        return { ok: false, cause: 'the turn was stopped before it started', model: wanted };
       this.#host.clearAgentError(sessionId);
       const firstSeq = agent.session.seq;
-      agent.followup(createUserMessage({ content: [{ type: 'text', text: ctx.prompt }], source: { kind: 'user' } }));
+      agent.followup(
+        createUserMessage({ content: [{ type: 'text', text: ctx.prompt }], source: { kind: 'user' } }),
+      );
       await agent.whenIdle();
       await this.#host.ctx.sessions.flush(agent.session).catch(() => undefined);
       const summary = summarizeTurn(agent.session.events, firstSeq);
@@ -139,7 +149,9 @@ export class DshTurns implements TurnAdapter {
       const agentError = this.#host.lastAgentError(sessionId);
       return {
         ok: summary.ok,
-        ...(summary.ok ? {} : { cause: summary.reason === 'none' && agentError ? agentError : summary.cause }),
+        ...(summary.ok
+          ? {}
+          : { cause: summary.reason === 'none' && agentError ? agentError : summary.cause }),
         finalParts: summary.finalParts,
         model: used ? `${used.provider}/${used.model}` : wanted,
         platformSessionId: sessionId,
