@@ -1,4 +1,14 @@
 // Scripted model server
+
+// Bench helpers (`pnpm bench` scripts of the bridge packages)
+export {
+  formatMegabytes,
+  formatMs,
+  loadAverage,
+  loggedEventTime,
+  markdownTable,
+  peakRssBytes,
+} from './bench.js';
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
 // E2E harness
 export { AgentMailbox, type AwaitAgentMailOptions } from './harness/agent-mailbox.js';

@@ -1,0 +1,57 @@
+/**
+ * Helpers for the bridge packages' `pnpm bench` scripts (figures printed, not timed tests): when a
+ * bridge logged an event, a process's peak RSS, and the printed table.
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { ManagedProcess } from './harness/processes.js';
+
+/**
+ * When the bridge process logged its first event of `type` (pino's `time`, epoch ms).
+ * @throws Error after `timeoutMs`, or when the event line has no `time`.
+ */
+export async function loggedEventTime(
+  proc: ManagedProcess,
+  type: string,
+  timeoutMs: number,
+): Promise<number> {
+  const event = await proc.waitForEvent(type, timeoutMs);
+  if (typeof event.time !== 'number')
+    throw new Error(`no time in the "${type}" event: ${JSON.stringify(event)}`);
+  return event.time;
+}
+
+/** Peak resident set size of `pid` in bytes (`VmHWM` of /proc), or undefined when unreadable. */
+export function peakRssBytes(pid: number): number | undefined {
+  try {
+    const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `1,234 ms`, or `?` for a figure that could not be measured. */
+export function formatMs(ms: number): string {
+  return Number.isFinite(ms) ? `${Math.round(ms).toLocaleString('en')} ms` : '?';
+}
+
+/** `612 MB`, or `unreadable`. */
+export function formatMegabytes(bytes: number | undefined): string {
+  return bytes === undefined ? 'unreadable' : `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+}
+
+/** The 1/5/15-minute load averages, one decimal each. */
+export function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+}
+
+/** A Markdown table (columns padded). */
+export function markdownTable(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
