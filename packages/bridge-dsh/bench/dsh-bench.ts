@@ -19,6 +19,7 @@ import {
   loggedEventTime,
   markdownTable,
   peakRssBytes,
+  runBench,
   type Stack,
   startStack,
 } from '@agentmail/testkit';
@@ -152,20 +153,10 @@ async function run(ref: { stack?: Stack }): Promise<void> {
 }
 
 const ref: { stack?: Stack } = {};
-let exitCode = 1;
-const deadline = setTimeout(() => {
-  process.stderr.write(`bridge-dsh bench: no result within ${BENCH_TIMEOUT_MS} ms; stopping\n`);
-  void Promise.allSettled([ref.stack?.close(), removeSharedBundle()]).then(() => process.exit(2));
-}, BENCH_TIMEOUT_MS);
-try {
-  await run(ref);
-  exitCode = 0;
-} catch (err) {
-  process.stderr.write(`bridge-dsh bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  if (ref.stack) process.stderr.write(`${ref.stack.logs(60)}\n`);
-} finally {
-  await ref.stack?.close();
-  await removeSharedBundle();
-  clearTimeout(deadline);
-}
-process.exit(exitCode);
+await runBench({
+  name: 'bridge-dsh bench',
+  timeoutMs: BENCH_TIMEOUT_MS,
+  run: () => run(ref),
+  cleanup: () => Promise.allSettled([ref.stack?.close(), removeSharedBundle()]),
+  onFailure: () => ref.stack?.logs(60),
+});

@@ -11,6 +11,7 @@ import {
   type HostSnapshot,
   type MailToolContext,
   mailTools,
+  readSnapshotParts,
 } from '@agentmail/shared-policy/bridge';
 import type { Context } from '@deepseek-ai/cordis';
 import { SessionId } from '@deepseek-ai/dsh-session';
@@ -90,19 +91,13 @@ export class DshBridge {
   }
 
   async #snapshot(): Promise<HostSnapshot> {
-    const [sessions, models] = await Promise.all([
-      this.#sessions().catch((err: unknown) => {
-        this.kit.emit({ type: 'snapshot_partial', part: 'sessions', error: messageOf(err) });
-        return undefined;
-      }),
-      this.turns.catalogue().then(
-        (keys) => keys?.map((key) => ({ key })),
-        (err: unknown) => {
-          this.kit.emit({ type: 'snapshot_partial', part: 'models', error: messageOf(err) });
-          return undefined;
-        },
-      ),
-    ]);
+    const parts = await readSnapshotParts(
+      {
+        sessions: () => this.#sessions(),
+        models: async () => (await this.turns.catalogue())?.map((key) => ({ key })),
+      },
+      (e) => this.kit.emit(e),
+    );
     return {
       ...(this.#seamVerified
         ? { mode_enforcement: 'native' as const }
@@ -110,8 +105,7 @@ export class DshBridge {
             mode_enforcement: 'advisory' as const,
             mode_enforcement_reason: 'the dsh tools service did not take the pre-execute listener',
           }),
-      ...(sessions === undefined ? {} : { sessions }),
-      ...(models === undefined ? {} : { models }),
+      ...parts,
     };
   }
 

@@ -4,7 +4,12 @@
  * DSH's own log (`ctx.logger`), so a person reading dsh's output sees "AgentMail connected" when
  * the bridge's event stream first opens. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import type { BridgeEvent, BridgeEventBus, BridgeLogger } from '@agentmail/shared-policy/bridge';
+import {
+  type BridgeEvent,
+  type BridgeEventBus,
+  type BridgeLogger,
+  hostLogEntry,
+} from '@agentmail/shared-policy/bridge';
 import { pino } from 'pino';
 import { PLUGIN_NAME } from './constants.js';
 
@@ -23,27 +28,10 @@ export interface DshLogger {
   error(message: string): void;
 }
 
-/** Event types copied to DSH's log at info level (warnings and errors are always copied). */
-const MILESTONES = new Set(['registered', 'ready', 'stopped', 'lock_taken', 'standby']);
-const WARNINGS = new Set([
-  'start_failed',
-  'heartbeat_failed',
-  'snapshot_partial',
-  'stream_problem',
-  'catch_up_failed',
-  'lock_lost',
-  'turn_failed',
-  'turn_timed_out',
-  'turn_given_up',
-  'relay_failed',
-  'failure_mail_failed',
-  'permission_failed',
-]);
-
 /**
- * Copy milestones, warnings and errors to DSH's own log; "AgentMail connected" when the event
- * stream first opens (mail can arrive from then on). Only the event type and scalar ids are
- * written: mail text never reaches DSH's log (H-1).
+ * Copy milestones, warnings and errors to DSH's own log (the kit's {@link hostLogEntry}):
+ * "AgentMail connected" when the event stream first opens (mail can arrive from then on). Only the
+ * event type and ids are written: mail text never reaches DSH's log (H-1).
  * @returns the unsubscribe function.
  */
 export function feedDshLog(
@@ -52,18 +40,14 @@ export function feedDshLog(
   agent: string,
 ): () => void {
   return bus.subscribe((event) => {
-    const { type } = event;
-    const e = event as { type: string; connection?: unknown; mail_id?: unknown; error?: unknown };
+    const entry = hostLogEntry(event);
+    if (entry === undefined) return;
+    const mail = (event as { mail_id?: unknown }).mail_id;
+    const at = typeof mail === 'string' ? ` (mail ${mail})` : '';
     try {
-      if (type === 'stream_open' && e.connection === 1)
-        logger.info(`${PLUGIN_NAME}: AgentMail connected as ${agent}`);
-      else if (MILESTONES.has(type)) logger.info(`${PLUGIN_NAME}: ${type}`);
-      else if (WARNINGS.has(type)) {
-        const at = typeof e.mail_id === 'string' ? ` (mail ${e.mail_id})` : '';
-        const line = `${PLUGIN_NAME}: ${type}${at}`;
-        if (type === 'turn_failed' || type === 'lock_lost') logger.error(line);
-        else logger.warn(line);
-      }
+      logger[entry.level](
+        `${PLUGIN_NAME}: ${entry.message}${entry.message === 'AgentMail connected' ? ` as ${agent}` : at}`,
+      );
     } catch {
       // DSH's logger failing must not break the bus
     }

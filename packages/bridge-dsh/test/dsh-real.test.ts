@@ -5,10 +5,11 @@
  * answered by mail before the web host's greedy answerer.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { BridgeAdapter, Stack } from '@agentmail/testkit';
+import type { BridgeAdapter, Scenario, Stack } from '@agentmail/testkit';
 import { marker, startConformanceStack, toolResultsSeen, turnStart } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeSharedBundle, sharedBundle } from '../harness/build.js';
@@ -35,7 +36,90 @@ async function withStack(
   }
 }
 
+/** The model asks for a sandbox escalation (dsh's own ask), then reports the tool results it saw. */
+function escalation(mark: string): Scenario[] {
+  return [
+    {
+      name: `${mark}:escalate`,
+      match: turnStart(mark),
+      reply: {
+        type: 'tool_calls',
+        calls: [
+          {
+            name: 'bash',
+            arguments: {
+              command: `echo ESC-${mark}`,
+              description: 'escalate',
+              sandbox_permissions: 'danger-full-access',
+              justification: 'the test needs it',
+            },
+          },
+        ],
+      },
+    },
+    {
+      name: `${mark}:after`,
+      match: { lastUserMessage: mark, hasToolResult: true },
+      reply: (r) => ({
+        type: 'text',
+        text: `AFTER ${mark}: ${r.toolResults.map((t) => t.text).join(' | ')}`,
+      }),
+    },
+  ];
+}
+
 describe('bridge-dsh on the real dsh', () => {
+  it.each([
+    [{ gatewayUrl: 'localhost:8787', agentKey: 'k' }, 'AGENTMAIL_GATEWAY_URL must be an http(s) URL'],
+    [
+      { gatewayUrl: 'http://127.0.0.1:9' },
+      'AGENTMAIL_AGENT_KEY is not set: create one with `agentmail agent key dsh`',
+    ],
+    [
+      { gatewayUrl: 'http://127.0.0.1:9', agentKey: 'k', concurrency: true },
+      '$.concurrency expected string | number',
+    ],
+    [
+      { gatewayUrl: 'http://127.0.0.1:9', agentKey: 'k', turnTimeoutMs: 'soon' },
+      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1',
+    ],
+  ])(
+    'a bad setting in the row config stops dsh at boot with a message naming it (%#)',
+    async (config, named) => {
+      const bundle = await sharedBundle();
+      const root = await mkdtemp(join(tmpdir(), 'bridge-dsh-config-'));
+      try {
+        const sandbox = createDshSandbox({
+          root,
+          profile: 'base',
+          modelBaseUrl: 'http://127.0.0.1:9/v1',
+          modelIds: ['m'],
+        });
+        await writeFile(
+          sandbox.overlay,
+          `- insert:\n    - ${JSON.stringify({ id: 'agentmail', name: bundle.pluginJs, config })}\n`,
+        );
+        const env = { PATH: process.env.PATH ?? '', ...sandbox.env };
+        const failed = await run(
+          process.execPath,
+          [dshBin(), '--profile', sandbox.profile, '--patch', sandbox.overlay],
+          {
+            env,
+            cwd: root,
+            timeout: 60_000,
+          },
+        ).then(
+          () => undefined,
+          (err: { code?: number; stderr?: string }) => err,
+        );
+        expect(failed?.code, 'dsh exits non-zero').toBe(1);
+        expect(failed?.stderr).toContain(named);
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('installed as DSH users install plugins — `dsh plugin add` of the bundle into a fresh profile — it connects and answers mail', async ({
     signal,
   }) => {
@@ -100,34 +184,7 @@ describe('bridge-dsh on the real dsh', () => {
     const adapter = createDshAdapter({ profile: 'web' });
     await withStack(adapter, signal, async (stack) => {
       const mark = marker('websession');
-      stack.model.addScenarios([
-        {
-          name: `${mark}:escalate`,
-          match: turnStart(mark),
-          reply: {
-            type: 'tool_calls',
-            calls: [
-              {
-                name: 'bash',
-                arguments: {
-                  command: `echo ESC-${mark}`,
-                  description: 'escalate',
-                  sandbox_permissions: 'danger-full-access',
-                  justification: 'the test needs it',
-                },
-              },
-            ],
-          },
-        },
-        {
-          name: `${mark}:after`,
-          match: { lastUserMessage: mark, hasToolResult: true },
-          reply: (r) => ({
-            type: 'text',
-            text: `AFTER ${mark}: ${r.toolResults.map((t) => t.text).join(' | ')}`,
-          }),
-        },
-      ]);
+      stack.model.addScenarios(escalation(mark));
       const proc = await stack.startBridge(adapter);
       const person = await WebPerson.open(webUrl(proc));
       try {
@@ -171,35 +228,7 @@ describe('bridge-dsh on the real dsh', () => {
     const adapter = createDshAdapter({ profile: 'web' });
     await withStack(adapter, signal, async (stack) => {
       const [yes, no] = [marker('esc-yes'), marker('esc-no')];
-      for (const m of [yes, no])
-        stack.model.addScenarios([
-          {
-            name: `${m}:escalate`,
-            match: turnStart(m),
-            reply: {
-              type: 'tool_calls',
-              calls: [
-                {
-                  name: 'bash',
-                  arguments: {
-                    command: `echo ESC-${m}`,
-                    description: 'escalate',
-                    sandbox_permissions: 'danger-full-access',
-                    justification: 'the test needs it',
-                  },
-                },
-              ],
-            },
-          },
-          {
-            name: `${m}:after`,
-            match: { lastUserMessage: m, hasToolResult: true },
-            reply: (r) => ({
-              type: 'text',
-              text: `AFTER ${m}: ${r.toolResults.map((t) => t.text).join(' | ')}`,
-            }),
-          },
-        ]);
+      for (const m of [yes, no]) stack.model.addScenarios(escalation(m));
       const proc = await stack.startBridge(adapter);
       const web = await WebPerson.open(webUrl(proc));
       try {

@@ -55,3 +55,40 @@ export function markdownTable(head: readonly string[], rows: ReadonlyArray<reado
     `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
+
+/** What {@link runBench} runs: `run` measures and prints; `cleanup` stops what it started. */
+export interface BenchMain {
+  /** Name in the failure and deadline lines, e.g. `bridge-dsh bench`. */
+  name: string;
+  /** The whole bench is stopped after this long, in ms. */
+  timeoutMs: number;
+  run(): Promise<void>;
+  /** Stops everything (also on failure and at the deadline). */
+  cleanup(): Promise<unknown>;
+  /** Extra output on failure (e.g. `stack.logs()`). */
+  onFailure?(): string | undefined;
+}
+
+/**
+ * The main of a bench script: run, clean up, exit 0 when it measured, 1 when a step failed, 2 on
+ * the overall deadline.
+ */
+export async function runBench(main: BenchMain): Promise<never> {
+  let exitCode = 1;
+  const deadline = setTimeout(() => {
+    process.stderr.write(`${main.name}: no result within ${main.timeoutMs} ms; stopping\n`);
+    void Promise.allSettled([main.cleanup()]).then(() => process.exit(2));
+  }, main.timeoutMs);
+  try {
+    await main.run();
+    exitCode = 0;
+  } catch (err) {
+    process.stderr.write(`${main.name} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    const extra = main.onFailure?.();
+    if (extra) process.stderr.write(`${extra}\n`);
+  } finally {
+    await main.cleanup();
+    clearTimeout(deadline);
+  }
+  process.exit(exitCode);
+}

@@ -2,12 +2,14 @@
 
 // Bench helpers (`pnpm bench` scripts of the bridge packages)
 export {
+  type BenchMain,
   formatMegabytes,
   formatMs,
   loadAverage,
   loggedEventTime,
   markdownTable,
   peakRssBytes,
+  runBench,
 } from './bench.js';
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
 // E2E harness

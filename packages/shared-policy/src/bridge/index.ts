@@ -61,7 +61,7 @@ export {
 } from './events.js';
 export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
 export { GrantStore, type GrantStoreOptions } from './grant-store.js';
-export { logBridgeEvents } from './log-events.js';
+export { type HostLogEntry, hostLogEntry, logBridgeEvents } from './log-events.js';
 export type { BridgeLogger } from './logger.js';
 export {
   type JsonSchemaObject,
@@ -86,6 +86,7 @@ export {
   type PermissionOutcome,
 } from './permission-flow.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
+export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
 export { type AbandonResult, type CommitFn, TurnGate } from './turn-gate.js';
 export { runTurnJob, type TurnIo, type TurnJob } from './turn-job.js';
 export { type ActiveTurn, type GuardedCallInput, TurnRegistry } from './turn-registry.js';
