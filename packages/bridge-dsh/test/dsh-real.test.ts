@@ -178,6 +178,17 @@ describe('bridge-dsh on the real dsh', () => {
     });
   });
 
+  it('SIGTERM: dsh exits 0 after the bridge stopped (lock released, B-15)', async ({ signal }) => {
+    const adapter = createDshAdapter();
+    await withStack(adapter, signal, async (stack) => {
+      const proc = await stack.startBridge(adapter);
+      await proc.waitForEvent('ready', STEP_MS);
+      const exit = await stack.stopBridge();
+      expect(exit).toMatchObject({ code: 0 });
+      expect(proc.bridgeEvents('stopped'), 'the kit finished its stop before dsh exited').toHaveLength(1);
+    });
+  });
+
   it("web profile: a person's own web session still gets DSH's own approval prompt (the bridge does not take it)", async ({
     signal,
   }) => {

@@ -138,7 +138,10 @@ export interface Bridge<H extends { type: string } = never> {
    * @throws the Gateway client's error for a permanent failure when `onPermanentStartError` is `'throw'`.
    */
   start(): Promise<void>;
-  /** Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`, release the lock. */
+  /**
+   * Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`,
+   * release the lock. Idempotent: a second call returns the first call's promise.
+   */
   stop(): Promise<void>;
   /** B-18: switch Gateway (connect_to_server already probed the new one). */
   reconnect(url: string, key: string): void;
@@ -336,6 +339,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
   );
 
   let started: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   const bridge: Bridge<H> = {
     events,
     emit: (e) => events.emit(e),
@@ -370,10 +374,14 @@ export function createBridge<H extends { type: string } = never>(options: Create
       })();
       return started;
     },
-    async stop() {
-      if (stopping.signal.aborted) return;
-      stopping.abort('shutdown');
-      await runtime.stop();
+    stop() {
+      // Every caller waits for the one stop (a plugin host may stop it from a signal handler and
+      // again from its own unload: the second must not return before the lock is released).
+      stopped ??= (async () => {
+        stopping.abort('shutdown');
+        await runtime.stop();
+      })();
+      return stopped;
     },
     reconnect: (url, key) => runtime.reconnect(url, key),
     standaloneToolContext: () => ({
