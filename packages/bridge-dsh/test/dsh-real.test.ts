@@ -172,9 +172,11 @@ describe('bridge-dsh on the real dsh', () => {
       });
       expect(reply.body).toContain(`DONE ${task}`);
       expect(
-        proc.lines().some((l) => l.includes('AgentMail connected')),
-        "dsh's own log says the bridge connected",
-      ).toBe(true);
+        proc.bridgeEvents('stream_open')[0],
+        "the bridge's line on dsh's stderr: connected",
+      ).toMatchObject({
+        connection: 1,
+      });
     });
   });
 

@@ -147,7 +147,13 @@ function addressOrSkip(ctx: GatewayContext, address: Address, source: string): s
   } catch (err) {
     ctx.log.warn(
       // `event` is the line's stable kind (tests and log queries use it, not the message text).
-      { event: 'directory_entry_skipped', source, name: address.name, path: address.path, reason: (err as Error).message },
+      {
+        event: 'directory_entry_skipped',
+        source,
+        name: address.name,
+        path: address.path,
+        reason: (err as Error).message,
+      },
       'skipped an entry that does not form an address',
     );
     return undefined;
