@@ -17,11 +17,13 @@ import {
   formatMs,
   loadAverage,
   loggedEventTime,
+  type MailTurnTiming,
   markdownTable,
   peakRssBytes,
   runBench,
   type Stack,
   startStack,
+  timeMailTurn,
 } from '@agentmail/testkit';
 import { removeSharedBundle, sharedBundle } from '../harness/build.js';
 import { createDshAdapter } from '../harness/dsh-adapter.js';
@@ -33,12 +35,6 @@ export const BENCH_TIMEOUT_MS = 300_000;
 export const STEP_TIMEOUT_MS = 120_000;
 
 const MODEL_ID = 'scripted-model';
-
-interface TurnFigures {
-  firstRequestMs: number;
-  replyMs: number;
-  reply: { id: string; reply_address: string };
-}
 
 async function run(ref: { stack?: Stack }): Promise<void> {
   const loadBefore = loadAverage();
@@ -74,24 +70,8 @@ async function run(ref: { stack?: Stack }): Promise<void> {
       }),
   };
 
-  const turn = async (mark: string, send: () => Promise<{ mail_id: string }>): Promise<TurnFigures> => {
-    const sentAt = Date.now();
-    const sent = await send();
-    const reply = await stack.awaitReply({
-      inReplyTo: sent.mail_id,
-      from: stack.agent.name,
-      timeoutMs: STEP_TIMEOUT_MS,
-    });
-    const repliedAt = Date.now();
-    if (!reply.body.includes(`DONE ${mark}`))
-      throw new Error(`unexpected reply to ${mark}: ${reply.body.slice(0, 300)}`);
-    const first = stack.model.requests({ match: { lastUserMessage: mark, hasTools: true } })[0];
-    return {
-      firstRequestMs: (first?.receivedAtMs ?? Number.NaN) - sentAt,
-      replyMs: repliedAt - sentAt,
-      reply: { id: reply.id, reply_address: reply.reply_address },
-    };
-  };
+  const turn = (mark: string, send: () => Promise<{ mail_id: string }>): Promise<MailTurnTiming> =>
+    timeMailTurn(stack, mark, send, { expected: `DONE ${mark}`, timeoutMs: STEP_TIMEOUT_MS });
 
   let proc = await stack.startBridge(adapter);
   const spawnedAt = spawned[0] ?? Number.NaN;

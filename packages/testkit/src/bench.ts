@@ -4,7 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import type { Mail } from '@agentmail/protocol';
 import type { ManagedProcess } from './harness/processes.js';
+import type { Stack } from './harness/stack.js';
 
 /**
  * When the bridge process logged its first event of `type` (pino's `time`, epoch ms).
@@ -91,4 +93,38 @@ export async function runBench(main: BenchMain): Promise<never> {
     clearTimeout(deadline);
   }
   process.exit(exitCode);
+}
+
+/** What one timed mail turn took. */
+export interface MailTurnTiming {
+  /** From the send to the turn's first model request (the request whose last user message carries `mark`). */
+  firstRequestMs: number;
+  /** From the send to the agent's reply. */
+  replyMs: number;
+  reply: Mail;
+}
+
+/**
+ * Send a mail (`send`) whose turn carries `mark`, wait for the agent's reply to it and time both
+ * steps from the send.
+ * @throws Error when the reply does not contain `expected`, or on the reply timeout.
+ */
+export async function timeMailTurn(
+  stack: Stack,
+  mark: string,
+  send: () => Promise<{ mail_id: string }>,
+  options: { expected: string; timeoutMs: number },
+): Promise<MailTurnTiming> {
+  const sentAt = Date.now();
+  const sent = await send();
+  const reply = await stack.awaitReply({
+    inReplyTo: sent.mail_id,
+    from: stack.agent.name,
+    timeoutMs: options.timeoutMs,
+  });
+  const repliedAt = Date.now();
+  if (!reply.body.includes(options.expected))
+    throw new Error(`unexpected reply to ${mark}: ${reply.body.slice(0, 300)}`);
+  const first = stack.model.requests({ match: { lastUserMessage: mark, hasTools: true } })[0];
+  return { firstRequestMs: (first?.receivedAtMs ?? Number.NaN) - sentAt, replyMs: repliedAt - sentAt, reply };
 }

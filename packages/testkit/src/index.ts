@@ -1,5 +1,3 @@
-// Scripted model server
-
 // Bench helpers (`pnpm bench` scripts of the bridge packages)
 export {
   type BenchMain,
@@ -7,10 +5,13 @@ export {
   formatMs,
   loadAverage,
   loggedEventTime,
+  type MailTurnTiming,
   markdownTable,
   peakRssBytes,
   runBench,
+  timeMailTurn,
 } from './bench.js';
+// Scripted model server
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
 // E2E harness
 export { AgentMailbox, type AwaitAgentMailOptions } from './harness/agent-mailbox.js';
