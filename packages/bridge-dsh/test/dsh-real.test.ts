@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { BridgeAdapter, Scenario, Stack } from '@agentmail/testkit';
-import { marker, startConformanceStack, toolResultsSeen, turnStart } from '@agentmail/testkit/conformance';
+import {
+  CONFORMANCE_SCENARIOS,
+  guardedToolRunsAfterApproval,
+  marker,
+  runConformanceScenario,
+  startConformanceStack,
+  toolResultsSeen,
+  turnStart,
+} from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeSharedBundle, sharedBundle } from '../harness/build.js';
 import { createDshAdapter } from '../harness/dsh-adapter.js';
@@ -178,6 +186,17 @@ describe('bridge-dsh on the real dsh', () => {
         connection: 1,
       });
     });
+  });
+
+  it("DSH_PERMISSION_MODE=danger-full-access: a mail's workspace mode still asks by mail (the mail's mode governs, P-1)", async ({
+    signal,
+  }) => {
+    // dsh's own approval policy under danger-full-access is `never` (every ask rejected unasked);
+    // the guarded tool is decided in pre-execute by the mail's mode instead.
+    const adapter = createDshAdapter({ env: () => ({ DSH_PERMISSION_MODE: 'danger-full-access' }) });
+    const scenario = CONFORMANCE_SCENARIOS.find((c) => c.run === guardedToolRunsAfterApproval);
+    if (scenario === undefined) throw new Error('no guarded-tool-approved scenario');
+    await runConformanceScenario(scenario, adapter, { signal });
   });
 
   it('SIGTERM: dsh exits 0 after the bridge stopped (lock released, B-15)', async ({ signal }) => {
