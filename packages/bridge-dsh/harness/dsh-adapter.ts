@@ -60,6 +60,9 @@ export function createDshAdapter(options: DshAdapterOptions = {}): BridgeAdapter
     },
     readyTimeoutMs: 60_000,
     stepTimeoutMs: 45_000,
+    // A scripted dsh turn takes 0.1–1.7 s (bench, quiet and loaded): 8 s is ample, and the
+    // turn-timeout scenario of both profiles waits that long instead of 15 s.
+    shortTurnTimeoutMs: 8_000,
     start: (env) => spawnDsh(env, options),
   };
 }
