@@ -12,4 +12,5 @@ export const projects: string[] = [
   'packages/bridge-opencode',
   'packages/host-tools',
   'packages/bridge-claude',
+  'packages/bridge-dsh',
 ];

@@ -29,8 +29,24 @@ export interface BridgeSettings {
   turnTimeoutMs: number;
   /** Heartbeat period, in ms (see SPEC G-25). */
   heartbeatMs: number;
+  /**
+   * How long a question of a mail-driven turn waits for the person's answer, in ms (see SPEC
+   * P-9): then the model is answered with a timeout error and the turn goes on. Set only when
+   * `AGENTMAIL_QUESTION_TIMEOUT_MS` is given. @default half the turn timeout ({@link questionTimeoutOf})
+   */
+  questionTimeoutMs?: number;
   /** Locale of the texts (`en`, `zh-CN`). */
   locale: string;
+}
+
+/**
+ * The question wait of a bridge (see SPEC P-9): the configured one, else half the turn timeout,
+ * so a person who never answers leaves the model time to finish with what it has.
+ */
+export function questionTimeoutOf(
+  settings: Pick<BridgeSettings, 'turnTimeoutMs' | 'questionTimeoutMs'>,
+): number {
+  return settings.questionTimeoutMs ?? Math.max(1, Math.floor(settings.turnTimeoutMs / 2));
 }
 
 /** Where a setting comes from: environment-style names (`AGENTMAIL_*`) to values. */
@@ -92,7 +108,8 @@ export function checkBridgeSettings(settings: BridgeSettings): void {
  * `AGENTMAIL_AGENT_KEY` or `AGENTMAIL_AGENT_SECRET` (required), `AGENTMAIL_AGENT_NAME`
  * (default `defaults.agentName`), `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL` (both or
  * neither), `AGENTMAIL_CONCURRENCY` (4), `AGENTMAIL_TURN_TIMEOUT_MS` (600000),
- * `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE` (en).
+ * `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE` (en), `AGENTMAIL_QUESTION_TIMEOUT_MS`
+ * (optional: half the turn timeout when absent).
  * @param source Environment-style values, e.g. `process.env` merged with a plugin's options.
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the setting and the fix.
  */
@@ -129,6 +146,9 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
       BRIDGE_MIN_PERIOD_MS,
     ),
     locale: source.AGENTMAIL_LOCALE || 'en',
+    ...(source.AGENTMAIL_QUESTION_TIMEOUT_MS
+      ? { questionTimeoutMs: positiveInt(source, 'AGENTMAIL_QUESTION_TIMEOUT_MS', 1) }
+      : {}),
   };
   checkBridgeSettings(settings);
   return settings;
@@ -188,4 +208,57 @@ export function checkBridgeConfig(config: BridgeConfig): void {
     throw invalid(
       `dataDir (AGENTMAIL_<PLATFORM>_DATA_DIR) must be an absolute path (got "${config.dataDir}")`,
     );
+}
+
+/**
+ * Plugin option names (camelCase) and the `AGENTMAIL_*` variable each one overrides (SPEC §8),
+ * for bridges that run as a plugin of their host and take settings from the host's plugin
+ * configuration. `dataDir` maps to the platform's `AGENTMAIL_<PLATFORM>_DATA_DIR`.
+ */
+export const BRIDGE_OPTION_VARIABLES = Object.freeze({
+  gatewayUrl: 'AGENTMAIL_GATEWAY_URL',
+  agentName: 'AGENTMAIL_AGENT_NAME',
+  agentKey: 'AGENTMAIL_AGENT_KEY',
+  replyProvider: 'AGENTMAIL_REPLY_PROVIDER',
+  replyModel: 'AGENTMAIL_REPLY_MODEL',
+  concurrency: 'AGENTMAIL_CONCURRENCY',
+  turnTimeoutMs: 'AGENTMAIL_TURN_TIMEOUT_MS',
+  questionTimeoutMs: 'AGENTMAIL_QUESTION_TIMEOUT_MS',
+  heartbeatMs: 'AGENTMAIL_HEARTBEAT_MS',
+  locale: 'AGENTMAIL_LOCALE',
+} as const);
+
+/** A bridge plugin option name: a key of {@link BRIDGE_OPTION_VARIABLES} or `dataDir`. */
+export type BridgeOptionName = keyof typeof BRIDGE_OPTION_VARIABLES | 'dataDir';
+
+/**
+ * A plugin's options laid over the environment: each option (a string or a number; `undefined`
+ * and `null` mean "not set") replaces the variable it names, so options win over the environment.
+ * Read the result with {@link readBridgeConfig}.
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` for an unknown option (listing the known
+ *   ones) or a value that is neither a string nor a number.
+ * @example readBridgeConfig('dsh', withPluginOptions('dsh', { agentKey: 'amk_…' }, process.env), homedir())
+ */
+export function withPluginOptions(
+  platform: string,
+  options: Readonly<Record<string, unknown>> | undefined,
+  env: SettingSource,
+): SettingSource {
+  const variables: Record<string, string> = {
+    ...BRIDGE_OPTION_VARIABLES,
+    dataDir: dataDirVariable(platform),
+  };
+  const source: Record<string, string | undefined> = { ...env };
+  for (const [name, value] of Object.entries(options ?? {})) {
+    const variable = variables[name];
+    if (variable === undefined)
+      throw invalid(
+        `unknown AgentMail plugin option "${name}": use one of ${Object.keys(variables).join(', ')}`,
+      );
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' && typeof value !== 'number')
+      throw invalid(`AgentMail plugin option "${name}" must be a string or a number`);
+    source[variable] = String(value);
+  }
+  return source;
 }

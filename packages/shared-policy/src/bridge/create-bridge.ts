@@ -20,7 +20,7 @@ import type { Platform } from '../permission-mode.js';
 import { normalizePermissionMode } from '../permission-mode.js';
 import { resolveLocale } from '../texts/index.js';
 import type { HostSnapshot, TurnAdapter } from './adapter.js';
-import { type BridgeConfig, checkBridgeConfig } from './bridge-config.js';
+import { type BridgeConfig, checkBridgeConfig, questionTimeoutOf } from './bridge-config.js';
 import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-runtime.js';
 import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
 import { ExplicitSendRecord } from './explicit-sends.js';
@@ -143,7 +143,10 @@ export interface Bridge<H extends { type: string } = never> {
    * @throws the Gateway client's error for a permanent failure when `onPermanentStartError` is `'throw'`.
    */
   start(): Promise<void>;
-  /** Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`, release the lock. */
+  /**
+   * Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`,
+   * release the lock. Idempotent: a second call returns the first call's promise.
+   */
   stop(): Promise<void>;
   /** B-18: switch Gateway (connect_to_server already probed the new one). */
   reconnect(url: string, key: string): void;
@@ -324,6 +327,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     dataDir: config.dataDir,
     locale: config.locale,
     turnTimeoutMs: run.turnTimeoutMs,
+    questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
   });
 
   const runtime: BridgeRuntime = new BridgeRuntime(
@@ -397,6 +401,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
   );
 
   let started: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   const bridge: Bridge<H> = {
     events,
     emit: (e) => events.emit(e),
@@ -444,10 +449,14 @@ export function createBridge<H extends { type: string } = never>(options: Create
       })();
       return started;
     },
-    async stop() {
-      if (stopping.signal.aborted) return;
-      stopping.abort('shutdown');
-      await runtime.stop();
+    stop() {
+      // Every caller waits for the one stop (a plugin host may stop it from a signal handler and
+      // again from its own unload: the second must not return before the lock is released).
+      stopped ??= (async () => {
+        stopping.abort('shutdown');
+        await runtime.stop();
+      })();
+      return stopped;
     },
     reconnect: (url, key) => runtime.reconnect(url, key),
     standaloneToolContext: () => ({

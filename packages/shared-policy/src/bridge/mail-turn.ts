@@ -57,6 +57,8 @@ export interface MailTurnInput {
   signal: AbortSignal;
   /** The turn timeout, in ms, named in a timeout failure mail (B-7, B-9). */
   turnTimeoutMs?: number;
+  /** How long a question waits for the person, in ms (P-9): then the model gets a timeout error. @default the turn's own signal only */
+  questionTimeoutMs?: number;
   emit: EmitEvent;
   /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
   commit?: CommitFn;
@@ -135,6 +137,15 @@ async function locate(input: MailTurnInput, adapter: TurnAdapter): Promise<Locat
   } catch (err) {
     return { kind: 'broken', cause: `the session could not be opened: ${messageOf(err)}` };
   }
+}
+
+/**
+ * The turn's signal, or — when the host gives one for a single call (its own cancellation of that
+ * tool call) — both: the call's wait ends on whichever aborts first. The turn's reason is kept
+ * when it aborted (a `'shutdown'` is a shutdown, P-7).
+ */
+function withHostSignal(turn: AbortSignal, host: AbortSignal | undefined): AbortSignal {
+  return host === undefined ? turn : AbortSignal.any([turn, host]);
 }
 
 /**
@@ -310,7 +321,7 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
     signal,
     toolContext,
     platformSessionIds,
-    decide: async (call) => {
+    decide: async (call, options = {}) => {
       if (ended) return { allow: false, reason: endedReason() };
       return decideGuardedCall(
         {
@@ -332,7 +343,7 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
           emit,
           mailId,
         },
-        signal,
+        withHostSignal(signal, options.signal),
       );
     },
     ask: async (questions, call = {}) => {
@@ -346,13 +357,14 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
           pending: input.pending,
           locale,
           emit,
+          ...(input.questionTimeoutMs === undefined ? {} : { timeoutMs: input.questionTimeoutMs }),
         },
         {
           platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
           toolCallId: call.toolCallId ?? `q${++questionCount}`,
           cwd: ws.cwd,
         },
-        signal,
+        withHostSignal(signal, call.signal),
       );
     },
     recordSend: async (targets) => {

@@ -40,6 +40,8 @@ export interface TurnJob {
   locale: string;
   /** The turn timeout, in ms (B-7): named in a timeout failure mail. */
   turnTimeoutMs: number;
+  /** How long a question waits for the person, in ms (P-9). @default the turn's own signal only */
+  questionTimeoutMs?: number;
 }
 
 /** What the process running a turn provides besides the job. */
@@ -86,6 +88,7 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     signal: io.signal,
     ...(io.released ? { released: io.released } : {}),
     turnTimeoutMs: job.turnTimeoutMs,
+    ...(job.questionTimeoutMs === undefined ? {} : { questionTimeoutMs: job.questionTimeoutMs }),
     emit: io.emit,
     ...(io.commit ? { commit: io.commit } : {}),
     ...(io.registry ? { registry: io.registry } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readBridgeSettings } from '../../src/bridge/index.js';
+import { readBridgeConfig, readBridgeSettings, withPluginOptions } from '../../src/bridge/index.js';
 import { AgentMailError } from '../../src/errors.js';
 
 const base = { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787/', AGENTMAIL_AGENT_KEY: 'k1' };
@@ -76,5 +76,48 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
     const { code, message } = codeAndMessage(() => readBridgeSettings(source, { agentName: 'opencode' }));
     expect(code).toBe('AM_BRIDGE_CONFIG_INVALID');
     expect(message).toContain(named);
+  });
+});
+
+describe('AGENTMAIL_QUESTION_TIMEOUT_MS (SPEC P-9)', () => {
+  it('is read when given, absent otherwise, and must be an integer >= 1', () => {
+    expect(
+      readBridgeSettings({ ...base, AGENTMAIL_QUESTION_TIMEOUT_MS: '5000' }, { agentName: 'dsh' }),
+    ).toMatchObject({
+      questionTimeoutMs: 5000,
+    });
+    expect(readBridgeSettings(base, { agentName: 'dsh' })).not.toHaveProperty('questionTimeoutMs');
+    const e = codeAndMessage(() =>
+      readBridgeSettings({ ...base, AGENTMAIL_QUESTION_TIMEOUT_MS: 'soon' }, { agentName: 'dsh' }),
+    );
+    expect(e).toMatchObject({ code: 'AM_BRIDGE_CONFIG_INVALID' });
+    expect(e.message).toContain('AGENTMAIL_QUESTION_TIMEOUT_MS');
+  });
+});
+
+describe('withPluginOptions (plugin options over the environment)', () => {
+  it('maps each option to its variable; options win; dataDir is the platform data-dir variable', () => {
+    const source = withPluginOptions(
+      'dsh',
+      { agentKey: 'opt', turnTimeoutMs: 5000, dataDir: '/d', locale: undefined },
+      { ...base, AGENTMAIL_LOCALE: 'zh-CN' },
+    );
+    expect(source).toMatchObject({
+      AGENTMAIL_AGENT_KEY: 'opt',
+      AGENTMAIL_TURN_TIMEOUT_MS: '5000',
+      AGENTMAIL_DSH_DATA_DIR: '/d',
+      AGENTMAIL_LOCALE: 'zh-CN',
+    });
+    expect(readBridgeConfig('dsh', source, '/home/u')).toMatchObject({ agentKey: 'opt', dataDir: '/d' });
+  });
+
+  it.each([
+    [{ gatewayKey: 'x' }, 'unknown AgentMail plugin option "gatewayKey": use one of gatewayUrl'],
+    [{ concurrency: true }, 'AgentMail plugin option "concurrency" must be a string or a number'],
+    [{ agentName: { a: 1 } }, '"agentName" must be a string or a number'],
+  ])('a bad option is named (%#)', (options, named) => {
+    const e = codeAndMessage(() => withPluginOptions('dsh', options, base));
+    expect(e.code).toBe('AM_BRIDGE_CONFIG_INVALID');
+    expect(e.message).toContain(named);
   });
 });

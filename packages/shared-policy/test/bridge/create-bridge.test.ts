@@ -126,6 +126,18 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
     expect(events.find((e) => e.type === 'start_failed')).toMatchObject({ permanent: true });
   });
 
+  it('a second stop() waits for the first one to finish (lock released, `stopped` emitted)', async () => {
+    const { bridge, events } = await setup();
+    await bridge.start();
+    const first = bridge.stop();
+    await bridge.stop();
+    expect(
+      events.filter((e) => e.type === 'stopped'),
+      'the second call returned only after the stop',
+    ).toHaveLength(1);
+    await first;
+  });
+
   it('the heartbeat offers only sessions a person opened: the bridge’s own mail sessions are filtered (G-37)', async () => {
     const { bridge, gw, host } = await setup();
     const person = host.openPersonSession('/srv/app', 'my own work');
