@@ -113,58 +113,66 @@ beforeAll(() => {
 const DEMO_RUN_MS = 180_000;
 
 describe('pnpm demo', () => {
-  it('mails pi a task, approves its shell command from the agentmail CLI, prints thread, permission exchange and timings, exits 0 and leaves no process', async () => {
-    const run = startDemo();
-    const exit = await finished(run);
-    const out = run.stdout();
-    expect(exit, `the demo failed:\n${out}\n${run.stderr()}`).toEqual({ code: 0, signal: null });
+  it(
+    'mails pi a task, approves its shell command from the agentmail CLI, prints thread, permission exchange and timings, exits 0 and leaves no process',
+    async () => {
+      const run = startDemo();
+      const exit = await finished(run);
+      const out = run.stdout();
+      expect(exit, `the demo failed:\n${out}\n${run.stderr()}`).toEqual({ code: 0, signal: null });
 
-    const thread = out.indexOf(DEMO_SECTIONS.thread);
-    const permission = out.indexOf(DEMO_SECTIONS.permission);
-    const timings = out.indexOf(DEMO_SECTIONS.timings);
-    expect(thread, 'sections in order: thread, permission exchange, timings').toBeGreaterThan(-1);
-    expect(permission).toBeGreaterThan(thread);
-    expect(timings).toBeGreaterThan(permission);
+      const thread = out.indexOf(DEMO_SECTIONS.thread);
+      const permission = out.indexOf(DEMO_SECTIONS.permission);
+      const timings = out.indexOf(DEMO_SECTIONS.timings);
+      expect(thread, 'sections in order: thread, permission exchange, timings').toBeGreaterThan(-1);
+      expect(permission).toBeGreaterThan(thread);
+      expect(timings).toBeGreaterThan(permission);
 
-    // The thread as `agentmail thread` prints it: the task, the permission mail, the reply.
-    const threadText = out.slice(thread, permission);
-    expect(threadText).toMatch(/Thread pi-how-long-is-notes-txt \(s_\w+\): 3 mails/);
-    expect(threadText).toContain('Subject:  How long is notes.txt?');
-    expect(threadText).toContain('"command": "wc -l notes.txt"');
-    expect(threadText).toContain('notes.txt has 4 lines');
+      // The thread as `agentmail thread` prints it: the task, the permission mail, the reply.
+      const threadText = out.slice(thread, permission);
+      expect(threadText).toMatch(/Thread pi-how-long-is-notes-txt \(s_\w+\): 3 mails/);
+      expect(threadText).toContain('Subject:  How long is notes.txt?');
+      expect(threadText).toContain('"command": "wc -l notes.txt"');
+      expect(threadText).toContain('notes.txt has 4 lines');
 
-    // Granted from the CLI: the pending approval listed, then approved by its id.
-    const exchange = out.slice(permission, timings);
-    const id = /^\$ agentmail approve (p_\w+)$/m.exec(exchange)?.[1];
-    expect(id, 'agentmail approve <id> was run').toBeDefined();
-    expect(exchange).toMatch(
-      new RegExp(`^\\$ agentmail permissions\\n${id} {2}approval {2}from pi .*\\[pending\\]`, 'm'),
-    );
-    expect(exchange).toContain(`${id}: approve_once`);
+      // Granted from the CLI: the pending approval listed, then approved by its id.
+      const exchange = out.slice(permission, timings);
+      const id = /^\$ agentmail approve (p_\w+)$/m.exec(exchange)?.[1];
+      expect(id, 'agentmail approve <id> was run').toBeDefined();
+      expect(exchange).toMatch(
+        new RegExp(`^\\$ agentmail permissions\\n${id} {2}approval {2}from pi .*\\[pending\\]`, 'm'),
+      );
+      expect(exchange).toContain(`${id}: approve_once`);
 
-    const timingText = out.slice(timings);
-    for (const label of [
-      'Gateway start',
-      'bridge ready',
-      'mail → first model request',
-      'approval round trip',
-      'mail → reply',
-    ])
-      expect(timingText).toMatch(new RegExp(`^${label}.* \\d+ ms$`, 'm'));
-    expect(timingText).toMatch(/All processes stopped: \d+ process groups started, none left running\./);
+      const timingText = out.slice(timings);
+      for (const label of [
+        'Gateway start',
+        'bridge ready',
+        'mail → first model request',
+        'approval round trip',
+        'mail → reply',
+      ])
+        expect(timingText).toMatch(new RegExp(`^${label}.* \\d+ ms$`, 'm'));
+      expect(timingText).toMatch(/All processes stopped: \d+ process groups started, none left running\./);
 
-    expect(processesTagged(run.tag), 'processes started by the demo still running').toEqual([]);
-  }, DEMO_RUN_MS);
+      expect(processesTagged(run.tag), 'processes started by the demo still running').toEqual([]);
+    },
+    DEMO_RUN_MS,
+  );
 
-  it('ctrl-C in the middle of a turn stops every process it started', async () => {
-    const run = startDemo();
-    // The worker's shell call waits for the approval: Gateway, bridge and a pi worker are running.
-    await run.waitForStderr('asked by mail');
-    expect(processesTagged(run.tag).length, 'the stack runs before ctrl-C').toBeGreaterThanOrEqual(3);
-    run.child.kill('SIGINT');
-    const exit = await finished(run);
-    expect(exit.code, run.stderr()).toBe(130);
-    expect(run.stderr()).toContain('SIGINT: stopping every process the demo started');
-    expect(processesTagged(run.tag), 'processes left after ctrl-C').toEqual([]);
-  }, DEMO_RUN_MS);
+  it(
+    'ctrl-C in the middle of a turn stops every process it started',
+    async () => {
+      const run = startDemo();
+      // The worker's shell call waits for the approval: Gateway, bridge and a pi worker are running.
+      await run.waitForStderr('asked by mail');
+      expect(processesTagged(run.tag).length, 'the stack runs before ctrl-C').toBeGreaterThanOrEqual(3);
+      run.child.kill('SIGINT');
+      const exit = await finished(run);
+      expect(exit.code, run.stderr()).toBe(130);
+      expect(run.stderr()).toContain('SIGINT: stopping every process the demo started');
+      expect(processesTagged(run.tag), 'processes left after ctrl-C').toEqual([]);
+    },
+    DEMO_RUN_MS,
+  );
 });

@@ -104,14 +104,14 @@ async function decide(
 ): Promise<PermissionOutcome> {
   const { locale } = options;
   // A stopped turn asks nobody: its answer would wake no one (P-7).
-  if (signal?.aborted)
-    return {
-      allow: false,
-      reason:
-        signal.reason === 'shutdown'
-          ? denialText({ cause: 'shutdown', locale })
-          : formatText('permission.turn_ended', {}, locale),
-    };
+  const stopped = (): PermissionOutcome => ({
+    allow: false,
+    reason:
+      signal?.reason === 'shutdown'
+        ? denialText({ cause: 'shutdown', locale })
+        : formatText('permission.turn_ended', {}, locale),
+  });
+  if (signal?.aborted) return stopped();
   const toolName = call.toolName;
   const sessionId = options.sessionId();
   const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
@@ -130,6 +130,17 @@ async function decide(
   }
 
   const failed = (err: unknown): PermissionOutcome => {
+    // The request was cut short by the turn's own stop (shutdown, timeout): not a Gateway failure.
+    if (signal?.aborted) {
+      const o = stopped();
+      emit({
+        type: 'permission_failed',
+        tool: toolName,
+        outcome: 'deny',
+        reason: (o as { reason: string }).reason,
+      });
+      return o;
+    }
     const f = classifyPermissionFailure(err, { hasLocalUi: options.hasLocalUi, locale });
     emit({ type: 'permission_failed', tool: toolName, outcome: f.decision, reason: f.reason });
     if (f.decision === 'allow') return { allow: true };

@@ -7,9 +7,9 @@ import {
   type PermissionFlowOptions,
 } from '../../src/bridge/permission-flow.js';
 import { GatewayClient } from '../../src/client/gateway-client.js';
-import { PendingPermissions } from '../../src/pending-permissions.js';
+import { denialText, PendingPermissions } from '../../src/pending-permissions.js';
 import { formatText } from '../../src/texts/index.js';
-import { recordingBus } from '../support/bridge-fixtures.js';
+import { recordingBus, until } from '../support/bridge-fixtures.js';
 import { type FakeGateway, fakeGateway, type Reply } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server (support/fake-gateway); decisions arrive through a
@@ -207,6 +207,27 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
     expect(reason).toContain(formatText('permission.denied.note', { note: 'use the staging db' }));
     expect(reason).toContain('wait, stop');
     expect(reason).toContain(formatText('permission.denied.person'));
+  });
+
+  it('a shutdown that cuts the request short is a shutdown denial, not "could not reach the Gateway"', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    gw.on('POST', '/api/v1/permission/request', async () => {
+      await held;
+      return { json: { status: 'pending', request_id: 'p1', mail_id: 'mp1', asked: 'alice' } };
+    });
+    const { options } = setup();
+    const ac = new AbortController();
+    const o = decideGuardedCall(call, options, ac.signal);
+    await until(() => gw.requests.some((r) => r.path === '/api/v1/permission/request'), {
+      on: (cb) => setImmediate(cb),
+    });
+    ac.abort('shutdown');
+    const out = await o;
+    release();
+    expect(out).toEqual({ allow: false, reason: denialText({ cause: 'shutdown', locale: 'en' }) });
   });
 
   it('an aborted wait denies (the turn was stopped)', async () => {
