@@ -10,4 +10,5 @@ export const projects: string[] = [
   'packages/testkit',
   'packages/bridge-pi',
   'packages/bridge-opencode',
+  'packages/web',
 ];

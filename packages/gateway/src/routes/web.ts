@@ -11,9 +11,9 @@
  * picked up at once; files under `assets/` carry a content hash in their name and are cached for a
  * year as immutable.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayContext } from '../context.js';
@@ -40,12 +40,26 @@ export function isWebRoute(route: { url: string; methods: readonly string[]; con
   );
 }
 
-/** The `dist` directory of the installed `@agentmail/web`, or undefined when it is not installed. */
+/**
+ * The web mailbox's build in this checkout: `packages/web/dist` beside the Gateway's package,
+ * found by walking up from this module to the Gateway's package.json (this works from `src/`,
+ * from `dist/` and from a bundle under the Gateway's `node_modules/.cache`). Why not a package
+ * dependency: the web package's tests start the Gateway (through the testkit), so a dependency
+ * back would make a cycle. Elsewhere, `--web-dir` names the directory.
+ */
 export function installedWebDir(): string | undefined {
-  try {
-    return join(dirname(createRequire(import.meta.url).resolve('@agentmail/web/package.json')), 'dist');
-  } catch {
-    return undefined;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    try {
+      if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === '@agentmail/gateway')
+        return join(dir, '..', 'web', 'dist');
+    } catch {
+      // no package.json here
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
   }
 }
 

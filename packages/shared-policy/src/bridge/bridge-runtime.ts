@@ -216,6 +216,8 @@ export class BridgeRuntime {
       name: this.#config.agentName,
       platform: this.#config.platform,
       version: this.#config.version,
+      // This process holds the bridge lock: requests of an earlier process wait for nobody now.
+      expire_pending: true,
     });
     this.#emit({
       type: 'registered',
