@@ -267,6 +267,7 @@ export const EN = {
   'web.signin.help':
     'The token starts with "amu_". An admin gave it to you (admins: the first `agentmail serve` printed yours). It stays on this device only as a sign-in cookie.',
   'web.signin.submit': 'Sign in',
+  'web.signin.bad_token': 'This token is unknown or was revoked. Check it, or ask an admin for a new one.',
   'web.signin.empty': 'Enter your user token to sign in.',
   'web.signin.signed_out': 'You are signed out.',
   'web.error.signed_out': 'You are signed out (the session ended or the token was reset). Sign in again.',

@@ -246,6 +246,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'web.signin.help':
     '令牌以 "amu_" 开头，由管理员提供（管理员的令牌由第一次 `agentmail serve` 打印）。它只以登录 Cookie 的形式保存在本设备上。',
   'web.signin.submit': '登录',
+  'web.signin.bad_token': '该令牌无效或已被吊销。请检查，或向管理员索取新令牌。',
   'web.signin.empty': '请输入你的用户令牌以登录。',
   'web.signin.signed_out': '你已退出。',
   'web.error.signed_out': '你已退出（会话已结束或令牌已重置）。请重新登录。',

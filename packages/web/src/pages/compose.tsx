@@ -14,6 +14,18 @@ import { explain, isSignedOut } from '../errors.js';
 import { go, href } from '../route.js';
 import { bytes, t } from '../texts.js';
 
+/**
+ * Why an address does not parse, from the grammar's own message without what is meant for API
+ * clients: the repeated address and the rule id.
+ */
+function addressReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message
+    .replace(/^address "[^"]*": /, '')
+    .replace(/\s*\(see SPEC [^)]*\)/g, '')
+    .trim();
+}
+
 /** The first problem of an address field, in the page's words, or undefined. */
 export function addressProblem(field: string, value: string, required: boolean): string | undefined {
   const list = value
@@ -28,7 +40,7 @@ export function addressProblem(field: string, value: string, required: boolean):
       return t('web.compose.error.address', {
         field,
         address: a,
-        reason: err instanceof Error ? err.message : String(err),
+        reason: addressReason(err),
       });
     }
   }

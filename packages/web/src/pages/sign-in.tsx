@@ -2,7 +2,7 @@
 import type { WebSessionResponse } from '@agentmail/protocol';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { explain } from '../errors.js';
+import { explain, isSignedOut } from '../errors.js';
 import { t } from '../texts.js';
 
 export function SignInPage(props: {
@@ -25,7 +25,8 @@ export function SignInPage(props: {
       setToken('');
       props.onSignedIn(me);
     } catch (err) {
-      setError(explain(err));
+      // A 401 here is a wrong token, not an ended session.
+      setError(isSignedOut(err) ? t('web.signin.bad_token') : explain(err));
     } finally {
       setBusy(false);
     }
