@@ -12,6 +12,18 @@ import type { EmitEvent } from './events.js';
 /** Time a withdrawal may take, in ms (it runs while a turn or the bridge stops). @default 5_000 */
 export const WITHDRAW_TIMEOUT_MS = 5_000;
 
+const inFlight = new Set<Promise<void>>();
+
+/**
+ * Resolves once every withdrawal under way in this process has settled (at most
+ * {@link WITHDRAW_TIMEOUT_MS}). A process that exits when its turn ends (a pi worker) awaits it
+ * first: the turn's abort ends the turn while the withdrawal of its pending request is still on
+ * the wire. Never rejects.
+ */
+export async function withdrawalsSettled(): Promise<void> {
+  await Promise.all([...inFlight]);
+}
+
 /**
  * Withdraw request `requestId` after its wait ended for `source`; a no-op for a person's decision.
  * Never throws: a failure is an event (the Gateway expires the request when the bridge registers
@@ -25,6 +37,22 @@ export async function withdrawRequest(
   emit: EmitEvent,
 ): Promise<void> {
   if (source === 'person') return;
+  const done = withdraw(client, requestId, source, tool, emit);
+  inFlight.add(done);
+  try {
+    await done;
+  } finally {
+    inFlight.delete(done);
+  }
+}
+
+async function withdraw(
+  client: GatewayClient,
+  requestId: string,
+  source: Exclude<DecisionSource, 'person'>,
+  tool: string,
+  emit: EmitEvent,
+): Promise<void> {
   const reason: WithdrawReason = source;
   try {
     const res = await client.permissionWithdraw(requestId, reason, { timeoutMs: WITHDRAW_TIMEOUT_MS });
