@@ -78,7 +78,7 @@ function script(task: string, file: string, deniedText?: string): void {
 
 async function open(
   options = DESKTOP,
-  before?: (page: Page) => Promise<void>,
+  before?: (page: Page) => Promise<unknown>,
 ): Promise<{ page: Page; problems: ReturnType<typeof watch> }> {
   const context = await browser.context(options);
   const page = await context.newPage();
