@@ -120,6 +120,7 @@ describe('web mailbox with the pi bridge', () => {
     await card.getByRole('button', { name: 'Approve once' }).waitFor();
     expect(await card.textContent(), 'the tool and its input are shown').toContain(`echo RAN-${task}`);
     expect(existsSync(file), 'the guarded tool waits for the approval').toBe(false);
+    await card.scrollIntoViewIfNeeded();
     await screenshot(page, 'desktop-approval');
     await card.getByRole('button', { name: 'Approve once' }).click();
 
