@@ -375,6 +375,16 @@ async function freshMails(db: Db, row: PermissionRow, viewers: readonly Actor[])
     }));
 }
 
+/** The question mail of a request needs no answer any more (decided, withdrawn or expired): mark it read. */
+async function markQuestionMailRead(trx: Db, mailId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('deliveries')
+    .set({ read_at: now })
+    .where('mail_id', '=', mailId)
+    .where('read_at', 'is', null)
+    .execute();
+}
+
 /**
  * Decide a request: store the decision and note, mark the question mail read, and deliver
  * `permission_decision` to every stream of the asking agent (and the person's own stream).
@@ -448,12 +458,7 @@ export async function decidePermission(
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .execute();
-    await trx
-      .updateTable('deliveries')
-      .set({ read_at: now })
-      .where('mail_id', '=', row.mail_id)
-      .where('read_at', 'is', null)
-      .execute();
+    await markQuestionMailRead(trx, row.mail_id, now);
     const asker: Actor = { kind: 'agent', name: row.agent_name };
     const decider: Actor = { kind: 'user', id: user.id, name: user.name };
     const event: PermissionDecisionEvent = {
@@ -499,12 +504,7 @@ async function endRequests(
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) continue; // decided meanwhile
-    await trx
-      .updateTable('deliveries')
-      .set({ read_at: now })
-      .where('mail_id', '=', row.mail_id)
-      .where('read_at', 'is', null)
-      .execute();
+    await markQuestionMailRead(trx, row.mail_id, now);
     const event: PermissionWithdrawnEvent = {
       request_id: row.id,
       session_id: row.session_id,

@@ -374,8 +374,15 @@ describe('stale requests: withdrawn by the asking call, expired on a bridge rest
     const again = await api(gw, 'POST', `/permission/${id}/withdraw`, pi, { reason: 'aborted' });
     expect(again.body, 'idempotent').toEqual({ id, status: 'withdrawn' });
     const ev = await me.next((e) => e.event === 'permission_withdrawn');
-    expect(dataOf(ev)).toEqual({ request_id: id, session_id: expect.any(String), status: 'withdrawn', reason: 'aborted' });
-    const list = PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions?status=pending', alice)).body);
+    expect(dataOf(ev)).toEqual({
+      request_id: id,
+      session_id: expect.any(String),
+      status: 'withdrawn',
+      reason: 'aborted',
+    });
+    const list = PermissionsResponse.parse(
+      (await api(gw, 'GET', '/me/permissions?status=pending', alice)).body,
+    );
     expect(list.permissions).toEqual([]);
     const all = PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions?status=all', alice)).body);
     expect(all.permissions[0]?.status).toBe('withdrawn');
@@ -394,14 +401,22 @@ describe('stale requests: withdrawn by the asking call, expired on a bridge rest
     expect(w.body).toEqual({ id, status: 'decided' });
   });
 
-  it('register with expire_pending expires the agent\'s pending requests; a plain register leaves them', async () => {
+  it("register with expire_pending expires the agent's pending requests; a plain register leaves them", async () => {
     const { gw, pi, alice, id } = await pending('w3');
     const plain = await api(gw, 'POST', '/agent/register', pi, { name: 'pi', platform: 'pi' });
     expect(plain.body.expired_requests).toBeUndefined();
-    expect(PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions).toHaveLength(1);
-    const restart = await api(gw, 'POST', '/agent/register', pi, { name: 'pi', platform: 'pi', expire_pending: true });
+    expect(
+      PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions,
+    ).toHaveLength(1);
+    const restart = await api(gw, 'POST', '/agent/register', pi, {
+      name: 'pi',
+      platform: 'pi',
+      expire_pending: true,
+    });
     expect(restart.body.expired_requests).toBe(1);
-    expect(PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions).toEqual([]);
+    expect(
+      PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions,
+    ).toEqual([]);
     const late = await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'approve' });
     expect(late.body).toMatchObject({ code: 'AM_GW_NO_LONGER_WAITING', status: 'expired' });
   });

@@ -40,9 +40,17 @@ describe('web session', () => {
     expect(res.json()).toMatchObject({ name: 'ann', admin: false });
     const set = String(res.headers['set-cookie']);
     expect(set).toMatch(/^am_session=ams_[^;]+; Max-Age=604800; Path=\/; HttpOnly; SameSite=Strict$/);
-    const who = await gw.app.inject({ method: 'GET', url: '/api/v1/web/session', headers: { host: HOST, cookie: cookieOf(res) } });
+    const who = await gw.app.inject({
+      method: 'GET',
+      url: '/api/v1/web/session',
+      headers: { host: HOST, cookie: cookieOf(res) },
+    });
     expect(who.json()).toMatchObject({ name: 'ann', admin: false, expires_at: expect.any(String) });
-    const inbox = await gw.app.inject({ method: 'GET', url: '/api/v1/me/inbox', headers: { host: HOST, cookie: cookieOf(res) } });
+    const inbox = await gw.app.inject({
+      method: 'GET',
+      url: '/api/v1/me/inbox',
+      headers: { host: HOST, cookie: cookieOf(res) },
+    });
     expect(inbox.statusCode).toBe(200);
   });
 
@@ -66,7 +74,11 @@ describe('web session', () => {
     expect(wrong.statusCode).toBe(401);
     expect(wrong.json().detail).toContain('field "token"');
     const cookie = cookieOf(await signIn(gw.app, token));
-    const agentRoute = await gw.app.inject({ method: 'GET', url: '/api/v1/mail/inbox', headers: { host: HOST, cookie } });
+    const agentRoute = await gw.app.inject({
+      method: 'GET',
+      url: '/api/v1/mail/inbox',
+      headers: { host: HOST, cookie },
+    });
     expect(agentRoute.statusCode, 'a web session is no agent key').toBe(401);
   });
 
@@ -87,10 +99,18 @@ describe('web session', () => {
     expect(evil?.json()).toMatchObject({ code: 'AM_GW_ORIGIN_REFUSED' });
     expect((await send({ cookie }))?.statusCode, 'no Origin: refused (fail closed)').toBe(403);
     expect((await send({ cookie, origin: ORIGIN }))?.statusCode).toBe(200);
-    expect((await send({ authorization: `Bearer ${token}` }))?.statusCode, 'the CLI sends no Origin').toBe(200);
+    expect((await send({ authorization: `Bearer ${token}` }))?.statusCode, 'the CLI sends no Origin').toBe(
+      200,
+    );
     expect((await signIn(gw.app, token, 'http://evil.test')).statusCode, 'no login CSRF').toBe(403);
-    const get = await gw.app.inject({ method: 'GET', url: '/api/v1/me/inbox', headers: { host: HOST, cookie, origin: 'http://evil.test' } });
-    expect(get.statusCode, 'reads are safe methods (and CORS keeps their answers from other origins)').toBe(200);
+    const get = await gw.app.inject({
+      method: 'GET',
+      url: '/api/v1/me/inbox',
+      headers: { host: HOST, cookie, origin: 'http://evil.test' },
+    });
+    expect(get.statusCode, 'reads are safe methods (and CORS keeps their answers from other origins)').toBe(
+      200,
+    );
   });
 
   it('sessions expire; sign-out ends one; resetting the token ends them all', async () => {
@@ -106,13 +126,22 @@ describe('web session', () => {
     expect(expired?.json()).toMatchObject({ session: 'expired', suggestion: 'sign in again' });
 
     const second = cookieOf(await signIn(gw.app, token));
-    const out = await gw.app.inject({ method: 'DELETE', url: '/api/v1/web/session', headers: { host: HOST, cookie: second, origin: ORIGIN } });
+    const out = await gw.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/web/session',
+      headers: { host: HOST, cookie: second, origin: ORIGIN },
+    });
     expect(out.json()).toEqual({ status: 'signed_out' });
     expect(String(out.headers['set-cookie'])).toMatch(/^am_session=; Max-Age=0;/);
     expect((await who(second))?.statusCode).toBe(401);
 
     const third = cookieOf(await signIn(gw.app, token));
-    const reset = await api<{ token: string; revoked: number }>(gw, 'POST', '/admin/users/ann/token', gw.adminToken);
+    const reset = await api<{ token: string; revoked: number }>(
+      gw,
+      'POST',
+      '/admin/users/ann/token',
+      gw.adminToken,
+    );
     expect(reset.body.revoked).toBe(1);
     expect((await who(third))?.statusCode, 'the reset ended the session').toBe(401);
     expect((await signIn(gw.app, token)).statusCode, 'the old token is revoked').toBe(401);
@@ -137,9 +166,9 @@ describe('web files', () => {
     expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(String(asset.headers['content-type'])).toContain('javascript');
     expect((await gw.app.inject({ method: 'GET', url: '/assets/nope.js' })).statusCode).toBe(404);
-    const escape = await gw.app.inject({ method: 'GET', url: '/assets/..%2Findex.html' });
-    expect(escape.statusCode, 'no way out of assets/').toBe(403);
-    expect(escape.body).not.toContain('<title>');
+    const outside = await gw.app.inject({ method: 'GET', url: '/assets/..%2Findex.html' });
+    expect(outside.statusCode, 'no way out of assets/').toBe(403);
+    expect(outside.body).not.toContain('<title>');
     await gw.close();
 
     gw = await startGateway({ webDir: tempDir() });
@@ -155,10 +184,15 @@ describe('web files', () => {
       method: 'POST',
       url: '/api/v1/me/attachments',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=X' },
-      payload: '--X\r\nContent-Disposition: form-data; name="file"; filename="x.html"\r\nContent-Type: text/html\r\n\r\n<script>alert(1)</script>\r\n--X--\r\n',
+      payload:
+        '--X\r\nContent-Disposition: form-data; name="file"; filename="x.html"\r\nContent-Type: text/html\r\n\r\n<script>alert(1)</script>\r\n--X--\r\n',
     });
     const id = up.json().attachment.id as string;
-    const down = await gw.app.inject({ method: 'GET', url: `/api/v1/me/attachments/${id}`, headers: { authorization: `Bearer ${token}` } });
+    const down = await gw.app.inject({
+      method: 'GET',
+      url: `/api/v1/me/attachments/${id}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(String(down.headers['content-security-policy'])).toMatch(/^sandbox/);
     expect(String(down.headers['content-disposition'])).toMatch(/^attachment;/);
     expect(down.headers['x-content-type-options']).toBe('nosniff');

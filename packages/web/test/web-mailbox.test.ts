@@ -13,21 +13,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatAddress } from '@agentmail/protocol';
 import { type Bridge, createBridge } from '@agentmail/shared-policy/bridge';
-import { type PersonClient, type Stack, startStack } from '@agentmail/testkit';
+import type { PersonClient, Stack } from '@agentmail/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  buildWeb,
   DESKTOP,
-  launchBrowser,
   screenshot,
   signIn,
+  startWebStack,
   type TestBrowser,
   UI_TIMEOUT_MS,
+  type WebStack,
   watch,
 } from './support/browser.js';
 
-let web: Awaited<ReturnType<typeof buildWeb>>;
+let ws: WebStack;
 let stack: Stack;
 let browser: TestBrowser;
 let origin: string;
@@ -88,32 +88,20 @@ async function startAsker(): Promise<Bridge> {
 }
 
 beforeAll(async () => {
-  web = await buildWeb();
-  stack = await startStack({ agentName: 'pi', platform: 'pi', gatewayArgs: ['--web-dir', web.dir] });
-  origin = stack.gatewayUrl;
+  ws = await startWebStack({ agentName: 'pi', platform: 'pi' });
+  ({ stack, browser, origin } = ws);
   bob = await stack.addPerson('bob');
-  browser = await launchBrowser();
   asker = await startAsker();
 }, 120_000);
 
 afterAll(async () => {
   await asker?.stop();
-  await browser?.close();
-  await stack?.close();
-  await web?.remove();
+  await ws?.close();
   if (askerDir) await rm(askerDir, { recursive: true, force: true });
 });
 
-async function openPage(
-  token = stack.person.token,
-  options = DESKTOP,
-  watchOptions: { acceptDialogs?: boolean } = {},
-): Promise<{ page: Page; problems: ReturnType<typeof watch> }> {
-  const context = await browser.context(options);
-  const page = await context.newPage();
-  const problems = watch(page, origin, watchOptions);
-  await signIn(page, origin, token);
-  return { page, problems };
+function openPage(token = stack.person.token, options = DESKTOP, extra: { acceptDialogs?: boolean } = {}) {
+  return ws.open(token, options, extra);
 }
 
 /** Files in the Gateway's blob directory. */

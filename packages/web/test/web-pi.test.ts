@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { piAdapter, removeBundle } from '@agentmail/bridge-pi/harness';
 import { formatAddress } from '@agentmail/protocol';
 import type { Stack } from '@agentmail/testkit';
-import { startStack } from '@agentmail/testkit';
 import {
   CONFORMANCE_MODELS,
   marker,
@@ -22,40 +21,25 @@ import {
 } from '@agentmail/testkit/conformance';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildWeb,
-  DESKTOP,
-  launchBrowser,
-  PHONE,
-  screenshot,
-  signIn,
-  type TestBrowser,
-  watch,
-} from './support/browser.js';
+import { DESKTOP, PHONE, screenshot, startWebStack, type WebStack } from './support/browser.js';
 
-let web: Awaited<ReturnType<typeof buildWeb>>;
+let ws: WebStack;
 let stack: Stack;
-let browser: TestBrowser;
 let origin: string;
 
 beforeAll(async () => {
-  web = await buildWeb();
-  stack = await startStack({
+  ws = await startWebStack({
     agentName: 'pi',
     platform: 'pi',
     models: [CONFORMANCE_MODELS.working],
     scenarios: [TITLE_SCENARIO],
-    gatewayArgs: ['--web-dir', web.dir],
   });
-  origin = stack.gatewayUrl;
-  browser = await launchBrowser();
+  ({ stack, origin } = ws);
   await stack.startBridge(piAdapter);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await web?.remove();
+  await ws?.close();
   await removeBundle();
 });
 
@@ -76,16 +60,8 @@ function script(task: string, file: string, deniedText?: string): void {
   ]);
 }
 
-async function open(
-  options = DESKTOP,
-  before?: (page: Page) => Promise<unknown>,
-): Promise<{ page: Page; problems: ReturnType<typeof watch> }> {
-  const context = await browser.context(options);
-  const page = await context.newPage();
-  const problems = watch(page, origin);
-  await before?.(page);
-  await signIn(page, origin, stack.person.token);
-  return { page, problems };
+function open(options = DESKTOP, before?: (page: Page) => Promise<unknown>) {
+  return ws.open(stack.person.token, options, before ? { before } : {});
 }
 
 async function write(page: Page, subject: string, body: string): Promise<void> {

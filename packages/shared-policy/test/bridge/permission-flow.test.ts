@@ -226,7 +226,7 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
 describe('decideGuardedCall: a wait that ends without a decision withdraws the request', () => {
   const withdrawals = () => gw.requests.filter((r) => r.path === '/api/v1/permission/p1/withdraw');
 
-  it('a stopped turn withdraws (reason aborted) and says so in an event; a person\'s decision withdraws nothing', async () => {
+  it("a stopped turn withdraws (reason aborted) and says so in an event; a person's decision withdraws nothing", async () => {
     gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ json: { id: 'p1', status: 'withdrawn' } }));
     const bus = recordingBus();
     const { options } = setup({ emit: bus.emitFn });
@@ -237,7 +237,13 @@ describe('decideGuardedCall: a wait that ends without a decision withdraws the r
     expect((await outcome).allow).toBe(false);
     expect(withdrawals().map((r) => r.json)).toEqual([{ reason: 'aborted' }]);
     expect(bus.events.filter((e) => e.type === 'permission_withdrawn')).toEqual([
-      { type: 'permission_withdrawn', tool: 'bash', request_id: 'p1', reason: 'aborted', status: 'withdrawn' },
+      {
+        type: 'permission_withdrawn',
+        tool: 'bash',
+        request_id: 'p1',
+        reason: 'aborted',
+        status: 'withdrawn',
+      },
     ]);
 
     gw.requests.length = 0;
@@ -249,7 +255,18 @@ describe('decideGuardedCall: a wait that ends without a decision withdraws the r
   it('a failed withdrawal is an event, never a throw (the Gateway expires the request on the next start)', async () => {
     gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ status: 500, json: { error: 'internal' } }));
     const bus = recordingBus();
-    const { options } = setup({ emit: bus.emitFn, waitForDecision: () => Promise.resolve({ decision: 'deny', raw: '', answers: [], note: '', freshMails: [], source: 'timeout' }) });
+    const { options } = setup({
+      emit: bus.emitFn,
+      waitForDecision: () =>
+        Promise.resolve({
+          decision: 'deny',
+          raw: '',
+          answers: [],
+          note: '',
+          freshMails: [],
+          source: 'timeout',
+        }),
+    });
     expect((await decideGuardedCall(call, options)).allow).toBe(false);
     const event = bus.events.find((e) => e.type === 'permission_withdrawn');
     expect(event).toMatchObject({ reason: 'timeout', error: expect.stringContaining('500') });

@@ -149,43 +149,21 @@ export function RequestCard(props: RequestCardProps) {
             </p>
           ) : null}
           <div class="actions">
-            {question ? (
-              <>
-                <button type="button" class="primary" disabled={busy} onClick={answer}>
-                  {t('web.request.send_answer')}
-                </button>
-                <button
-                  type="button"
-                  class="danger"
-                  disabled={busy}
-                  onClick={() => decide({ decision: 'deny' })}
-                >
-                  {t('web.request.decline')}
-                </button>
-              </>
-            ) : (
-              <>
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy}
-                  onClick={() => decide({ decision: 'approve' })}
-                >
-                  {t('web.request.approve')}
-                </button>
-                <button type="button" disabled={busy} onClick={() => decide({ decision: 'always' })}>
-                  {t('web.request.always')}
-                </button>
-                <button
-                  type="button"
-                  class="danger"
-                  disabled={busy}
-                  onClick={() => decide({ decision: 'deny' })}
-                >
-                  {t('web.request.deny')}
-                </button>
-              </>
-            )}
+            {(question
+              ? ([
+                  ['web.request.send_answer', 'primary', answer],
+                  ['web.request.decline', 'danger', () => decide({ decision: 'deny' })],
+                ] as const)
+              : ([
+                  ['web.request.approve', 'primary', () => decide({ decision: 'approve' })],
+                  ['web.request.always', '', () => decide({ decision: 'always' })],
+                  ['web.request.deny', 'danger', () => decide({ decision: 'deny' })],
+                ] as const)
+            ).map(([label, tone, onClick]) => (
+              <button key={label} type="button" class={tone} disabled={busy} onClick={onClick}>
+                {t(label)}
+              </button>
+            ))}
             <a class="muted small" href={href('mail', r.mail_id)}>
               {t('web.request.open_mail')}
             </a>

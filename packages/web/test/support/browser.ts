@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Stack, type StackOptions, startStack } from '@agentmail/testkit';
 import {
   type Browser,
   type BrowserContext,
@@ -141,4 +142,61 @@ export async function screenshot(page: Page, name: string): Promise<{ path: stri
   const png = await page.screenshot({ fullPage: false });
   await writeFile(path, png);
   return { path, bytes: png.length };
+}
+
+/** A Gateway stack serving a fresh build of the web app, and one browser for it. */
+export interface WebStack {
+  stack: Stack;
+  browser: TestBrowser;
+  /** The Gateway's origin (the mailbox is at `${origin}/`). */
+  origin: string;
+  /**
+   * A new browser context signed in as `token`; `before` runs on the page first (routes), dialogs
+   * are dismissed unless `acceptDialogs`.
+   */
+  open(
+    token: string,
+    options?: BrowserContextOptions,
+    extra?: { before?: (page: Page) => Promise<unknown>; acceptDialogs?: boolean },
+  ): Promise<{ page: Page; problems: PageProblems }>;
+  close(): Promise<void>;
+}
+
+/** Build the web app, start a stack whose Gateway serves it, launch Chromium. Undone on failure. */
+export async function startWebStack(options: StackOptions = {}): Promise<WebStack> {
+  const web = await buildWeb();
+  let stack: Stack | undefined;
+  let browser: TestBrowser | undefined;
+  try {
+    stack = await startStack({
+      ...options,
+      gatewayArgs: [...(options.gatewayArgs ?? []), '--web-dir', web.dir],
+    });
+    browser = await launchBrowser();
+  } catch (err) {
+    await stack?.close();
+    await web.remove();
+    throw err;
+  }
+  const s = stack;
+  const b = browser;
+  const origin = s.gatewayUrl;
+  return {
+    stack: s,
+    browser: b,
+    origin,
+    async open(token, contextOptions = DESKTOP, extra = {}) {
+      const context = await b.context(contextOptions);
+      const page = await context.newPage();
+      const problems = watch(page, origin, extra.acceptDialogs ? { acceptDialogs: true } : {});
+      await extra.before?.(page);
+      await signIn(page, origin, token);
+      return { page, problems };
+    },
+    async close() {
+      await b.close();
+      await s.close();
+      await web.remove();
+    },
+  };
 }
