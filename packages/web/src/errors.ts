@@ -47,6 +47,36 @@ const WITH_DETAIL = new Set([
   'AM_GW_NOT_FOUND',
 ]);
 
+/** The page's label of a request field the Gateway names (`field "to": …`). */
+const FIELD_LABELS: Readonly<Record<string, TextKey>> = {
+  to: 'web.compose.to',
+  cc: 'web.compose.cc',
+  subject: 'web.compose.subject',
+  body: 'web.compose.body',
+  comment: 'web.compose.comment',
+  token: 'web.signin.token',
+  name: 'web.admin.new_person',
+  agent_name: 'web.admin.key_name',
+  note: 'web.request.note',
+  answers: 'web.request.your_answer',
+  file: 'web.compose.attach',
+};
+
+/**
+ * A Gateway detail in the page's words: `field "to": …` becomes the field's label, and what is
+ * meant for API clients (the list of accepted fields, rule ids) goes.
+ */
+export function pageDetail(detail: string): string {
+  return detail
+    .replace(/^field "([^"]+)": /, (whole, field: string) => {
+      const key = FIELD_LABELS[field.split(/[.[]/)[0] ?? ''];
+      return key === undefined ? whole : `${t(key)}: `;
+    })
+    .replace(/\s*Accepted fields: [^.]*\.?$/, '')
+    .replace(/\s*\((?:see )?SPEC [^)]*\)/g, '')
+    .trim();
+}
+
 /** The person's words for a failed call. */
 export function explain(err: unknown): string {
   if (isHttp(err)) {
