@@ -146,8 +146,10 @@ export async function decideGuardedCall(
     decision: d.decision,
     source: d.source,
   });
-  // Nobody waits any more (timeout, stop, shutdown): say so, so a late approval is not mistaken for one that runs.
-  await withdrawRequest(options.client(), requestId, d.source, toolName, emit);
+  // Nobody waits any more (timeout, stop, shutdown): say so, so a late approval is not mistaken
+  // for one that runs. In the background: the host gets its answer at once; a process that exits
+  // after the turn awaits `withdrawalsSettled()`.
+  void withdrawRequest(options.client(), requestId, d.source, toolName, emit);
   if (d.decision === 'approve_once' || d.decision === 'approve_always') {
     if (d.decision === 'approve_always')
       await options.grants.record(sessionId, toolName, d.decision).catch((err: unknown) => {

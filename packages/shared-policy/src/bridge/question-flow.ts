@@ -97,7 +97,8 @@ export async function askQuestions(
     decision: d.raw || d.decision,
     source: d.source,
   });
-  await withdrawRequest(options.client, requestId, d.source, tool, emit);
+  // In the background, like the permission flow's (a process that exits awaits withdrawalsSettled()).
+  void withdrawRequest(options.client, requestId, d.source, tool, emit);
   if (d.source !== 'person')
     return {
       ok: false,

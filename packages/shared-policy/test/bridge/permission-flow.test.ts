@@ -6,6 +6,7 @@ import {
   type GuardedCall,
   type PermissionFlowOptions,
 } from '../../src/bridge/permission-flow.js';
+import { withdrawalsSettled } from '../../src/bridge/withdraw.js';
 import { GatewayClient } from '../../src/client/gateway-client.js';
 import { PendingPermissions } from '../../src/pending-permissions.js';
 import { formatText } from '../../src/texts/index.js';
@@ -20,7 +21,9 @@ beforeAll(async () => {
   gw = await fakeGateway();
 });
 afterAll(() => gw.close());
-beforeEach(() => {
+beforeEach(async () => {
+  // A withdrawal an earlier test left under way (they run in the background) lands first.
+  await withdrawalsSettled();
   gw.requests.length = 0;
 });
 
@@ -235,6 +238,7 @@ describe('decideGuardedCall: a wait that ends without a decision withdraws the r
     await expect.poll(() => asked().length).toBe(1);
     stop.abort();
     expect((await outcome).allow).toBe(false);
+    await withdrawalsSettled();
     expect(withdrawals().map((r) => r.json)).toEqual([{ reason: 'aborted' }]);
     expect(bus.events.filter((e) => e.type === 'permission_withdrawn')).toEqual([
       {
@@ -268,6 +272,7 @@ describe('decideGuardedCall: a wait that ends without a decision withdraws the r
         }),
     });
     expect((await decideGuardedCall(call, options)).allow).toBe(false);
+    await withdrawalsSettled();
     const event = bus.events.find((e) => e.type === 'permission_withdrawn');
     expect(event).toMatchObject({ reason: 'timeout', error: expect.stringContaining('500') });
   });
