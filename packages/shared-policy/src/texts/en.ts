@@ -293,7 +293,6 @@ export const EN = {
   'web.who.agent': 'agent',
   'web.who.person': 'person',
   'web.inbox.title': 'Inbox',
-  'web.inbox.filter': 'Which mails',
   'web.inbox.unread': 'Unread ({count})',
   'web.inbox.all': 'All',
   'web.inbox.empty_unread': 'No unread mail.',

@@ -266,7 +266,6 @@ export const ZH_CN: Record<TextKey, string> = {
   'web.who.agent': '智能体',
   'web.who.person': '人',
   'web.inbox.title': '收件箱',
-  'web.inbox.filter': '显示哪些邮件',
   'web.inbox.unread': '未读（{count}）',
   'web.inbox.all': '全部',
   'web.inbox.empty_unread': '没有未读邮件。',
