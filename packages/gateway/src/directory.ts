@@ -5,7 +5,10 @@
  */
 import {
   type Address,
+  type AgentKeyView,
+  type AgentView,
   type AllowedModelsResponse,
+  type CatalogueEntry,
   type Contact,
   formatAddress,
   HEARTBEAT_INTERVAL_MS,
@@ -13,6 +16,8 @@ import {
   type HeartbeatResponse,
   heartbeatUnknownFields,
   isValidAlias,
+  ModeEnforcement,
+  PermissionMode,
   type RegisterResponse,
   type SessionSyncResponse,
   type Suggestion,
@@ -333,7 +338,134 @@ export async function syncSession(
   });
 }
 
+/**
+ * Every agent with its presence and mode enforcement, and the sessions of it that `userId` took
+ * part in — sent or received a mail there, or owns (SPEC H-4: a person never learns the aliases,
+ * titles or paths of other people's sessions).
+ */
+export async function agentsFor(
+  ctx: GatewayContext,
+  user: { id: string; name: string },
+): Promise<AgentView[]> {
+  const now = ctx.config.clock();
+  const agents = await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute();
+  const sessions = await ctx.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb('sessions.owner_user_id', '=', user.id),
+        eb.exists(
+          eb
+            .selectFrom('mails')
+            .select('mails.id')
+            .whereRef('mails.session_id', '=', 'sessions.id')
+            .where('mails.from_name', '=', user.name)
+            .where('mails.from_human', '=', 1),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('deliveries')
+            .select('deliveries.mail_id')
+            .whereRef('deliveries.session_id', '=', 'sessions.id')
+            .where('deliveries.recipient_name', '=', user.name)
+            .where('deliveries.recipient_human', '=', 1),
+        ),
+      ]),
+    )
+    .orderBy('updated_at', 'desc')
+    .execute();
+  const out: AgentView[] = [];
+  for (const a of agents) {
+    const address = addressOrSkip(ctx, { name: a.name, path: '', session: '' }, 'agents');
+    if (address === undefined) continue;
+    const enforcement = ModeEnforcement.safeParse(a.mode_enforcement);
+    const own = sessions.filter((x) => x.agent_name === a.name);
+    out.push({
+      name: a.name,
+      platform: a.platform,
+      online: a.last_seen !== null && now - Number(a.last_seen) <= ONLINE_WINDOW_MS,
+      last_seen: a.last_seen === null ? null : iso(Number(a.last_seen)),
+      mode_enforcement: enforcement.success ? enforcement.data : null,
+      workspaces: parseJsonArray(a.workspaces)
+        .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
+        .filter((p): p is string => typeof p === 'string'),
+      address,
+      sessions: own.flatMap((x) => {
+        const sessionAddress = addressOrSkip(
+          ctx,
+          { name: a.name, path: x.path, session: x.alias ?? '' },
+          'sessions',
+        );
+        if (sessionAddress === undefined) return [];
+        const mode = PermissionMode.safeParse(x.permission_mode);
+        return [
+          {
+            id: x.id,
+            alias: x.alias ?? '',
+            path: x.path,
+            address: sessionAddress,
+            title: x.title,
+            permission_mode: mode.success ? mode.data : 'workspace',
+            updated_at: iso(Number(x.updated_at)),
+          },
+        ];
+      }),
+    });
+  }
+  return out;
+}
+
 // ---- admin ----
+
+/** Every agent key, newest first (never the key: it was shown once). */
+export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeyView[]> {
+  const rows = await ctx.db.selectFrom('agent_keys').selectAll().orderBy('id', 'desc').execute();
+  return rows.map((k) => ({
+    key_id: k.id,
+    agent_name: k.agent_name,
+    created_at: iso(Number(k.created_at)),
+    revoked_at: k.revoked_at === null ? null : iso(Number(k.revoked_at)),
+  }));
+}
+
+/**
+ * Give a person a new token (shown once): every other token of theirs is revoked, which ends
+ * the web sessions made from them.
+ * @throws GatewayError `AM_GW_NOT_FOUND` (no such person)
+ */
+export async function resetUserToken(
+  ctx: GatewayContext,
+  name: string,
+): Promise<{ token: string; revoked: number }> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
+    if (!user)
+      throw new GatewayError('NOT_FOUND', `no person named "${name}"`, {
+        suggestion: 'pick a name from the list of people',
+      });
+    const now = ctx.config.clock();
+    const revoked = await trx
+      .updateTable('user_tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', user.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    await trx.deleteFrom('web_sessions').where('user_id', '=', user.id).execute();
+    const token = newSecret('amu');
+    await trx
+      .insertInto('user_tokens')
+      .values({
+        id: newId('t', now),
+        user_id: user.id,
+        token_hash: hashSecret(token),
+        created_at: now,
+        revoked_at: null,
+      })
+      .execute();
+    return { token, revoked: Number(revoked.numUpdatedRows) };
+  });
+}
 
 /**
  * Create a user with a fresh token (shown once, stored hashed).
@@ -419,16 +551,26 @@ export async function allowedModelsView(
   const selection = await allowedModels(ctx.db, platform);
   const agents = await ctx.db
     .selectFrom('agents')
-    .select('models')
+    .select(['name', 'models'])
     .where('platform', '=', platform)
+    .orderBy('name')
     .execute();
-  const catalogue = new Set<string>();
+  const catalogue = new Map<string, CatalogueEntry>();
   for (const a of agents)
     for (const m of parseJsonArray(a.models)) {
-      const key = typeof m === 'object' && m !== null ? (m as { key?: unknown }).key : undefined;
-      if (typeof key === 'string') catalogue.add(key);
+      if (typeof m !== 'object' || m === null) continue;
+      const { key, name } = m as { key?: unknown; name?: unknown };
+      if (typeof key !== 'string') continue;
+      const entry = catalogue.get(key) ?? { key, name: '', agents: [] };
+      if (entry.name === '' && typeof name === 'string') entry.name = name;
+      if (!entry.agents.includes(a.name)) entry.agents.push(a.name);
+      catalogue.set(key, entry);
     }
-  return { platform, models: selection.map((key) => ({ key, stale: !catalogue.has(key) })) };
+  return {
+    platform,
+    models: selection.map((key) => ({ key, stale: !catalogue.has(key) })),
+    catalogue: [...catalogue.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+  };
 }
 
 /** Replace the ordered selection of a platform (≤10, SPEC G-26). */

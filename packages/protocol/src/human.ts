@@ -69,8 +69,20 @@ export const AllowedModelsRequest = z.strictObject({
 });
 export type AllowedModelsRequest = z.infer<typeof AllowedModelsRequest>;
 
+/** One model of a platform's catalogue as the agents report it (SPEC G-26). */
+export const CatalogueEntry = z.object({
+  key: z.string(),
+  /** Display name, when an agent gave one; '' otherwise. */
+  name: z.string(),
+  /** Agents of the platform that report it. */
+  agents: z.array(z.string()),
+});
+export type CatalogueEntry = z.infer<typeof CatalogueEntry>;
+
 export const AllowedModelsResponse = z.object({
   platform: z.string(),
+  /** What the platform's agents have (from their heartbeats), beside the selection (G-26). */
+  catalogue: z.array(CatalogueEntry).optional(),
   models: z.array(
     z.object({
       key: z.string(),

@@ -29,6 +29,11 @@ const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   // protocol only; its tests start a real Gateway through the testkit.
   '@agentmail/host-tools': (d, dev) =>
     d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || (dev && d === '@agentmail/testkit'),
+  // The web mailbox runs in a browser; its tests start a Gateway and a pi bridge (dev only).
+  '@agentmail/web': (d, dev) =>
+    d === '@agentmail/protocol' ||
+    d === '@agentmail/shared-policy' ||
+    (dev && (d === '@agentmail/testkit' || d === '@agentmail/bridge-pi')),
 };
 // Bridge tests start a real Gateway in-process (buildApp), so a bridge may dev-depend on it.
 const bridgeRule = (d: string, dev: boolean) =>
@@ -42,14 +47,14 @@ const packageDirs = (): string[] =>
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
 
-/** Every `.ts` file under `dir` (no node_modules, no dist). */
+/** Every `.ts`/`.tsx` file under `dir` (no node_modules, no dist). */
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name === 'node_modules' || entry.name === 'dist') continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(full);
+    else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
   }
   return out;
 }
@@ -128,6 +133,22 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
       const cli = e.file.startsWith('gateway/src/cli/');
       return !(cli && e.spec === '@agentmail/shared-policy/client');
     });
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the web mailbox imports only browser-safe entries: protocol, the shared-policy root and /client/browser, its UI libraries', () => {
+    const allowed = new Set([
+      '@agentmail/protocol',
+      '@agentmail/shared-policy',
+      '@agentmail/shared-policy/client/browser',
+      'preact',
+      'preact/hooks',
+      'marked',
+      'dompurify',
+    ]);
+    const edges = edgesOf(join(PACKAGES, 'web/src'));
+    expect(edges.length, 'the web sources were read').toBeGreaterThan(10);
+    const bad = edges.filter((e) => !e.spec.startsWith('.') && !allowed.has(e.spec));
     expect(bad.map(show)).toEqual([]);
   });
 

@@ -209,9 +209,28 @@ const m0001: Migration = {
   },
 };
 
+/** Web mailbox sessions (the cookie's hash, its user and token, expiry). */
+const m0002: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('web_sessions')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('token_id', 'text', (c) => c.notNull().references('user_tokens.id').onDelete('cascade'))
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('web_sessions_user').on('web_sessions').column('user_id').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('web_sessions').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
+  '0002_web_sessions': m0002,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

@@ -8,6 +8,8 @@ import {
   allowedModelsView,
   createUser,
   issueAgentKey,
+  listAgentKeys,
+  resetUserToken,
   revokeAgentKey,
   setAllowedModels,
 } from '../directory.js';
@@ -31,6 +33,13 @@ export function adminRoutes(ctx: GatewayContext) {
         })),
       };
     });
+
+    registerEndpoint(app, ctx, 'adminResetToken', async (req) => ({
+      name: req.params.name,
+      ...(await resetUserToken(ctx, req.params.name)),
+    }));
+
+    registerEndpoint(app, ctx, 'adminAgentKeys', async () => ({ keys: await listAgentKeys(ctx) }));
 
     registerEndpoint(app, ctx, 'adminIssueAgentKey', async (req) => {
       const { keyId, key } = await issueAgentKey(ctx, req.body.agent_name);

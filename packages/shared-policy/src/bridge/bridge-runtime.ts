@@ -4,6 +4,7 @@
  * timeouts, redelivery and shutdown. It is the engine of {@link createBridge}; the host runs turns
  * behind {@link BridgeHost}. Everything it does is a typed event on its bus (logging subscribes).
  */
+
 import type {
   HeartbeatRequest,
   MailSummary,
@@ -23,6 +24,7 @@ import type { BridgeEvent, CatchUpTrigger, EmitEvent } from './events.js';
 import { sendFailureMail } from './failure-notice.js';
 import { TurnGate } from './turn-gate.js';
 import type { MailTurnReport } from './turn-report.js';
+import { withdrawalsSettled } from './withdraw.js';
 
 /** How long `start()` waits for the first event stream to open before the catch-up runs anyway, in ms (B-1, B-20). @default 10_000 */
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;
@@ -222,6 +224,8 @@ export class BridgeRuntime {
       name: this.#config.agentName,
       platform: this.#config.platform,
       version: this.#config.version,
+      // This process holds the bridge lock: requests of an earlier process wait for nobody now.
+      expire_pending: true,
     });
     this.#emit({
       type: 'registered',
@@ -304,6 +308,8 @@ export class BridgeRuntime {
       }),
     ]);
     clearTimeout(timer);
+    // Requests the stopped turns left pending are being withdrawn (bounded by WITHDRAW_TIMEOUT_MS).
+    await withdrawalsSettled();
     await this.#lock?.release();
     this.#emit({ type: 'stopped' });
   }

@@ -141,3 +141,4 @@ export {
   TurnRpcError,
   type TurnRpcMethod,
 } from './rpc/wire.js';
+export { WITHDRAW_TIMEOUT_MS, withdrawalsSettled } from './withdraw.js';

@@ -56,6 +56,7 @@ const LINES = {
   permission_decided: ['info', 'permission decided'],
   permission_failed: ['warn', 'permission request failed'],
   grant_not_stored: ['warn', 'could not store the "always" grant'],
+  permission_withdrawn: ['info', 'permission request withdrawn (nobody waits for it any more)'],
   decision_unclaimed: ['info', 'permission decision for no waiting call'],
   rpc_problem: ['warn', 'turn rpc problem'],
   stopping: ['info', 'shutting down'],

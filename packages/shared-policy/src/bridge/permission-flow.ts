@@ -11,6 +11,7 @@ import { decideToolCall, type Platform } from '../permission-mode.js';
 import { formatText, type Locale } from '../texts/index.js';
 import type { EmitEvent } from './events.js';
 import type { GrantStore } from './grant-store.js';
+import { withdrawRequest } from './withdraw.js';
 
 /** One tool call the platform's seam saw. */
 export interface GuardedCall {
@@ -74,7 +75,9 @@ export type PermissionOutcome =
  * - a failed request fails closed (P-5): 409 denies with the server's words unless it says the
  *   mode is `full` (allow); `duplicate_relay` and other 4xx deny; 5xx/network yield to the local
  *   prompt only when `hasLocalUi`, else deny. Not an AgentMail session (`sessionId() === ''`):
- *   yield when `hasLocalUi`, else deny.
+ *   yield when `hasLocalUi`, else deny;
+ * - a wait that ends without a person's decision (timeout, a stopped turn, shutdown) withdraws the
+ *   request at the Gateway, so the person is told it no longer waits.
  *
  * Never throws.
  * @example const o = await decideGuardedCall({ toolName: 'bash', input, toolCallId, platformSessionId, cwd }, options, signal);
@@ -160,9 +163,11 @@ async function decide(
     locale,
     ...(options.mailId ? { mailId: options.mailId } : {}),
   });
+  let requestId: string;
   try {
     const res = await options.client().permissionRequest(request, signal ? { signal } : {});
     if (isDuplicateRelay(res)) throw res;
+    requestId = res.request_id;
     emit({
       type: 'permission_asked',
       tool: toolName,
@@ -182,6 +187,10 @@ async function decide(
     decision: d.decision,
     source: d.source,
   });
+  // Nobody waits any more (timeout, stop, shutdown): say so, so a late approval is not mistaken
+  // for one that runs. In the background: the host gets its answer at once; a process that exits
+  // after the turn awaits `withdrawalsSettled()`.
+  void withdrawRequest(options.client(), requestId, d.source, toolName, emit);
   if (d.decision === 'approve_once' || d.decision === 'approve_always') {
     if (d.decision === 'approve_always')
       await options.grants.record(sessionId, toolName, d.decision).catch((err: unknown) => {

@@ -94,7 +94,12 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
       'catch_up_done',
       'ready',
     ]);
-    expect(gw.requests[0]?.json).toEqual({ name: 'ref', platform: 'opencode', version: 'ref/1' });
+    expect(gw.requests[0]?.json).toEqual({
+      name: 'ref',
+      platform: 'opencode',
+      version: 'ref/1',
+      expire_pending: true,
+    });
     expect(bridge.allowedModels).toEqual(['ref/good']);
   });
 

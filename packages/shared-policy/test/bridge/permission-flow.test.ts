@@ -6,6 +6,7 @@ import {
   type GuardedCall,
   type PermissionFlowOptions,
 } from '../../src/bridge/permission-flow.js';
+import { withdrawalsSettled } from '../../src/bridge/withdraw.js';
 import { GatewayClient } from '../../src/client/gateway-client.js';
 import { denialText, PendingPermissions } from '../../src/pending-permissions.js';
 import { formatText } from '../../src/texts/index.js';
@@ -20,7 +21,9 @@ beforeAll(async () => {
   gw = await fakeGateway();
 });
 afterAll(() => gw.close());
-beforeEach(() => {
+beforeEach(async () => {
+  // A withdrawal an earlier test left under way (they run in the background) lands first.
+  await withdrawalsSettled();
   gw.requests.length = 0;
 });
 
@@ -241,5 +244,57 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
       allow: false,
       reason: expect.stringContaining(formatText('permission.denied.aborted')),
     });
+  });
+});
+
+describe('decideGuardedCall: a wait that ends without a decision withdraws the request', () => {
+  const withdrawals = () => gw.requests.filter((r) => r.path === '/api/v1/permission/p1/withdraw');
+
+  it("a stopped turn withdraws (reason aborted) and says so in an event; a person's decision withdraws nothing", async () => {
+    gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ json: { id: 'p1', status: 'withdrawn' } }));
+    const bus = recordingBus();
+    const { options } = setup({ emit: bus.emitFn });
+    const stop = new AbortController();
+    const outcome = decideGuardedCall(call, options, stop.signal);
+    await expect.poll(() => asked().length).toBe(1);
+    stop.abort();
+    expect((await outcome).allow).toBe(false);
+    await withdrawalsSettled();
+    expect(withdrawals().map((r) => r.json)).toEqual([{ reason: 'aborted' }]);
+    expect(bus.events.filter((e) => e.type === 'permission_withdrawn')).toEqual([
+      {
+        type: 'permission_withdrawn',
+        tool: 'bash',
+        request_id: 'p1',
+        reason: 'aborted',
+        status: 'withdrawn',
+      },
+    ]);
+
+    gw.requests.length = 0;
+    const decided = setup({}, { decision: 'approve_once' });
+    expect(await decideGuardedCall(call, decided.options)).toEqual({ allow: true });
+    expect(withdrawals()).toEqual([]);
+  });
+
+  it('a failed withdrawal is an event, never a throw (the Gateway expires the request on the next start)', async () => {
+    gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ status: 500, json: { error: 'internal' } }));
+    const bus = recordingBus();
+    const { options } = setup({
+      emit: bus.emitFn,
+      waitForDecision: () =>
+        Promise.resolve({
+          decision: 'deny',
+          raw: '',
+          answers: [],
+          note: '',
+          freshMails: [],
+          source: 'timeout',
+        }),
+    });
+    expect((await decideGuardedCall(call, options)).allow).toBe(false);
+    await withdrawalsSettled();
+    const event = bus.events.find((e) => e.type === 'permission_withdrawn');
+    expect(event).toMatchObject({ reason: 'timeout', error: expect.stringContaining('500') });
   });
 });
