@@ -28,6 +28,9 @@ interface Extra {
   dataDir?: string;
 }
 
+/** Every event of each bridge `setup` made, from its creation on. */
+const eventLogs = new WeakMap<Bridge, BridgeEvent[]>();
+
 async function setup(
   hostOptions: ReferenceHostOptions = {},
   over: Partial<BridgeConfig> = {},
@@ -70,6 +73,7 @@ async function setup(
   });
   const events: BridgeEvent[] = [];
   bridge.events.subscribe((e) => events.push(e));
+  eventLogs.set(bridge, events);
   cleanup.push(() => bridge.stop());
   return { gw, host, bridge, events, dataDir };
 }
@@ -80,6 +84,9 @@ const mailFrame = (id: number, mail: NewMailEvent) => frame(id, 'new_mail', mail
 
 /** The bridge's last word on a mail: its turn_done / turn_failed / turn_timed_out(+failure mail). */
 async function settled(bridge: Bridge, mailId: string): Promise<BridgeEvent> {
+  // Turns run concurrently: the awaited turn may have ended before this call; look back first.
+  const seen = eventLogs.get(bridge)?.find((e) => e.type === 'turn_done' && e.mail_id === mailId);
+  if (seen) return seen;
   return bridge.events.next('turn_done', (e) => e.mail_id === mailId, { timeoutMs: 10_000 });
 }
 

@@ -48,8 +48,10 @@ export function RequestCard(props: RequestCardProps) {
       if (isSignedOut(err)) props.onSignedOut();
       const code = gatewayCode(err);
       if (code === 'AM_GW_NO_LONGER_WAITING' || code === 'AM_GW_ALREADY_DECIDED') {
+        // The card stays with the reason (no reload that would take it away at once); the next
+        // live event or visit drops it from the list.
         setOutcome({ kind: 'gone', text: explain(err) });
-        props.onDone();
+        toast(explain(err));
       } else setError(explain(err));
     } finally {
       setBusy(false);
