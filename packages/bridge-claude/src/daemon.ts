@@ -6,6 +6,13 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
+import {
+  enforcementOf,
+  type SetupCheckResult,
+  SetupGate,
+  selfCheckEvent,
+  stderrSummary,
+} from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
 import { type Bridge, type BridgeLogger, createBridge } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
@@ -19,7 +26,7 @@ import { checkRunSetup, claudeTurns, runArgs, runEnv } from './turns.js';
 export type ClaudeBridge = Bridge<ClaudeEvent>;
 
 /** The outcome of {@link selfCheck}. */
-export type SelfCheckResult = { ok: true } | { ok: false; reason: string };
+export type SelfCheckResult = SetupCheckResult;
 
 // Nothing listens on the discard port: the check ends before a model would be asked, offline.
 const NO_MODEL_URL = 'http://127.0.0.1:9';
@@ -67,7 +74,7 @@ export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal
     },
   });
   if (verdict) return verdict;
-  const tail = report.stderrTail.trim().split('\n').slice(-3).join(' / ');
+  const tail = stderrSummary(report.stderrTail);
   return {
     ok: false,
     reason: `${config.claudeBin} ended before its init line (exit code ${report.code ?? 'none'}${tail ? `: ${tail}` : ''})`,
@@ -91,29 +98,17 @@ export interface ClaudeBridgeOptions {
 export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBridgeOptions): ClaudeBridge {
   let bridge: ClaudeBridge | undefined;
   const emit = (e: ClaudeEvent): void => bridge?.emit(e);
-  let enforcement = options.enforcement;
-  let rechecking: Promise<SelfCheckResult> | undefined;
-  // A failed self-check is repeated before the next turn (one at a time): a plugin fixed meanwhile
-  // makes the bridge native again; a broken one fails the turn before any `claude` run.
-  const setup = async (): Promise<SelfCheckResult> => {
-    if (enforcement.ok) return enforcement;
-    rechecking ??= (async () => {
-      const started = Date.now();
-      const r = await selfCheck(config, bridge?.stopSignal);
-      emit({
-        type: 'self_check',
-        ok: r.ok,
-        ...(r.ok ? {} : { reason: r.reason }),
-        duration_ms: Date.now() - started,
-      });
+  // A failed self-check is repeated before the next turn: a plugin fixed meanwhile makes the
+  // bridge native again; a broken one fails the turn before any `claude` run.
+  const gate = new SetupGate({
+    initial: options.enforcement,
+    recheck: () => selfCheck(config, bridge?.stopSignal),
+    onRecheck: (r, durationMs) => {
+      emit(selfCheckEvent(r, durationMs));
       if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
-      enforcement = r;
-      rechecking = undefined;
-      return r;
-    })();
-    return rechecking;
-  };
-  const turns = claudeTurns(config, emit, setup);
+    },
+  });
+  const turns = claudeTurns(config, emit, () => gate.ensure());
   const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
   bridge = createBridge<ClaudeEvent>({
     platform: PLATFORM,
@@ -127,12 +122,7 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
         // G-25: a session list that cannot be read is omitted, not sent empty.
         const sessions = await listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS).catch(() => undefined);
         return {
-          ...(enforcement.ok
-            ? { mode_enforcement: 'native' as const }
-            : {
-                mode_enforcement: 'advisory' as const,
-                mode_enforcement_reason: enforcement.reason.slice(0, 500),
-              }),
+          ...enforcementOf(gate.current),
           ...(sessions === undefined ? {} : { sessions }),
           models,
         };
