@@ -13,4 +13,5 @@ export const projects: string[] = [
   'packages/host-tools',
   'packages/bridge-claude',
   'packages/bridge-dsh',
+  'packages/bridge-zcode',
 ];

@@ -7,6 +7,7 @@
  *
  * @module
  */
+export { absolutePathSetting, checkPluginDir, configInvalid, type PluginDirCheck } from './driver-config.js';
 export { type DriverBridge, type DriverMainOptions, runDriverMain } from './driver-main.js';
 export {
   HOST_CLI_DRAIN_MS,

@@ -1,0 +1,87 @@
+/**
+ * The `agentmail-zcode` bridge: the kit's `createBridge` with the turn RPC on (the plugin's tool
+ * and hook processes reach the running turn through it, SPEC B-21), the ZCode turn adapter, and
+ * the heartbeat facts: ZCode's sessions from its session database (G-25, G-37), the models of its
+ * configuration (G-26), and `mode_enforcement` from the setup check (P-8).
+ */
+
+import {
+  enforcementOf,
+  type SetupCheckResult,
+  SetupGate,
+  selfCheckEvent,
+} from '@agentmail/host-tools/driver';
+import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
+import {
+  type Bridge,
+  type BridgeLogger,
+  createBridge,
+  readSnapshotParts,
+} from '@agentmail/shared-policy/bridge';
+import type { ZcodeBridgeConfig } from './config.js';
+import { BRIDGE_VERSION, PLATFORM } from './constants.js';
+import type { ZcodeEvent } from './events.js';
+import { selfCheck } from './self-check.js';
+import { zcodeTurns } from './turns.js';
+import { readZcodeModels, readZcodeSessions } from './zcode-home.js';
+
+/** The bridge's event bus type. */
+export type ZcodeBridge = Bridge<ZcodeEvent>;
+
+/** Options of {@link createZcodeBridge}. */
+export interface ZcodeBridgeOptions {
+  log?: BridgeLogger;
+  /** The setup check's outcome (P-8); run {@link selfCheck} before {@link Bridge.start}. */
+  enforcement: SetupCheckResult;
+}
+
+/**
+ * The bridge over `config` (not started).
+ * @example
+ * const check = await selfCheck(config);
+ * const bridge = createZcodeBridge(config, { log, enforcement: check });
+ * await bridge.start();
+ */
+export function createZcodeBridge(config: ZcodeBridgeConfig, options: ZcodeBridgeOptions): ZcodeBridge {
+  let bridge: ZcodeBridge | undefined;
+  const emit = (e: ZcodeEvent): void => bridge?.emit(e);
+  // A failed check is repeated before the next turn: a plugin added to plugins.dirs meanwhile
+  // makes the bridge native again; while it still fails, turns fail before any run.
+  const gate = new SetupGate({
+    initial: options.enforcement,
+    recheck: () => selfCheck(config, bridge?.stopSignal),
+    onRecheck: (r, durationMs) => {
+      emit(selfCheckEvent(r, durationMs));
+      if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
+    },
+  });
+  bridge = createBridge<ZcodeEvent>({
+    platform: PLATFORM,
+    version: BRIDGE_VERSION,
+    config,
+    rpc: true,
+    ...(options.log ? { log: options.log } : {}),
+    adapter: {
+      turns: zcodeTurns(config, emit, () => gate.ensure()),
+      async snapshot() {
+        // G-25: a part that cannot be read is omitted, not sent empty.
+        const parts = await readSnapshotParts(
+          {
+            sessions: async () => readZcodeSessions(config.zcodeHome, HEARTBEAT_MAX_SESSIONS),
+            models: async () => readZcodeModels(config.zcodeHome),
+          },
+          (e) => bridge?.emit(e),
+        );
+        return { ...enforcementOf(gate.current), ...parts };
+      },
+    },
+  });
+  bridge.emit({
+    type: 'enforcement',
+    mode: options.enforcement.ok ? 'native' : 'advisory',
+    ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }),
+  });
+  return bridge;
+}
+
+export { selfCheck };
