@@ -16,7 +16,7 @@ export {
   userConfigPath,
 } from './config.js';
 export { matchesHookMatcher } from './hooks.js';
-export { mcpToolName } from './mcp.js';
+export { mcpCapability, mcpToolName } from './mcp.js';
 export { applyPreToolDecision, type CollaborationMode, checkPermission } from './permissions.js';
 export { sessionDbPath } from './session-store.js';
 

@@ -36,6 +36,26 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${clean(server)}__${clean(tool)}`;
 }
 
+/**
+ * ZCode's capability of an MCP tool from its annotations (v3.15.1 `core/src/mcp/index.ts`):
+ * read-only only with `readOnlyHint: true`, destructive only with `destructiveHint: true`, always
+ * needing approval, network scope; plan mode then allows every non-destructive one.
+ */
+export function mcpCapability(
+  annotations: { readOnlyHint?: boolean | undefined; destructiveHint?: boolean | undefined } | undefined,
+): ToolCapability {
+  const readOnly = annotations?.readOnlyHint === true;
+  const destructive = annotations?.destructiveHint === true;
+  return {
+    readOnly,
+    destructive,
+    needsApproval: true,
+    sideEffectScope: 'network',
+    riskLevel: destructive ? 'high' : readOnly ? 'low' : 'medium',
+    permission: 'mcp',
+  };
+}
+
 /** Connected servers of one run. */
 export interface McpSession {
   tools: McpTool[];
@@ -75,22 +95,13 @@ export async function connectMcp(
         clients.push(client);
         const listed = await client.listTools(undefined, { timeout });
         for (const t of listed.tools) {
-          const readOnly = t.annotations?.readOnlyHint === true;
-          const destructive = t.annotations?.destructiveHint === true;
           tools.push({
             name: mcpToolName(server.name, t.name),
             server: server.name,
             tool: t.name,
             description: t.description ?? '',
             inputSchema: t.inputSchema as Record<string, unknown>,
-            capability: {
-              readOnly,
-              destructive,
-              needsApproval: true,
-              sideEffectScope: 'network',
-              riskLevel: destructive ? 'high' : readOnly ? 'low' : 'medium',
-              permission: 'mcp',
-            },
+            capability: mcpCapability(t.annotations),
             async call(input, signal) {
               const r = await client.callTool({ name: t.name, arguments: input }, undefined, {
                 signal,
