@@ -191,20 +191,19 @@ describe('the plugin directory', () => {
 
 describe('the setup check reads `zcode plugins list --json` (P-8)', () => {
   const config = { pluginDir: '/p/plugin', zcodeHome: '/home/u' };
+  const gate = {
+    event: 'PreToolUse',
+    matcher: '^(Bash|Write|Edit|ApplyPatch|js|mcp__plugin_agentmail_mail__.+)$',
+    runnable: true,
+    command: 'node',
+    args: ['/p/plugin/dist/hook.js', 'zcode'],
+  };
   const good = {
     id: PLUGIN_ID,
     enabled: true,
     rootPath: '/p/plugin',
     mcpServerNames: ['mail'],
-    hookDetails: [
-      {
-        event: 'PreToolUse',
-        matcher: '^(Bash|Write|Edit|ApplyPatch|js|mcp__plugin_agentmail_mail__.+)$',
-        runnable: true,
-        command: 'node',
-        args: ['/p/plugin/dist/hook.js', 'zcode'],
-      },
-    ],
+    hookDetails: [gate],
     diagnostics: [],
   };
   it('passes a loaded, enabled plugin with the gate and the server', () => {
@@ -221,14 +220,14 @@ describe('the setup check reads `zcode plugins list --json` (P-8)', () => {
     );
     expect(
       checkPluginEntry(
-        [{ ...good, hookDetails: [{ ...good.hookDetails[0], matcher: 'Bash' }] }],
+        [{ ...good, hookDetails: [{ ...gate, matcher: 'Bash' }] }],
         config,
         'en',
       ),
     ).toMatch(/does not cover Write, Edit/);
     expect(
       checkPluginEntry(
-        [{ ...good, hookDetails: [{ ...good.hookDetails[0], runnable: false }] }],
+        [{ ...good, hookDetails: [{ ...gate, runnable: false }] }],
         config,
         'en',
       ),

@@ -1,0 +1,291 @@
+import { existsSync } from 'node:fs';
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { API_PREFIX } from '@agentmail/protocol';
+import { formatText } from '@agentmail/shared-policy';
+import {
+  marker,
+  shellCall,
+  textPattern,
+  toolResultsSeen,
+  turnStart,
+  unexpectedResult,
+  within,
+} from '@agentmail/testkit/conformance';
+import { ZCODE_STANDIN_PERMISSION_CLIENT_ENV } from '@agentmail/testkit/zcode';
+import { describe, expect, it } from 'vitest';
+import { personZcode, stackPerFile } from '../harness/person.js';
+import {
+  bundled,
+  createZcodeAdapter,
+  writeZcodeConfig,
+  zcodeAdapter,
+  zcodeConfig,
+} from '../harness/zcode-adapter.js';
+
+// The daemon and a person's own ZCode (the testkit stand-in) on one real Gateway, for what the
+// conformance suite does not look at: the `plan` fallback for `workspace`, the setup check (P-8),
+// the agent key kept out of ZCode (B-21), the plugin's hook in a person's own ZCode (yield, and
+// "always" across hook processes, P-4, P-5), and a Gateway that goes down while a mail-driven call
+// waits (fail closed). One stack for the file; each test stops the bridge it started; the Gateway
+// test is last (it kills the Gateway).
+
+const STEP_MS = 45_000;
+const current = stackPerFile();
+
+describe('agentmail-zcode', () => {
+  it('the plan fallback: a workspace mail runs as ZCode plan, says why, and guarded built-ins are refused without asking', async () => {
+    const stack = current();
+    const task = marker('fallback');
+    const file = join(stack.workdir, `fallback-${task}.txt`);
+    stack.model.addScenarios([
+      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN > ${file}`) },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, toolResultContains: 'Plan mode' },
+        reply: { type: 'text', text: `REFUSED ${task}` },
+      },
+      unexpectedResult(task),
+    ]);
+    const bridge = await stack.startBridge(
+      createZcodeAdapter({ env: { AGENTMAIL_ZCODE_WORKSPACE_MODE: 'plan' } }),
+    );
+    try {
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Fallback ${task}`,
+        body: 'Write the file.',
+        permissionMode: 'workspace',
+      });
+      const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      expect(reply.body).toContain(`REFUSED ${task}`);
+      expect(existsSync(file), 'the refused shell did not run').toBe(false);
+      expect(bridge.bridgeEvents('zcode_mode_mapped')).toEqual([
+        expect.objectContaining({ mail_id: sent.mail_id, mode: 'workspace', zcode_mode: 'plan' }),
+      ]);
+      expect(bridge.bridgeEvents('zcode_spawned').find((e) => e.mail_id === sent.mail_id)).toMatchObject({
+        zcode_mode: 'plan',
+      });
+      const asked = (await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(task));
+      expect(asked, 'nobody was asked').toEqual([]);
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+
+  it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before ZCode runs (P-8)', async () => {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const broken = join(stack.bridgeStateDir, `broken-plugin-${marker('p')}`);
+    await cp(pluginDir, broken, { recursive: true });
+    await rm(join(broken, 'hooks'), { recursive: true });
+    const bridge = await stack.startBridge(createZcodeAdapter({ pluginDir: broken }));
+    try {
+      const check = bridge.bridgeEvents('self_check')[0];
+      expect(check?.ok).toBe(false);
+      expect(check?.reason).toContain('PreToolUse');
+      expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
+      const task = marker('broken');
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      expect(failure.body).toContain(
+        formatText('host.setup.hooks_missing', { host: 'ZCode', detail: '' }).slice(0, 30),
+      );
+      expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual([]);
+      expect(bridge.bridgeEvents('zcode_spawned').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
+      await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id && e.kind === 'bridge_setup');
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+
+  it("a Bash call cannot read the agent key: ZCode's environment has only the turn token (B-21)", async () => {
+    const stack = current();
+    const task = marker('secret');
+    stack.model.addScenarios([
+      {
+        name: `${task}:env`,
+        match: turnStart(task),
+        reply: shellCall(zcodeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`),
+      },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, toolResultContains: `ENV-${task}` },
+        reply: (r) => ({ type: 'text', text: `SEEN ${r.toolResults.map((t) => t.text).join('\n')}` }),
+      },
+      unexpectedResult(task),
+    ]);
+    const bridge = await stack.startBridge(zcodeAdapter);
+    try {
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Env ${task}`,
+        body: 'Show the environment.',
+        permissionMode: 'full',
+      });
+      const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
+      expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
+      expect(reply.body, 'the key is in no variable of the shell or of zcode').not.toContain(stack.agent.key);
+      expect(reply.body).not.toMatch(/AGENTMAIL_AGENT_(KEY|SECRET)=/);
+      expect(bridge.bridgeEvents('zcode_spawned').find((e) => e.mail_id === sent.mail_id)).toMatchObject({
+        zcode_mode: 'yolo',
+      });
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+});
+
+describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => {
+  /** The person's HOME: their config with the scripted model and the built plugin in plugins.dirs. */
+  async function personHome(name: string): Promise<string> {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const home = join(stack.bridgeStateDir, `person-${name}`);
+    writeZcodeConfig(home, zcodeConfig(stack.bridgeEnv(zcodeAdapter), [pluginDir]));
+    return home;
+  }
+
+  it("without an AgentMail session the hook yields: ZCode's own permission client decides (P-5)", async () => {
+    const stack = current();
+    const home = await personHome(marker('yield'));
+    const task = marker('yield');
+    const file = join(stack.workdir, `yield-${task}.txt`);
+    stack.model.addScenarios([
+      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN-${task} > ${file}`) },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, hasToolResult: true },
+        reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
+      },
+    ]);
+    // Headless ZCode: no permission client, the deny broker answers the ask.
+    const headless = await personZcode({ home, cwd: stack.workdir, prompt: `Do ${task}`, mode: 'build' });
+    expect(headless.report.code, headless.report.stderrTail).toBe(0);
+    expect(headless.lines.some((l) => l.kind === 'step' && l.type === 'permission.requested')).toBe(true);
+    expect(toolResultsSeen(stack.model, task)).toContain('No permission client configured for Bash');
+    expect(existsSync(file)).toBe(false);
+    // ZCode with a prompt (the "ask works" variant): the person at ZCode's own prompt allows it.
+    const task2 = marker('yield2');
+    const file2 = join(stack.workdir, `yield-${task2}.txt`);
+    stack.model.addScenarios([
+      { name: `${task2}:shell`, match: turnStart(task2), reply: shellCall(zcodeAdapter, `echo RAN > ${file2}`) },
+      {
+        name: `${task2}:answer`,
+        match: { lastUserMessage: task2, hasToolResult: true },
+        reply: { type: 'text', text: 'done' },
+      },
+    ]);
+    const prompted = await personZcode({
+      home,
+      cwd: stack.workdir,
+      prompt: `Do ${task2}`,
+      mode: 'build',
+      env: { [ZCODE_STANDIN_PERMISSION_CLIENT_ENV]: 'person-allows' },
+    });
+    expect(prompted.report.code, prompted.report.stderrTail).toBe(0);
+    expect(existsSync(file2), "ZCode's own prompt allowed the call: the hook did not stand in the way").toBe(true);
+    expect((await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(task2))).toEqual([]);
+  });
+
+  it('with the person\'s AgentMail session the hook asks by mail; "always" holds in the next ZCode process, "deny" carries the note (P-4, P-6)', async () => {
+    const stack = current();
+    const home = await personHome(marker('always'));
+    const task = marker('always');
+    // The Gateway session this ZCode session works for: a mail the person sent the agent.
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Work ${task}`, body: 'Work here.' });
+    const env = {
+      AGENTMAIL_GATEWAY_URL: stack.gatewayUrl,
+      AGENTMAIL_AGENT_KEY: stack.agent.key,
+      AGENTMAIL_AGENT_NAME: stack.agent.name,
+      AGENTMAIL_SESSION_ID: sent.session_id,
+      // Whatever the hooks leave undecided is denied, so every allow below is the hook's.
+      [ZCODE_STANDIN_PERMISSION_CLIENT_ENV]: 'person-denies',
+    };
+    const run = async (mark: string): Promise<Awaited<ReturnType<typeof personZcode>>> => {
+      stack.model.addScenarios([
+        { name: `${mark}:shell`, match: turnStart(mark), reply: shellCall(zcodeAdapter, `echo RAN-${mark}`) },
+        {
+          name: `${mark}:answer`,
+          match: { lastUserMessage: mark, hasToolResult: true },
+          reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
+        },
+      ]);
+      return personZcode({ home, cwd: stack.workdir, prompt: `Do ${mark}`, mode: 'build', env });
+    };
+
+    const first = marker('first');
+    const firstRun = run(first);
+    const ask = await stack.awaitPermission({
+      where: (p) => JSON.stringify(p).includes(`RAN-${first}`),
+      timeoutMs: STEP_MS,
+    });
+    await stack.decide(ask.id, 'always');
+    const r1 = await within(firstRun, STEP_MS, 'the first person run');
+    expect(r1.report.code, r1.report.stderrTail).toBe(0);
+    expect(toolResultsSeen(stack.model, first)).toContain(`RAN-${first}`);
+
+    // A new ZCode process, new hook processes: the grant in the plugin's data directory allows
+    // the call at PreToolUse, before ZCode would ask.
+    const second = marker('second');
+    const r2 = await run(second);
+    expect(r2.report.code, r2.report.stderrTail).toBe(0);
+    expect(toolResultsSeen(stack.model, second)).toContain(`RAN-${second}`);
+    expect(r2.lines.some((l) => l.kind === 'step' && l.type === 'permission.requested'), 'no ask').toBe(false);
+    expect((await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(`RAN-${second}`))).toEqual([]);
+
+    // Another session has no grant: asked again, and the person's note reaches the model.
+    const other = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Other ${task}`, body: 'x' });
+    env.AGENTMAIL_SESSION_ID = other.session_id;
+    const third = marker('third');
+    const thirdRun = run(third);
+    const ask3 = await stack.awaitPermission({
+      where: (p) => JSON.stringify(p).includes(`RAN-${third}`),
+      timeoutMs: STEP_MS,
+    });
+    await stack.decide(ask3.id, 'deny', `not now ${third}`);
+    const r3 = await within(thirdRun, STEP_MS, 'the third person run');
+    expect(r3.report.code, r3.report.stderrTail).toBe(0);
+    const seen = toolResultsSeen(stack.model, third);
+    expect(seen).toContain(`not now ${third}`);
+    expect(seen).not.toContain(`RAN-${third}\n`);
+  });
+});
+
+describe('the Gateway goes down (last: it kills the Gateway)', () => {
+  it('a mail-driven guarded call whose ask cannot reach the Gateway is denied (fail closed, P-5)', async () => {
+    const stack = current();
+    const task = marker('down');
+    const file = join(stack.workdir, `down-${task}.txt`);
+    stack.model.addScenarios([
+      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN > ${file}`) },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, hasToolResult: true },
+        reply: { type: 'text', text: `AFTER ${task}` },
+      },
+    ]);
+    const bridge = await stack.startBridge(zcodeAdapter);
+    try {
+      const held = stack.proxy.holdNextRequest(
+        (method, path) => method === 'POST' && path === `${API_PREFIX}/permission/request`,
+      );
+      await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Down ${task}`,
+        body: 'Write the file.',
+        permissionMode: 'workspace',
+      });
+      const ask = await within(held, STEP_MS, "the bridge's permission ask");
+      stack.gateway.kill();
+      await within(stack.gateway.exited, STEP_MS, 'the Gateway exit');
+      await ask.release();
+      const failed = await bridge.waitForEvent('permission_failed', STEP_MS, (e) => e.tool === 'Bash');
+      expect(failed.outcome).toBe('deny');
+      await stack.awaitModelRequest({ lastUserMessage: task, hasToolResult: true }, STEP_MS);
+      const seen = toolResultsSeen(stack.model, task);
+      expect(seen).toMatch(textPattern('permission.failure.unavailable'));
+      expect(existsSync(file), 'the denied shell did not run').toBe(false);
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+});
