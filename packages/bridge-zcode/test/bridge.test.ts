@@ -135,6 +135,46 @@ describe('agentmail-zcode', () => {
   });
 });
 
+describe("failure mails carry ZCode's own cause (B-9)", () => {
+  it('no model in ZCode\'s configuration: "Model config is missing", once, not "adjust the model scope"', async () => {
+    const stack = current();
+    const bridge = await stack.startBridge(
+      // ZCode's config.json without providers or model.main; the plugin stays in plugins.dirs.
+      createZcodeAdapter({ config: (c) => ({ plugins: c.plugins }) }),
+    );
+    try {
+      const task = marker('nomodel');
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      expect(failure.body).toContain('Model config is missing');
+      expect(failure.body).toContain(formatText('failure.bridge_setup', {}));
+      expect(failure.body).not.toContain(formatText('failure.all_models_failed', {}));
+      expect(
+        bridge.bridgeEvents('zcode_spawned').filter((e) => e.mail_id === sent.mail_id),
+        'one run: the same set-up problem for every model',
+      ).toHaveLength(1);
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+
+  it('ZCode not installed: advisory at start, and the mail names the missing command and its variable', async () => {
+    const stack = current();
+    const missing = join(stack.bridgeStateDir, 'no-such-zcode');
+    const bridge = await stack.startBridge(createZcodeAdapter({ env: { AGENTMAIL_ZCODE_BIN: missing } }));
+    try {
+      expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
+      const task = marker('nobin');
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      expect(failure.body).toContain('AGENTMAIL_ZCODE_BIN');
+      expect(failure.body).toContain('could not be started');
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+});
+
 describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => {
   /** The person's HOME: their config with the scripted model and the built plugin in plugins.dirs. */
   async function personHome(name: string): Promise<string> {
