@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { API_PREFIX } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import {
+  mailIdOf,
+  mailToolCall,
   marker,
   shellCall,
   textPattern,
@@ -39,7 +41,17 @@ describe('agentmail-zcode', () => {
     const task = marker('fallback');
     const file = join(stack.workdir, `fallback-${task}.txt`);
     stack.model.addScenarios([
-      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN > ${file}`) },
+      // The mail tools are not destructive: ZCode's plan mode lets them run.
+      {
+        name: `${task}:read`,
+        match: turnStart(task),
+        reply: (r) => mailToolCall(zcodeAdapter, 'read_mail', { mail_id: mailIdOf(r) }),
+      },
+      {
+        name: `${task}:shell`,
+        match: { lastUserMessage: task, toolResultContains: `BODY-${task}` },
+        reply: shellCall(zcodeAdapter, `echo RAN > ${file}`),
+      },
       {
         name: `${task}:answer`,
         match: { lastUserMessage: task, toolResultContains: 'Plan mode' },
@@ -53,7 +65,7 @@ describe('agentmail-zcode', () => {
     try {
       const sent = await stack.sendAs(undefined, stack.taskAddress(), {
         subject: `Fallback ${task}`,
-        body: 'Write the file.',
+        body: `Write the file. BODY-${task}`,
         permissionMode: 'workspace',
       });
       const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
