@@ -28,7 +28,13 @@ import {
   type Stack,
   timeMailTurn,
 } from '@agentmail/testkit';
-import { answerAtOnce, marker, shellCall, startConformanceStack, turnStart } from '@agentmail/testkit/conformance';
+import {
+  answerAtOnce,
+  marker,
+  shellCall,
+  startConformanceStack,
+  turnStart,
+} from '@agentmail/testkit/conformance';
 import { ZCODE_STANDIN_VERSION } from '@agentmail/testkit/zcode';
 import { bundled, removeBundle, zcodeAdapter } from '../harness/zcode-adapter.js';
 
@@ -73,11 +79,11 @@ async function run(ref: { stack?: Stack }): Promise<void> {
       mark,
       async () => {
         const prev = previous;
-        const sent = await stack.sendAs(
-          undefined,
-          prev ? prev.reply.reply_address : stack.taskAddress(),
-          { subject: `Bench ${mark}`, body: 'Answer in one line.', ...(prev ? { replyTo: prev.reply.id } : {}) },
-        );
+        const sent = await stack.sendAs(undefined, prev ? prev.reply.reply_address : stack.taskAddress(), {
+          subject: `Bench ${mark}`,
+          body: 'Answer in one line.',
+          ...(prev ? { replyTo: prev.reply.id } : {}),
+        });
         mailId = sent.mail_id;
         return sent;
       },
@@ -92,7 +98,11 @@ async function run(ref: { stack?: Stack }): Promise<void> {
   const mark = marker('approve');
   stack.model.addScenarios([
     { name: `${mark}:bash`, match: turnStart(mark), reply: shellCall(zcodeAdapter, `echo ${mark}`) },
-    { name: `${mark}:done`, match: { lastUserMessage: mark, hasToolResult: true }, reply: { type: 'text', text: 'ok' } },
+    {
+      name: `${mark}:done`,
+      match: { lastUserMessage: mark, hasToolResult: true },
+      reply: { type: 'text', text: 'ok' },
+    },
   ]);
   const askSentAt = Date.now();
   const sent = await stack.sendAs(undefined, stack.taskAddress(), {
@@ -100,7 +110,10 @@ async function run(ref: { stack?: Stack }): Promise<void> {
     body: 'Run it.',
     permissionMode: 'workspace',
   });
-  const asked = await stack.awaitPermission({ where: (p) => p.context.includes(mark) || p.question.includes(mark), timeoutMs: STEP_TIMEOUT_MS });
+  const asked = await stack.awaitPermission({
+    where: (p) => p.context.includes(mark) || p.question.includes(mark),
+    timeoutMs: STEP_TIMEOUT_MS,
+  });
   const askedMs = Date.now() - askSentAt;
   const decidedAt = Date.now();
   await stack.decide(asked.id, 'approve');

@@ -37,7 +37,16 @@ export async function personZcode(run: PersonRun): Promise<PersonRunResult> {
   const lines: StreamLine[] = [];
   const report = await runHostCli({
     bin: zcodeBin,
-    args: [`--prompt=${run.prompt}`, '--output-format', 'stream-json', '--mode', run.mode, '--cwd', run.cwd, ...(run.args ?? [])],
+    args: [
+      `--prompt=${run.prompt}`,
+      '--output-format',
+      'stream-json',
+      '--mode',
+      run.mode,
+      '--cwd',
+      run.cwd,
+      ...(run.args ?? []),
+    ],
     cwd: run.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: run.home, ...run.env },
     onLine: (l) => {

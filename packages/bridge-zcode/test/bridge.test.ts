@@ -68,7 +68,11 @@ describe('agentmail-zcode', () => {
         body: `Write the file. BODY-${task}`,
         permissionMode: 'workspace',
       });
-      const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      const reply = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
       expect(reply.body).toContain(`REFUSED ${task}`);
       expect(existsSync(file), 'the refused shell did not run').toBe(false);
       expect(bridge.bridgeEvents('zcode_mode_mapped')).toEqual([
@@ -97,14 +101,27 @@ describe('agentmail-zcode', () => {
       expect(check?.reason).toContain('PreToolUse');
       expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
       const task = marker('broken');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
-      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Run ${task}`,
+        body: 'Run.',
+      });
+      const failure = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
       expect(failure.body).toContain(
         formatText('host.setup.hooks_missing', { host: 'ZCode', detail: '' }).slice(0, 30),
       );
-      expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual([]);
+      expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual(
+        [],
+      );
       expect(bridge.bridgeEvents('zcode_spawned').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
-      await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id && e.kind === 'bridge_setup');
+      await bridge.waitForEvent(
+        'turn_failed',
+        STEP_MS,
+        (e) => e.mail_id === sent.mail_id && e.kind === 'bridge_setup',
+      );
     } finally {
       await stack.stopBridge();
     }
@@ -133,7 +150,11 @@ describe('agentmail-zcode', () => {
         body: 'Show the environment.',
         permissionMode: 'full',
       });
-      const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      const reply = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
       expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
       expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
       expect(reply.body, 'the key is in no variable of the shell or of zcode').not.toContain(stack.agent.key);
@@ -156,8 +177,15 @@ describe("failure mails carry ZCode's own cause (B-9)", () => {
     );
     try {
       const task = marker('nomodel');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
-      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Run ${task}`,
+        body: 'Run.',
+      });
+      const failure = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
       expect(failure.body).toContain('Model config is missing');
       expect(failure.body).toContain(formatText('failure.bridge_setup', {}));
       expect(failure.body).not.toContain(formatText('failure.all_models_failed', {}));
@@ -177,8 +205,15 @@ describe("failure mails carry ZCode's own cause (B-9)", () => {
     try {
       expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
       const task = marker('nobin');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
-      const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+        subject: `Run ${task}`,
+        body: 'Run.',
+      });
+      const failure = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
       expect(failure.body).toContain('AGENTMAIL_ZCODE_BIN');
       expect(failure.body).toContain('could not be started');
     } finally {
@@ -203,7 +238,11 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     const task = marker('yield');
     const file = join(stack.workdir, `yield-${task}.txt`);
     stack.model.addScenarios([
-      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN-${task} > ${file}`) },
+      {
+        name: `${task}:shell`,
+        match: turnStart(task),
+        reply: shellCall(zcodeAdapter, `echo RAN-${task} > ${file}`),
+      },
       {
         name: `${task}:answer`,
         match: { lastUserMessage: task, hasToolResult: true },
@@ -220,7 +259,11 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     const task2 = marker('yield2');
     const file2 = join(stack.workdir, `yield-${task2}.txt`);
     stack.model.addScenarios([
-      { name: `${task2}:shell`, match: turnStart(task2), reply: shellCall(zcodeAdapter, `echo RAN > ${file2}`) },
+      {
+        name: `${task2}:shell`,
+        match: turnStart(task2),
+        reply: shellCall(zcodeAdapter, `echo RAN > ${file2}`),
+      },
       {
         name: `${task2}:answer`,
         match: { lastUserMessage: task2, hasToolResult: true },
@@ -235,8 +278,12 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
       env: { [ZCODE_STANDIN_PERMISSION_CLIENT_ENV]: 'person-allows' },
     });
     expect(prompted.report.code, prompted.report.stderrTail).toBe(0);
-    expect(existsSync(file2), "ZCode's own prompt allowed the call: the hook did not stand in the way").toBe(true);
-    expect((await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(task2))).toEqual([]);
+    expect(existsSync(file2), "ZCode's own prompt allowed the call: the hook did not stand in the way").toBe(
+      true,
+    );
+    expect((await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(task2))).toEqual(
+      [],
+    );
   });
 
   it('with the person\'s AgentMail session the hook asks by mail; "always" holds in the next ZCode process, "deny" carries the note (P-4, P-6)', async () => {
@@ -244,7 +291,10 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     const home = await personHome(marker('always'));
     const task = marker('always');
     // The Gateway session this ZCode session works for: a mail the person sent the agent.
-    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Work ${task}`, body: 'Work here.' });
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+      subject: `Work ${task}`,
+      body: 'Work here.',
+    });
     const env = {
       AGENTMAIL_GATEWAY_URL: stack.gatewayUrl,
       AGENTMAIL_AGENT_KEY: stack.agent.key,
@@ -282,8 +332,13 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     const r2 = await run(second);
     expect(r2.report.code, r2.report.stderrTail).toBe(0);
     expect(toolResultsSeen(stack.model, second)).toContain(`RAN-${second}`);
-    expect(r2.lines.some((l) => l.kind === 'step' && l.type === 'permission.requested'), 'no ask').toBe(false);
-    expect((await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(`RAN-${second}`))).toEqual([]);
+    expect(
+      r2.lines.some((l) => l.kind === 'step' && l.type === 'permission.requested'),
+      'no ask',
+    ).toBe(false);
+    expect(
+      (await stack.person.permissions('all')).filter((p) => JSON.stringify(p).includes(`RAN-${second}`)),
+    ).toEqual([]);
 
     // Another session has no grant: asked again, and the person's note reaches the model.
     const other = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Other ${task}`, body: 'x' });

@@ -41,8 +41,9 @@ async function connect(env: Record<string, string>): Promise<Client> {
   };
   const server = raw.mcpServers[MCP_SERVER_KEY];
   if (!server) throw new Error(`no ${MCP_SERVER_KEY} server in .mcp.json`);
-  const expand = (s: string): string =>
-    s.replaceAll('${ZCODE_PLUGIN_ROOT}', pluginDir).replaceAll('${ZCODE_PROJECT_DIR}', stack.workdir);
+  // ZCode's template variables in .mcp.json (not JavaScript templates).
+  const vars: Record<string, string> = { ZCODE_PLUGIN_ROOT: pluginDir, ZCODE_PROJECT_DIR: stack.workdir };
+  const expand = (s: string): string => s.replace(/\$\{([A-Z_]+)\}/g, (m, k: string) => vars[k] ?? m);
   const client = new Client({ name: 'zcode', version: '3.15.1' });
   await client.connect(
     new StdioClientTransport({
@@ -139,7 +140,9 @@ describe("the plugin's MCP server (SDK client, ZCode's launch contract)", () => 
       expect(await tool('connect_to_server', { url: other })).toContain(
         formatText('tools.connect.done', { url: other }),
       );
-      expect(await run('list_contacts', {}), 'the tools go on through the new URL').toContain(stack.person.name);
+      expect(await run('list_contacts', {}), 'the tools go on through the new URL').toContain(
+        stack.person.name,
+      );
       expect([...ran].sort()).toEqual([...MAIL_TOOL_NAMES].sort());
 
       const bad = await client.callTool({ name: 'read_mail', arguments: { mail_id: 42 } });

@@ -219,18 +219,10 @@ describe('the setup check reads `zcode plugins list --json` (P-8)', () => {
       /permission hooks did not run/,
     );
     expect(
-      checkPluginEntry(
-        [{ ...good, hookDetails: [{ ...gate, matcher: 'Bash' }] }],
-        config,
-        'en',
-      ),
+      checkPluginEntry([{ ...good, hookDetails: [{ ...gate, matcher: 'Bash' }] }], config, 'en'),
     ).toMatch(/does not cover Write, Edit/);
     expect(
-      checkPluginEntry(
-        [{ ...good, hookDetails: [{ ...gate, runnable: false }] }],
-        config,
-        'en',
-      ),
+      checkPluginEntry([{ ...good, hookDetails: [{ ...gate, runnable: false }] }], config, 'en'),
     ).toMatch(/no runnable PreToolUse hook/);
     expect(checkPluginEntry([{ ...good, mcpServerNames: [] }], config, 'en')).toMatch(
       /mail tools did not start/,

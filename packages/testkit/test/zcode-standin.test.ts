@@ -13,7 +13,10 @@ beforeAll(async () => {
 });
 afterAll(() => rm(home, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+async function cli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const code = await runZcodeCli(argv, {
@@ -43,7 +46,16 @@ describe('the ZCode stand-in CLI', () => {
 
   // The wording Q00/ouroboros saw from the real CLI (no trace id: it fails before a trace exists).
   it('without a model: exit 1, nothing on stdout, ZCode\'s own "Model config is missing"', async () => {
-    const r = await cli(['--prompt', 'hi', '--output-format', 'stream-json', '--mode', 'build', '--cwd', home]);
+    const r = await cli([
+      '--prompt',
+      'hi',
+      '--output-format',
+      'stream-json',
+      '--mode',
+      'build',
+      '--cwd',
+      home,
+    ]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(r.err).toBe(
@@ -63,11 +75,16 @@ describe('the ZCode stand-in CLI', () => {
     await writeFile(
       join(plugin, 'hooks', 'hooks.json'),
       JSON.stringify({
-        hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'process', command: 'node', args: ['h.js'] }] }] },
+        hooks: {
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'process', command: 'node', args: ['h.js'] }] }],
+        },
       }),
     );
     await mkdir(join(home, '.zcode', 'cli'), { recursive: true });
-    await writeFile(join(home, '.zcode', 'cli', 'config.json'), JSON.stringify({ plugins: { dirs: [plugin] } }));
+    await writeFile(
+      join(home, '.zcode', 'cli', 'config.json'),
+      JSON.stringify({ plugins: { dirs: [plugin] } }),
+    );
     const r = await cli(['plugins', 'list', '--json']);
     expect(r.code, r.err).toBe(0);
     const list = JSON.parse(r.out) as Array<Record<string, unknown>>;
