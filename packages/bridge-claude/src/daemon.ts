@@ -7,10 +7,10 @@
 import { mkdir } from 'node:fs/promises';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
 import {
+  enforcementEvent,
   enforcementOf,
+  reportingSetupGate,
   type SetupCheckResult,
-  SetupGate,
-  selfCheckEvent,
   stderrSummary,
 } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
@@ -100,13 +100,10 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
   const emit = (e: ClaudeEvent): void => bridge?.emit(e);
   // A failed self-check is repeated before the next turn: a plugin fixed meanwhile makes the
   // bridge native again; a broken one fails the turn before any `claude` run.
-  const gate = new SetupGate({
+  const gate = reportingSetupGate({
     initial: options.enforcement,
     recheck: () => selfCheck(config, bridge?.stopSignal),
-    onRecheck: (r, durationMs) => {
-      emit(selfCheckEvent(r, durationMs));
-      if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
-    },
+    emit: (e) => bridge?.emit(e),
   });
   const turns = claudeTurns(config, emit, () => gate.ensure());
   const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
@@ -129,10 +126,6 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
       },
     },
   });
-  bridge.emit({
-    type: 'enforcement',
-    mode: options.enforcement.ok ? 'native' : 'advisory',
-    ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }),
-  });
+  bridge.emit(enforcementEvent(options.enforcement));
   return bridge;
 }

@@ -7,25 +7,17 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BridgeAdapter, BridgeEnv } from '@agentmail/testkit';
+import { type BridgeAdapter, type BridgeEnv, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 
-let built: Promise<BuiltBridge> | undefined;
+const bundle = sharedBuild(buildBridge);
 
 /** The bundled daemon, plugin and stand-in, built on first use and shared by the test file. */
-export function bundled(): Promise<BuiltBridge> {
-  built ??= buildBridge();
-  return built;
-}
+export const bundled: () => Promise<BuiltBridge> = bundle.get;
 
 /** Removes the bundle (call in `afterAll`). */
-export async function removeBundle(): Promise<void> {
-  if (built === undefined) return;
-  const b = await built;
-  built = undefined;
-  await b.remove();
-}
+export const removeBundle: () => Promise<void> = bundle.remove;
 
 /** ZCode's user configuration for a scripted model (the Anthropic kind, ZCode's default). */
 export function zcodeConfig(

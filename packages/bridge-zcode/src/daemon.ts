@@ -6,10 +6,10 @@
  */
 
 import {
+  enforcementEvent,
   enforcementOf,
+  reportingSetupGate,
   type SetupCheckResult,
-  SetupGate,
-  selfCheckEvent,
 } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
 import {
@@ -47,13 +47,10 @@ export function createZcodeBridge(config: ZcodeBridgeConfig, options: ZcodeBridg
   const emit = (e: ZcodeEvent): void => bridge?.emit(e);
   // A failed check is repeated before the next turn: a plugin added to plugins.dirs meanwhile
   // makes the bridge native again; while it still fails, turns fail before any run.
-  const gate = new SetupGate({
+  const gate = reportingSetupGate({
     initial: options.enforcement,
     recheck: () => selfCheck(config, bridge?.stopSignal),
-    onRecheck: (r, durationMs) => {
-      emit(selfCheckEvent(r, durationMs));
-      if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
-    },
+    emit: (e) => bridge?.emit(e),
   });
   bridge = createBridge<ZcodeEvent>({
     platform: PLATFORM,
@@ -76,11 +73,7 @@ export function createZcodeBridge(config: ZcodeBridgeConfig, options: ZcodeBridg
       },
     },
   });
-  bridge.emit({
-    type: 'enforcement',
-    mode: options.enforcement.ok ? 'native' : 'advisory',
-    ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }),
-  });
+  bridge.emit(enforcementEvent(options.enforcement));
   return bridge;
 }
 

@@ -3,7 +3,9 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { API_PREFIX } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
+import type { BridgeAdapter, Scenario } from '@agentmail/testkit';
 import {
+  agentKeyStaysInBridge,
   mailIdOf,
   mailToolCall,
   marker,
@@ -34,6 +36,40 @@ import {
 
 const STEP_MS = 45_000;
 const current = stackPerFile();
+
+/** The model of a turn carrying `mark`: one shell call of `command`, then a text with what it saw. */
+function shellThenEnd(mark: string, command: string): Scenario[] {
+  return [
+    { name: `${mark}:shell`, match: turnStart(mark), reply: shellCall(zcodeAdapter, command) },
+    {
+      name: `${mark}:answer`,
+      match: { lastUserMessage: mark, hasToolResult: true },
+      reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
+    },
+  ];
+}
+
+/**
+ * Start the bridge with `adapter`, mail it a task, and return the failure mail it answers with
+ * (the caller stops the bridge; on a failure here it is stopped before the error goes on).
+ */
+async function failureMail(adapter: BridgeAdapter, label: string) {
+  const stack = current();
+  const bridge = await stack.startBridge(adapter);
+  try {
+    const task = marker(label);
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+    const failure = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
+    return { stack, bridge, task, sent, failure };
+  } catch (err) {
+    await stack.stopBridge();
+    throw err;
+  }
+}
 
 describe('agentmail-zcode', () => {
   it('the plan fallback: a workspace mail runs as ZCode plan, says why, and guarded built-ins are refused without asking', async () => {
@@ -94,22 +130,15 @@ describe('agentmail-zcode', () => {
     const broken = join(stack.bridgeStateDir, `broken-plugin-${marker('p')}`);
     await cp(pluginDir, broken, { recursive: true });
     await rm(join(broken, 'hooks'), { recursive: true });
-    const bridge = await stack.startBridge(createZcodeAdapter({ pluginDir: broken }));
+    const { bridge, task, sent, failure } = await failureMail(
+      createZcodeAdapter({ pluginDir: broken }),
+      'broken',
+    );
     try {
       const check = bridge.bridgeEvents('self_check')[0];
       expect(check?.ok).toBe(false);
       expect(check?.reason).toContain('PreToolUse');
       expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
-      const task = marker('broken');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-        subject: `Run ${task}`,
-        body: 'Run.',
-      });
-      const failure = await stack.awaitReply({
-        inReplyTo: sent.mail_id,
-        from: stack.agent.name,
-        timeoutMs: STEP_MS,
-      });
       expect(failure.body).toContain(
         formatText('host.setup.hooks_missing', { host: 'ZCode', detail: '' }).slice(0, 30),
       );
@@ -129,37 +158,10 @@ describe('agentmail-zcode', () => {
 
   it("a Bash call cannot read the agent key: ZCode's environment has only the turn token (B-21)", async () => {
     const stack = current();
-    const task = marker('secret');
-    stack.model.addScenarios([
-      {
-        name: `${task}:env`,
-        match: turnStart(task),
-        reply: shellCall(zcodeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`),
-      },
-      {
-        name: `${task}:answer`,
-        match: { lastUserMessage: task, toolResultContains: `ENV-${task}` },
-        reply: (r) => ({ type: 'text', text: `SEEN ${r.toolResults.map((t) => t.text).join('\n')}` }),
-      },
-      unexpectedResult(task),
-    ]);
-    const bridge = await stack.startBridge(zcodeAdapter);
     try {
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-        subject: `Env ${task}`,
-        body: 'Show the environment.',
-        permissionMode: 'full',
-      });
-      const reply = await stack.awaitReply({
-        inReplyTo: sent.mail_id,
-        from: stack.agent.name,
-        timeoutMs: STEP_MS,
-      });
-      expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
-      expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
-      expect(reply.body, 'the key is in no variable of the shell or of zcode').not.toContain(stack.agent.key);
-      expect(reply.body).not.toMatch(/AGENTMAIL_AGENT_(KEY|SECRET)=/);
-      expect(bridge.bridgeEvents('zcode_spawned').find((e) => e.mail_id === sent.mail_id)).toMatchObject({
+      const { mailId } = await agentKeyStaysInBridge(stack, zcodeAdapter);
+      const bridge = stack.bridge;
+      expect(bridge?.bridgeEvents('zcode_spawned').find((e) => e.mail_id === mailId)).toMatchObject({
         zcode_mode: 'yolo',
       });
     } finally {
@@ -170,22 +172,12 @@ describe('agentmail-zcode', () => {
 
 describe("failure mails carry ZCode's own cause (B-9)", () => {
   it('no model in ZCode\'s configuration: "Model config is missing", once, not "adjust the model scope"', async () => {
-    const stack = current();
-    const bridge = await stack.startBridge(
-      // ZCode's config.json without providers or model.main; the plugin stays in plugins.dirs.
+    // ZCode's config.json without providers or model.main; the plugin stays in plugins.dirs.
+    const { stack, bridge, sent, failure } = await failureMail(
       createZcodeAdapter({ config: (c) => ({ plugins: c.plugins }) }),
+      'nomodel',
     );
     try {
-      const task = marker('nomodel');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-        subject: `Run ${task}`,
-        body: 'Run.',
-      });
-      const failure = await stack.awaitReply({
-        inReplyTo: sent.mail_id,
-        from: stack.agent.name,
-        timeoutMs: STEP_MS,
-      });
       expect(failure.body).toContain('Model config is missing');
       expect(failure.body).toContain(formatText('failure.bridge_setup', {}));
       expect(failure.body).not.toContain(formatText('failure.all_models_failed', {}));
@@ -199,21 +191,13 @@ describe("failure mails carry ZCode's own cause (B-9)", () => {
   });
 
   it('ZCode not installed: advisory at start, and the mail names the missing command and its variable', async () => {
-    const stack = current();
-    const missing = join(stack.bridgeStateDir, 'no-such-zcode');
-    const bridge = await stack.startBridge(createZcodeAdapter({ env: { AGENTMAIL_ZCODE_BIN: missing } }));
+    const missing = join(current().bridgeStateDir, 'no-such-zcode');
+    const { stack, bridge, failure } = await failureMail(
+      createZcodeAdapter({ env: { AGENTMAIL_ZCODE_BIN: missing } }),
+      'nobin',
+    );
     try {
       expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
-      const task = marker('nobin');
-      const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-        subject: `Run ${task}`,
-        body: 'Run.',
-      });
-      const failure = await stack.awaitReply({
-        inReplyTo: sent.mail_id,
-        from: stack.agent.name,
-        timeoutMs: STEP_MS,
-      });
       expect(failure.body).toContain('AGENTMAIL_ZCODE_BIN');
       expect(failure.body).toContain('could not be started');
     } finally {
@@ -237,18 +221,7 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     const home = await personHome(marker('yield'));
     const task = marker('yield');
     const file = join(stack.workdir, `yield-${task}.txt`);
-    stack.model.addScenarios([
-      {
-        name: `${task}:shell`,
-        match: turnStart(task),
-        reply: shellCall(zcodeAdapter, `echo RAN-${task} > ${file}`),
-      },
-      {
-        name: `${task}:answer`,
-        match: { lastUserMessage: task, hasToolResult: true },
-        reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
-      },
-    ]);
+    stack.model.addScenarios(shellThenEnd(task, `echo RAN-${task} > ${file}`));
     // Headless ZCode: no permission client, the deny broker answers the ask.
     const headless = await personZcode({ home, cwd: stack.workdir, prompt: `Do ${task}`, mode: 'build' });
     expect(headless.report.code, headless.report.stderrTail).toBe(0);
@@ -258,18 +231,7 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     // ZCode with a prompt (the "ask works" variant): the person at ZCode's own prompt allows it.
     const task2 = marker('yield2');
     const file2 = join(stack.workdir, `yield-${task2}.txt`);
-    stack.model.addScenarios([
-      {
-        name: `${task2}:shell`,
-        match: turnStart(task2),
-        reply: shellCall(zcodeAdapter, `echo RAN > ${file2}`),
-      },
-      {
-        name: `${task2}:answer`,
-        match: { lastUserMessage: task2, hasToolResult: true },
-        reply: { type: 'text', text: 'done' },
-      },
-    ]);
+    stack.model.addScenarios(shellThenEnd(task2, `echo RAN > ${file2}`));
     const prompted = await personZcode({
       home,
       cwd: stack.workdir,
@@ -304,14 +266,7 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
       [ZCODE_STANDIN_PERMISSION_CLIENT_ENV]: 'person-denies',
     };
     const run = async (mark: string): Promise<Awaited<ReturnType<typeof personZcode>>> => {
-      stack.model.addScenarios([
-        { name: `${mark}:shell`, match: turnStart(mark), reply: shellCall(zcodeAdapter, `echo RAN-${mark}`) },
-        {
-          name: `${mark}:answer`,
-          match: { lastUserMessage: mark, hasToolResult: true },
-          reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
-        },
-      ]);
+      stack.model.addScenarios(shellThenEnd(mark, `echo RAN-${mark}`));
       return personZcode({ home, cwd: stack.workdir, prompt: `Do ${mark}`, mode: 'build', env });
     };
 
@@ -363,14 +318,7 @@ describe('the Gateway goes down (last: it kills the Gateway)', () => {
     const stack = current();
     const task = marker('down');
     const file = join(stack.workdir, `down-${task}.txt`);
-    stack.model.addScenarios([
-      { name: `${task}:shell`, match: turnStart(task), reply: shellCall(zcodeAdapter, `echo RAN > ${file}`) },
-      {
-        name: `${task}:answer`,
-        match: { lastUserMessage: task, hasToolResult: true },
-        reply: { type: 'text', text: `AFTER ${task}` },
-      },
-    ]);
+    stack.model.addScenarios(shellThenEnd(task, `echo RAN > ${file}`));
     const bridge = await stack.startBridge(zcodeAdapter);
     try {
       const held = stack.proxy.holdNextRequest(

@@ -22,7 +22,9 @@ export {
 } from './host-cli.js';
 export {
   type DriverEvent,
+  enforcementEvent,
   enforcementOf,
+  reportingSetupGate,
   type SetupCheckResult,
   SetupGate,
   type SetupGateOptions,

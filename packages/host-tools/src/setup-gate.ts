@@ -80,3 +80,35 @@ export function enforcementOf(
     ? { mode_enforcement: 'native' }
     : { mode_enforcement: 'advisory', mode_enforcement_reason: result.reason.slice(0, 500) };
 }
+
+/** The kit's `enforcement` event (`BridgeEvent` of shared-policy) for a setup outcome (P-8). */
+export function enforcementEvent(result: SetupCheckResult): {
+  type: 'enforcement';
+  mode: 'native' | 'advisory';
+  reason?: string;
+} {
+  return result.ok
+    ? { type: 'enforcement', mode: 'native' }
+    : { type: 'enforcement', mode: 'advisory', reason: result.reason };
+}
+
+/**
+ * A {@link SetupGate} whose repeats are reported on the bridge's bus: `self_check` each time, and
+ * `enforcement: native` once it passes again. `emit` is called only after the bridge exists.
+ * @example
+ * const gate = reportingSetupGate({ initial, recheck: () => selfCheck(config), emit: (e) => bridge?.emit(e) });
+ */
+export function reportingSetupGate(options: {
+  initial: SetupCheckResult;
+  recheck: () => Promise<SetupCheckResult>;
+  emit: (event: DriverEvent | ReturnType<typeof enforcementEvent>) => void;
+}): SetupGate {
+  return new SetupGate({
+    initial: options.initial,
+    recheck: options.recheck,
+    onRecheck: (r, durationMs) => {
+      options.emit(selfCheckEvent(r, durationMs));
+      if (r.ok) options.emit(enforcementEvent(r));
+    },
+  });
+}
