@@ -6,15 +6,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
-import {
-  enforcementEvent,
-  enforcementOf,
-  reportingSetupGate,
-  type SetupCheckResult,
-  stderrSummary,
-} from '@agentmail/host-tools/driver';
+import { createDriverBridge, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
-import { type Bridge, type BridgeLogger, createBridge } from '@agentmail/shared-policy/bridge';
+import type { Bridge, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
@@ -96,36 +90,20 @@ export interface ClaudeBridgeOptions {
  * await bridge.start();
  */
 export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBridgeOptions): ClaudeBridge {
-  let bridge: ClaudeBridge | undefined;
-  const emit = (e: ClaudeEvent): void => bridge?.emit(e);
+  const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
   // A failed self-check is repeated before the next turn: a plugin fixed meanwhile makes the
   // bridge native again; a broken one fails the turn before any `claude` run.
-  const gate = reportingSetupGate({
-    initial: options.enforcement,
-    recheck: () => selfCheck(config, bridge?.stopSignal),
-    emit: (e) => bridge?.emit(e),
-  });
-  const turns = claudeTurns(config, emit, () => gate.ensure());
-  const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
-  bridge = createBridge<ClaudeEvent>({
+  return createDriverBridge<ClaudeEvent>({
     platform: PLATFORM,
     version: BRIDGE_VERSION,
     config,
-    rpc: true,
     ...(options.log ? { log: options.log } : {}),
-    adapter: {
-      turns,
-      async snapshot() {
-        // G-25: a session list that cannot be read is omitted, not sent empty.
-        const sessions = await listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS).catch(() => undefined);
-        return {
-          ...enforcementOf(gate.current),
-          ...(sessions === undefined ? {} : { sessions }),
-          models,
-        };
-      },
+    enforcement: options.enforcement,
+    recheck: (signal) => selfCheck(config, signal),
+    turns: (emit, setup) => claudeTurns(config, emit, setup),
+    snapshot: {
+      sessions: async () => listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS),
+      models: async () => models,
     },
   });
-  bridge.emit(enforcementEvent(options.enforcement));
-  return bridge;
 }

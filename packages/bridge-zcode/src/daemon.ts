@@ -5,19 +5,9 @@
  * configuration (G-26), and `mode_enforcement` from the setup check (P-8).
  */
 
-import {
-  enforcementEvent,
-  enforcementOf,
-  reportingSetupGate,
-  type SetupCheckResult,
-} from '@agentmail/host-tools/driver';
+import { createDriverBridge, type SetupCheckResult } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
-import {
-  type Bridge,
-  type BridgeLogger,
-  createBridge,
-  readSnapshotParts,
-} from '@agentmail/shared-policy/bridge';
+import type { Bridge, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import type { ZcodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';
@@ -43,38 +33,21 @@ export interface ZcodeBridgeOptions {
  * await bridge.start();
  */
 export function createZcodeBridge(config: ZcodeBridgeConfig, options: ZcodeBridgeOptions): ZcodeBridge {
-  let bridge: ZcodeBridge | undefined;
-  const emit = (e: ZcodeEvent): void => bridge?.emit(e);
   // A failed check is repeated before the next turn: a plugin added to plugins.dirs meanwhile
   // makes the bridge native again; while it still fails, turns fail before any run.
-  const gate = reportingSetupGate({
-    initial: options.enforcement,
-    recheck: () => selfCheck(config, bridge?.stopSignal),
-    emit: (e) => bridge?.emit(e),
-  });
-  bridge = createBridge<ZcodeEvent>({
+  return createDriverBridge<ZcodeEvent>({
     platform: PLATFORM,
     version: BRIDGE_VERSION,
     config,
-    rpc: true,
     ...(options.log ? { log: options.log } : {}),
-    adapter: {
-      turns: zcodeTurns(config, emit, () => gate.ensure()),
-      async snapshot() {
-        // G-25: a part that cannot be read is omitted, not sent empty.
-        const parts = await readSnapshotParts(
-          {
-            sessions: async () => readZcodeSessions(config.zcodeHome, HEARTBEAT_MAX_SESSIONS),
-            models: async () => readZcodeModels(config.zcodeHome),
-          },
-          (e) => bridge?.emit(e),
-        );
-        return { ...enforcementOf(gate.current), ...parts };
-      },
+    enforcement: options.enforcement,
+    recheck: (signal) => selfCheck(config, signal),
+    turns: (emit, setup) => zcodeTurns(config, emit, setup),
+    snapshot: {
+      sessions: async () => readZcodeSessions(config.zcodeHome, HEARTBEAT_MAX_SESSIONS),
+      models: async () => readZcodeModels(config.zcodeHome),
     },
   });
-  bridge.emit(enforcementEvent(options.enforcement));
-  return bridge;
 }
 
 export { selfCheck };
