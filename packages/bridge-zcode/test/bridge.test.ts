@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { API_PREFIX } from '@agentmail/protocol';
+import { API_PREFIX, formatAddress } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import type { BridgeAdapter, Scenario } from '@agentmail/testkit';
 import {
   agentKeyStaysInBridge,
+  CONFORMANCE_MODELS,
   mailIdOf,
   mailToolCall,
   marker,
@@ -164,6 +165,67 @@ describe('agentmail-zcode', () => {
       expect(bridge?.bridgeEvents('zcode_spawned').find((e) => e.mail_id === mailId)).toMatchObject({
         zcode_mode: 'yolo',
       });
+    } finally {
+      await stack.stopBridge();
+    }
+  });
+});
+
+describe('adopted ZCode sessions (G-25, G-37, B-4, B-8)', () => {
+  it("the person's session is offered in the heartbeat and a mail to it resumes it, with its model", async () => {
+    const stack = current();
+    const earlier = marker('earlier');
+    const later = marker('later');
+    stack.model.addScenarios([
+      {
+        name: `${earlier}:person`,
+        match: { lastUserMessage: earlier, hasToolResult: false },
+        reply: { type: 'text', text: `Noted ${earlier}` },
+      },
+      {
+        name: `${later}:mail`,
+        match: { lastUserMessage: later, hasToolResult: false },
+        reply: (r) => ({
+          type: 'text',
+          text: `CONTINUED ${later} remembers=${r.body?.messages.some((m) => JSON.stringify(m.content).includes(earlier))}`,
+        }),
+      },
+    ]);
+    // The person's own run in the bridge's HOME (the daemon reads the same ~/.zcode), on a model
+    // of their choice.
+    const env = stack.bridgeEnv(zcodeAdapter);
+    const home = env.processEnv.HOME ?? '';
+    writeZcodeConfig(home, zcodeConfig(env, [(await bundled()).pluginDir]));
+    const person = await personZcode({
+      home,
+      cwd: stack.workdir,
+      prompt: `Remember ${earlier}`,
+      mode: 'plan',
+      env: { ZCODE_MODEL: `${env.modelProvider}/${CONFORMANCE_MODELS.working}` },
+    });
+    expect(person.report.code, person.report.stderrTail).toBe(0);
+    const sessionId = person.sessionId ?? '';
+    expect(sessionId).toMatch(/^sess_/);
+
+    const bridge = await stack.startBridge(zcodeAdapter);
+    try {
+      const sent = await stack.sendAs(
+        undefined,
+        formatAddress({ name: stack.agent.name, path: '', session: sessionId }),
+        { subject: `Continue ${later}`, body: 'Go on.' },
+      );
+      const reply = await stack.awaitReply({
+        inReplyTo: sent.mail_id,
+        from: stack.agent.name,
+        timeoutMs: STEP_MS,
+      });
+      expect(reply.body).toContain(`CONTINUED ${later} remembers=true`);
+      expect(
+        bridge.bridgeEvents('zcode_spawned').find((e) => e.mail_id === sent.mail_id),
+        'resumed by its id, with the model of the session',
+      ).toMatchObject({ resume: true, model: `${env.modelProvider}/${CONFORMANCE_MODELS.working}` });
+      expect(stack.model.requests({ scenario: `${later}:mail` })[0]?.model).toBe(CONFORMANCE_MODELS.working);
+      expect(sent.address, 'the adopted session kept its working directory').toContain(stack.workdir);
     } finally {
       await stack.stopBridge();
     }
