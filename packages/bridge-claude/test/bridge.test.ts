@@ -72,7 +72,10 @@ describe('agentmail-claude', () => {
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
     expect(failed.cause).toContain('SessionStart');
     const exited = bridge.bridgeEvents('claude_exited').find((e) => e.mail_id === sent.mail_id);
-    expect(exited).toMatchObject({ stopped: 'setup', result: 'missing' });
+    expect(exited).toMatchObject({ stopped: 'setup' });
+    // Whether Claude Code printed a result line before the stop reached it is a race under load
+    // (its first model request is already out: an unscripted, failing answer): never a success.
+    expect(exited?.result).not.toBe('success');
     expect(bridge.bridgeEvents('claude_ready').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
   });
 });
