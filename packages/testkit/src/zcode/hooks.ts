@@ -125,8 +125,9 @@ function mergeBehavior(
   return next;
 }
 
-function expand(value: string, plugin: LoadedPlugin, input: HookInput): string {
-  const vars: Record<string, string> = {
+/** The session and plugin variables of a hook: its string templates and its environment (Z2 configured-runner-input.ts). */
+function hookVars(plugin: LoadedPlugin, input: HookInput): Record<string, string> {
+  return {
     CLAUDE_CODE_SESSION_ID: input.sessionId,
     CLAUDE_PROJECT_DIR: input.cwd,
     CLAUDE_SESSION_ID: input.sessionId,
@@ -137,6 +138,10 @@ function expand(value: string, plugin: LoadedPlugin, input: HookInput): string {
     ZCODE_PLUGIN_DATA: plugin.dataPath,
     ZCODE_PLUGIN_ROOT: plugin.rootPath,
   };
+}
+
+function expand(value: string, plugin: LoadedPlugin, input: HookInput): string {
+  const vars = hookVars(plugin, input);
   return value.replace(/\$\{([A-Z_]+)\}/g, (m, k: string) => vars[k] ?? m);
 }
 
@@ -158,18 +163,11 @@ function runOne(
   const timeoutMs = hook.timeoutMs ?? (hook.timeout !== undefined ? hook.timeout * 1000 : HOOK_TIMEOUT_MS);
   const env = {
     ...process.env,
-    CLAUDE_CODE_SESSION_ID: input.sessionId,
-    CLAUDE_PROJECT_DIR: input.cwd,
-    CLAUDE_SESSION_ID: input.sessionId,
-    ZCODE_PROJECT_DIR: input.cwd,
-    ZCODE_SESSION_ID: input.sessionId,
-    CLAUDE_PLUGIN_DATA: plugin.dataPath,
-    CLAUDE_PLUGIN_ROOT: plugin.rootPath,
-    ZCODE_PLUGIN_DATA: plugin.dataPath,
+    ...hookVars(plugin, input),
     ZCODE_PLUGIN_ID: plugin.id,
     ZCODE_PLUGIN_NAME: plugin.name,
-    ZCODE_PLUGIN_ROOT: plugin.rootPath,
   };
+
   return new Promise((resolve) => {
     // The loser of the permission race is aborted before it even started.
     if (signal?.aborted) {
