@@ -346,6 +346,12 @@ describe("a person's own ZCode with the plugin (no bridge, no turn RPC)", () => 
     // A new ZCode process, new hook processes: the grant in the plugin's data directory allows
     // the call at PreToolUse, before ZCode would ask.
     const second = marker('second');
+    // Without the grant the hook would ask by mail and wait: answer such a question with a denial
+    // at once, so a broken grant fails the expectations below instead of hanging the test.
+    void stack
+      .awaitPermission({ where: (p) => JSON.stringify(p).includes(`RAN-${second}`), timeoutMs: STEP_MS })
+      .then((p) => stack.decide(p.id, 'deny', 'asked again'))
+      .catch(() => undefined);
     const r2 = await run(second);
     expect(r2.report.code, r2.report.stderrTail).toBe(0);
     expect(toolResultsSeen(stack.model, second)).toContain(`RAN-${second}`);
