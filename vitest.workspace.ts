@@ -13,5 +13,6 @@ export const projects: string[] = [
   'packages/host-tools',
   'packages/bridge-claude',
   'packages/bridge-dsh',
+  'packages/bridge-zcode',
   'packages/web',
 ];

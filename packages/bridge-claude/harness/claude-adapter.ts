@@ -7,26 +7,18 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BridgeAdapter, BridgeEnv } from '@agentmail/testkit';
+import { type BridgeAdapter, type BridgeEnv, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 import { claudeBinary } from './claude-bin.js';
 
-let built: Promise<BuiltBridge> | undefined;
+const bundle = sharedBuild(buildBridge);
 
 /** The bundled daemon and plugin, built on first use and shared by the test file. */
-export function bundled(): Promise<BuiltBridge> {
-  built ??= buildBridge();
-  return built;
-}
+export const bundled: () => Promise<BuiltBridge> = bundle.get;
 
 /** Removes the bundle (call in `afterAll`). */
-export async function removeBundle(): Promise<void> {
-  if (built === undefined) return;
-  const b = await built;
-  built = undefined;
-  await b.remove();
-}
+export const removeBundle: () => Promise<void> = bundle.remove;
 
 /** The isolated directories of one bridge state directory (HOME and TMPDIR created). */
 export function claudeDirs(stateDir: string): { home: string; tmp: string; data: string } {

@@ -3,10 +3,9 @@
  * (`readBridgeConfig`, data directory `AGENTMAIL_CLAUDE_CODE_DATA_DIR`), plus where Claude Code
  * and the plugin are and which models the admin may choose from.
  */
-import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
+import { absolutePathSetting, checkPluginDir, configInvalid } from '@agentmail/host-tools/driver';
 import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
 import { PLATFORM } from './constants.js';
 
@@ -29,17 +28,6 @@ export interface ClaudeBridgeConfig extends BridgeConfig {
   nodeBin: string;
 }
 
-function invalid(message: string): AgentMailError {
-  return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);
-}
-
-function absolute(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[name];
-  if (!raw) return undefined;
-  if (!isAbsolute(raw)) throw invalid(`${name} must be an absolute path (got "${raw}")`);
-  return resolve(raw);
-}
-
 /**
  * The plugin directory shipped with this package: `plugin/` next to `src/` (sources) or `dist/`
  * (built), whichever holds `.claude-plugin/plugin.json`.
@@ -56,34 +44,32 @@ export function defaultPluginDir(): string {
  */
 export function readClaudeConfig(env: NodeJS.ProcessEnv, home: string): ClaudeBridgeConfig {
   const base = readBridgeConfig(PLATFORM, env, home);
-  const pluginDir = absolute(env, 'AGENTMAIL_CLAUDE_PLUGIN_DIR') ?? defaultPluginDir();
-  if (!existsSync(join(pluginDir, '.claude-plugin', 'plugin.json')))
-    throw invalid(
-      `AGENTMAIL_CLAUDE_PLUGIN_DIR: ${pluginDir} is not the AgentMail plugin (no .claude-plugin/plugin.json); point it at packages/bridge-claude/plugin`,
-    );
-  if (!existsSync(join(pluginDir, 'dist', 'hook.js')) || !existsSync(join(pluginDir, 'dist', 'mcp.js')))
-    throw invalid(
-      `the plugin at ${pluginDir} is not built (no dist/hook.js, dist/mcp.js); run \`pnpm --filter @agentmail/bridge-claude build\``,
-    );
+  const pluginDir = absolutePathSetting(env, 'AGENTMAIL_CLAUDE_PLUGIN_DIR') ?? defaultPluginDir();
+  checkPluginDir(pluginDir, {
+    variable: 'AGENTMAIL_CLAUDE_PLUGIN_DIR',
+    manifest: join('.claude-plugin', 'plugin.json'),
+    sourceDir: 'packages/bridge-claude/plugin',
+    packageName: '@agentmail/bridge-claude',
+  });
   const provider = env.AGENTMAIL_CLAUDE_PROVIDER?.trim() || 'anthropic';
   if (provider.includes('/'))
-    throw invalid(`AGENTMAIL_CLAUDE_PROVIDER must not contain "/" (got "${provider}")`);
+    throw configInvalid(`AGENTMAIL_CLAUDE_PROVIDER must not contain "/" (got "${provider}")`);
   const models = (env.AGENTMAIL_CLAUDE_MODELS ?? '')
     .split(',')
     .map((m) => m.trim())
     .filter(Boolean);
   // A day is the hooks' own timeout (plugin/hooks/hooks.json): a longer turn would be cut by it.
   if (base.turnTimeoutMs > 86_400_000)
-    throw invalid(
+    throw configInvalid(
       `AGENTMAIL_TURN_TIMEOUT_MS must be at most 86400000 (a day) for Claude Code (got ${base.turnTimeoutMs})`,
     );
   return {
     ...base,
-    claudeBin: absolute(env, 'AGENTMAIL_CLAUDE_BIN') ?? 'claude',
+    claudeBin: absolutePathSetting(env, 'AGENTMAIL_CLAUDE_BIN') ?? 'claude',
     pluginDir,
     claudeHome: home,
     modelProvider: provider,
     models: models.length > 0 ? models : DEFAULT_CLAUDE_MODELS,
-    nodeBin: absolute(env, 'AGENTMAIL_NODE') ?? process.execPath,
+    nodeBin: absolutePathSetting(env, 'AGENTMAIL_NODE') ?? process.execPath,
   };
 }

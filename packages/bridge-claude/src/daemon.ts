@@ -6,8 +6,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
+import { createDriverBridge, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
-import { type Bridge, type BridgeLogger, createBridge } from '@agentmail/shared-policy/bridge';
+import type { Bridge, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
@@ -19,7 +20,7 @@ import { checkRunSetup, claudeTurns, runArgs, runEnv } from './turns.js';
 export type ClaudeBridge = Bridge<ClaudeEvent>;
 
 /** The outcome of {@link selfCheck}. */
-export type SelfCheckResult = { ok: true } | { ok: false; reason: string };
+export type SelfCheckResult = SetupCheckResult;
 
 // Nothing listens on the discard port: the check ends before a model would be asked, offline.
 const NO_MODEL_URL = 'http://127.0.0.1:9';
@@ -67,7 +68,7 @@ export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal
     },
   });
   if (verdict) return verdict;
-  const tail = report.stderrTail.trim().split('\n').slice(-3).join(' / ');
+  const tail = stderrSummary(report.stderrTail);
   return {
     ok: false,
     reason: `${config.claudeBin} ended before its init line (exit code ${report.code ?? 'none'}${tail ? `: ${tail}` : ''})`,
@@ -89,60 +90,20 @@ export interface ClaudeBridgeOptions {
  * await bridge.start();
  */
 export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBridgeOptions): ClaudeBridge {
-  let bridge: ClaudeBridge | undefined;
-  const emit = (e: ClaudeEvent): void => bridge?.emit(e);
-  let enforcement = options.enforcement;
-  let rechecking: Promise<SelfCheckResult> | undefined;
-  // A failed self-check is repeated before the next turn (one at a time): a plugin fixed meanwhile
-  // makes the bridge native again; a broken one fails the turn before any `claude` run.
-  const setup = async (): Promise<SelfCheckResult> => {
-    if (enforcement.ok) return enforcement;
-    rechecking ??= (async () => {
-      const started = Date.now();
-      const r = await selfCheck(config, bridge?.stopSignal);
-      emit({
-        type: 'self_check',
-        ok: r.ok,
-        ...(r.ok ? {} : { reason: r.reason }),
-        duration_ms: Date.now() - started,
-      });
-      if (r.ok) bridge?.emit({ type: 'enforcement', mode: 'native' });
-      enforcement = r;
-      rechecking = undefined;
-      return r;
-    })();
-    return rechecking;
-  };
-  const turns = claudeTurns(config, emit, setup);
   const models = config.models.map((m) => ({ key: `${config.modelProvider}/${m}`, name: m }));
-  bridge = createBridge<ClaudeEvent>({
+  // A failed self-check is repeated before the next turn: a plugin fixed meanwhile makes the
+  // bridge native again; a broken one fails the turn before any `claude` run.
+  return createDriverBridge<ClaudeEvent>({
     platform: PLATFORM,
     version: BRIDGE_VERSION,
     config,
-    rpc: true,
     ...(options.log ? { log: options.log } : {}),
-    adapter: {
-      turns,
-      async snapshot() {
-        // G-25: a session list that cannot be read is omitted, not sent empty.
-        const sessions = await listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS).catch(() => undefined);
-        return {
-          ...(enforcement.ok
-            ? { mode_enforcement: 'native' as const }
-            : {
-                mode_enforcement: 'advisory' as const,
-                mode_enforcement_reason: enforcement.reason.slice(0, 500),
-              }),
-          ...(sessions === undefined ? {} : { sessions }),
-          models,
-        };
-      },
+    enforcement: options.enforcement,
+    recheck: (signal) => selfCheck(config, signal),
+    turns: (emit, setup) => claudeTurns(config, emit, setup),
+    snapshot: {
+      sessions: async () => listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS),
+      models: async () => models,
     },
   });
-  bridge.emit({
-    type: 'enforcement',
-    mode: options.enforcement.ok ? 'native' : 'advisory',
-    ...(options.enforcement.ok ? {} : { reason: options.enforcement.reason }),
-  });
-  return bridge;
 }

@@ -1,10 +1,12 @@
+import type { DriverEvent } from '@agentmail/host-tools/driver';
+
 /**
  * The Claude Code bridge's own events, on the kit's bus next to its `BridgeEvent`s (logged as one
  * JSON line each, field `event`). Tests and the bench read them; no behaviour reads a log line.
  */
 export type ClaudeEvent =
-  /** P-8: the startup check that the plugin's hooks and mail tools load in Claude Code. */
-  | { type: 'self_check'; ok: boolean; reason?: string; duration_ms: number }
+  /** `self_check` (P-8: the plugin's hooks and mail tools load in Claude Code), `signal_received`. */
+  | DriverEvent
   /** One `claude -p` process started for a mail. */
   | { type: 'claude_spawned'; mail_id: string; pid: number; resume: boolean; model?: string }
   /** Its `init` line passed the setup check (hooks ran, mail tools connected). */
@@ -22,5 +24,4 @@ export type ClaudeEvent =
       terminal_reason?: string;
       stopped?: 'abort' | 'setup';
       duration_ms: number;
-    }
-  | { type: 'signal_received'; signal: string };
+    };

@@ -3,7 +3,8 @@
  * its outcome from the final `result` line (B-7), its session from the transcripts (B-4).
  */
 import { realpathSync } from 'node:fs';
-import { HOOK_READY_MARKER, PERMISSION_WAIT_ENV } from '@agentmail/host-tools';
+import { HOOK_READY_MARKER } from '@agentmail/host-tools';
+import { hostRunEnv, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { formatText, type Locale } from '@agentmail/shared-policy';
 import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
@@ -33,16 +34,12 @@ export function runEnv(
   rpcEnv: TurnRpcEnv | undefined,
   base: NodeJS.ProcessEnv = process.env,
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) if (!k.startsWith('AGENTMAIL_') && v !== undefined) env[k] = v;
-  return {
-    ...env,
-    ...RUN_ENV,
-    ...(rpcEnv ?? {}),
-    AGENTMAIL_NODE: config.nodeBin,
-    AGENTMAIL_LOCALE: config.locale,
-    [PERMISSION_WAIT_ENV]: String(config.turnTimeoutMs),
-  };
+  return hostRunEnv(base, {
+    rpcEnv,
+    locale: config.locale,
+    permissionWaitMs: config.turnTimeoutMs,
+    extra: { ...RUN_ENV, AGENTMAIL_NODE: config.nodeBin },
+  });
 }
 
 /** What one run is told. */
@@ -142,7 +139,7 @@ function causeOf(result: {
  * The setup as last checked (SPEC P-8): a failed check is run again before a turn, which fails
  * with the check's reason (and no `claude` run at all) while it still fails.
  */
-export type SetupCheck = () => Promise<{ ok: true } | { ok: false; reason: string }>;
+export type SetupCheck = () => Promise<SetupCheckResult>;
 
 /**
  * The Claude Code turn adapter over `config`; host events go to `emit`; `setup` is consulted
@@ -252,7 +249,7 @@ export function claudeTurns(
           report.stopped === 'abort'
             ? 'stopped by the bridge'
             : `exit code ${report.code ?? 'none'}${report.signal ? `, signal ${report.signal}` : ''}`,
-          report.stderrTail.trim().split('\n').slice(-3).join(' / '),
+          stderrSummary(report.stderrTail),
         ]
           .filter(Boolean)
           .join('; ');

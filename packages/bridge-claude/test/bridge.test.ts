@@ -1,7 +1,7 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
-import { marker, shellCall, turnStart } from '@agentmail/testkit/conformance';
+import { agentKeyStaysInBridge, marker } from '@agentmail/testkit/conformance';
 import { describe, expect, it } from 'vitest';
 import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
 import { stackPerTest } from '../harness/person.js';
@@ -16,36 +16,7 @@ const current = stackPerTest();
 describe('agentmail-claude', () => {
   it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async () => {
     const stack = current();
-    const task = marker('secret');
-    stack.model.addScenarios([
-      {
-        name: `${task}:env`,
-        match: turnStart(task),
-        reply: shellCall(claudeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`),
-      },
-      {
-        name: `${task}:answer`,
-        match: { lastUserMessage: task, toolResultContains: `ENV-${task}` },
-        reply: (r) => ({ type: 'text', text: `SEEN ${r.toolResults.map((t) => t.text).join('\n')}` }),
-      },
-    ]);
-    await stack.startBridge(claudeAdapter);
-    const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-      subject: `Env ${task}`,
-      body: 'Show the environment.',
-      permissionMode: 'full',
-    });
-    const reply = await stack.awaitReply({
-      inReplyTo: sent.mail_id,
-      from: stack.agent.name,
-      timeoutMs: STEP_MS,
-    });
-    expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
-    expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
-    expect(reply.body, 'the agent key is in no variable of the shell or of claude itself').not.toContain(
-      stack.agent.key,
-    );
-    expect(reply.body).not.toMatch(/AGENTMAIL_AGENT_(KEY|SECRET)=/);
+    await agentKeyStaysInBridge(stack, claudeAdapter);
     expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
   });
 
@@ -101,7 +72,10 @@ describe('agentmail-claude', () => {
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
     expect(failed.cause).toContain('SessionStart');
     const exited = bridge.bridgeEvents('claude_exited').find((e) => e.mail_id === sent.mail_id);
-    expect(exited).toMatchObject({ stopped: 'setup', result: 'missing' });
+    expect(exited).toMatchObject({ stopped: 'setup' });
+    // Whether Claude Code printed a result line before the stop reached it is a race under load
+    // (its first model request is already out: an unscripted, failing answer): never a success.
+    expect(exited?.result).not.toBe('success');
     expect(bridge.bridgeEvents('claude_ready').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
   });
 });

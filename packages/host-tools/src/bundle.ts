@@ -1,10 +1,11 @@
 /**
  * Self-contained builds for Node.js. Above all the tool and hook processes for a host's plugin directory:
- * `mcp.js` (src/mcp-main.ts) and `hook.js` (src/hook-main.ts), each one ESM file with every
- * dependency inlined (the AgentMail packages from their sources, the MCP SDK, zod), so a plugin
- * directory needs nothing but Node.js >= 22.19. Used by the bridges' builds (Claude Code now,
- * ZCode next) and their test harnesses.
+ * `mcp.js` (src/mcp-main.ts), `hook.js` (src/hook-main.ts) and `hook-interactive.js` (loaded by
+ * the hook only in a person's own session), each one ESM file with every dependency inlined (the
+ * AgentMail packages from their sources, the MCP SDK, zod), so a plugin directory needs nothing
+ * but Node.js >= 22.19. Used by the bridges' builds (Claude Code, ZCode) and their test harnesses.
  */
+import { cp, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
@@ -14,21 +15,28 @@ import type { Options } from 'tsup';
 export const HOST_TOOLS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The entry files, by output name. */
-export const HOST_TOOL_ENTRIES: Readonly<Record<'mcp' | 'hook', string>> = {
+export const HOST_TOOL_ENTRIES: Readonly<Record<'mcp' | 'hook' | 'hook-interactive', string>> = {
   mcp: join(HOST_TOOLS_ROOT, 'src', 'mcp-main.ts'),
   hook: join(HOST_TOOLS_ROOT, 'src', 'hook-main.ts'),
+  'hook-interactive': join(HOST_TOOLS_ROOT, 'src', 'hook-interactive.ts'),
 };
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * tsup options that bundle `entries` (output name → source file) into self-contained ESM files in
- * `outDir`: every dependency inlined, the AgentMail packages from their sources. `dts` adds
- * declaration files (a package build). Used for the plugin scripts and for a bridge's daemon.
+ * `outDir`: every dependency inlined, the AgentMail packages from their sources, except the
+ * packages named in `external` (native modules such as `better-sqlite3`, resolved from
+ * node_modules at run time). `dts` adds declaration files (a package build). Used for the plugin
+ * scripts and for a bridge's daemon.
  */
 export function nodeBundleOptions(
   entries: Readonly<Record<string, string>>,
   outDir: string,
-  { dts = false }: { dts?: boolean } = {},
+  { dts = false, external = [] }: { dts?: boolean; external?: readonly string[] } = {},
 ): Options {
+  const inline =
+    external.length === 0 ? /./ : new RegExp(`^(?!(${external.map(escapeRegExp).join('|')})(/|$))`);
   return {
     entry: { ...entries },
     outDir,
@@ -42,7 +50,8 @@ export function nodeBundleOptions(
     splitting: false,
     clean: false,
     silent: true,
-    noExternal: [/./],
+    noExternal: [inline],
+    ...(external.length === 0 ? {} : { external: [...external] }),
     // Inlined CommonJS packages (undici, ajv) require node builtins: give the ESM bundle a require.
     banner: {
       js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
@@ -54,9 +63,64 @@ export function nodeBundleOptions(
   };
 }
 
-/** Bundle both files into `outDir` (created). */
+/** Bundle the tool and hook files into `outDir` (created). */
 export async function buildHostTools(outDir: string): Promise<{ mcpJs: string; hookJs: string }> {
   const { build } = await import('tsup');
   await build({ ...nodeBundleOptions(HOST_TOOL_ENTRIES, outDir), config: false });
   return { mcpJs: join(outDir, 'mcp.js'), hookJs: join(outDir, 'hook.js') };
+}
+
+/** What {@link buildDriver} built. */
+export interface BuiltDriver {
+  /** The daemon entry (`node <daemonJs>`). */
+  daemonJs: string;
+  /** The plugin directory copy with `dist/mcp.js`, `dist/hook.js`, `dist/hook-interactive.js`. */
+  pluginDir: string;
+  /** The build's root directory. */
+  root: string;
+  remove(): Promise<void>;
+}
+
+/** Options of {@link buildDriver}. */
+export interface BuildDriverOptions {
+  /** The bridge package's root: its `plugin/` is copied, the build goes to `node_modules/.cache`. */
+  packageRoot: string;
+  /** Directory name prefix of the build, e.g. `bridge-zcode`. */
+  name: string;
+  /** The daemon's entry files (output name → source; one named `daemon-main`). */
+  daemonEntries: Readonly<Record<string, string>>;
+  /** Packages the daemon loads from node_modules instead of inlining them. */
+  external?: readonly string[];
+}
+
+/**
+ * A bridge as its tests run it: the plugin directory copied into a fresh directory under the
+ * package's `node_modules/.cache` (so node_modules resolution still finds the externals), its
+ * scripts bundled into it, and the daemon bundled next to it. Build it once per test file.
+ */
+export async function buildDriver(options: BuildDriverOptions): Promise<BuiltDriver> {
+  const { build } = await import('tsup');
+  const root = join(
+    options.packageRoot,
+    'node_modules',
+    '.cache',
+    `${options.name}-${process.pid}-${Date.now()}`,
+  );
+  const pluginDir = join(root, 'plugin');
+  await mkdir(root, { recursive: true });
+  await cp(join(options.packageRoot, 'plugin'), pluginDir, {
+    recursive: true,
+    filter: (src) => !src.endsWith('/dist'),
+  });
+  const external = options.external ?? [];
+  await Promise.all([
+    build({ ...nodeBundleOptions(options.daemonEntries, join(root, 'daemon'), { external }), config: false }),
+    build({ ...nodeBundleOptions(HOST_TOOL_ENTRIES, join(pluginDir, 'dist')), config: false }),
+  ]);
+  return {
+    daemonJs: join(root, 'daemon', 'daemon-main.js'),
+    pluginDir,
+    root,
+    remove: () => rm(root, { recursive: true, force: true }),
+  };
 }

@@ -7,7 +7,9 @@
  *   the host's environment): every guarded call is decided by the bridge's permission flow
  *   (mode, "always" grants, asking the person by mail and waiting: P-1..P-7). Every failure
  *   fails closed — a bridge that does not answer, a bad stdin, a crash: deny (P-5, B-21).
- * - A person's own session (no RPC variables): no decision, so the host shows its own prompt (P-5).
+ * - A person's own session (no RPC variables): no decision, so the host shows its own prompt (P-5);
+ *   for a host whose profile says `own-stream` (ZCode) with the person's key and session, the hook
+ *   asks by mail itself (hook-interactive.ts), yielding to the host's prompt on any failure.
  * - SessionStart: proves to the bridge that the plugin's hooks run in this process tree (P-8)
  *   by writing {@link HOOK_READY_MARKER} to stderr, which the host reports in its hook events;
  *   stdout stays empty (a SessionStart hook's stdout becomes model context).
@@ -67,6 +69,21 @@ function localeOf(env: Readonly<Record<string, string | undefined>>): Locale {
 function waitMs(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const n = Number(env[PERMISSION_WAIT_ENV]);
   return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+// Resolved at run time beside this file (src/ or the bundle directory): not inlined into the hook bundle.
+const INTERACTIVE_MODULE = new URL('./hook-interactive.js', import.meta.url).href;
+
+/**
+ * True when the environment holds a person's own connection for the interactive flow: Gateway URL,
+ * agent key and the Gateway session this host session works for (`AGENTMAIL_SESSION_ID`).
+ */
+function hasPersonalConnection(env: Readonly<Record<string, string | undefined>>): boolean {
+  return (
+    Boolean(env.AGENTMAIL_GATEWAY_URL) &&
+    Boolean(env.AGENTMAIL_AGENT_KEY || env.AGENTMAIL_AGENT_SECRET) &&
+    Boolean(env.AGENTMAIL_SESSION_ID)
+  );
 }
 
 /**
@@ -133,7 +150,27 @@ export async function runHook(options: RunHookOptions): Promise<HookOutput> {
     }
   }
 
-  if (!client) return host.write(event.event, { kind: 'none' });
+  if (!client) {
+    if (host.standalone !== 'own-stream' || !hasPersonalConnection(env))
+      return host.write(event.event, { kind: 'none' });
+    // A person's own session with their key: the interactive flow, loaded only here (it needs the
+    // Gateway client and the text catalogue; the mail-driven path above stays light).
+    const { decideInteractive } = (await import(
+      INTERACTIVE_MODULE
+    )) as typeof import('./hook-interactive.js');
+    return host.write(event.event, await decideInteractive(host, event, env));
+  }
+  if (event.event === 'PermissionRequest' && host.mailDrivenPermissionRequest === 'none')
+    return host.write(event.event, { kind: 'none' });
+  if (host.hostRefuses?.(event)) {
+    // The host refuses this call by its own mode whatever the hook says: ask nobody. Only a mail in
+    // `plan` itself is decided (the bridge's refusal tells the model to put its plan in the reply).
+    const mode = await client
+      .context({ timeoutMs: SESSION_START_CHECK_MS })
+      .then((c) => c.permissionMode)
+      .catch(() => undefined);
+    if (mode !== 'plan') return host.write(event.event, { kind: 'none' });
+  }
   const wait = waitMs(env);
   const answer = await client.decidePermission(
     {

@@ -1,10 +1,7 @@
 /**
  * The hosts whose tools and hooks are separate processes, as one table: how each one hands a
- * hook its event on stdin and reads the decision from stdout. Everything else in this package
- * is host-neutral. Adding a host (ZCode) is one more entry: ZCode sends the Claude-style aliases
- * (`tool_name`, `tool_input`, `tool_use_id`, `session_id`) next to its own camelCase fields and
- * reads the same `hookSpecificOutput` shapes (research/zcode.md §4), so its entry differs in the
- * platform name and in what it does without a bridge.
+ * hook its event on stdin and reads the decision from stdout, and the few places where the hosts'
+ * permission systems differ. Everything else in this package is host-neutral.
  *
  * Imports nothing but types: this module is bundled into the hook process.
  */
@@ -28,6 +25,8 @@ export interface HookEvent {
   toolCallId: string;
   /** Claude Code's id of the prompt the call belongs to, when given (scopes a call without an id). */
   promptId: string;
+  /** The host's own permission mode of the session as the event names it (ZCode `build`, `plan`, …); '' when not given. */
+  hostMode: string;
 }
 
 /** What the runner decided about one event. */
@@ -59,6 +58,24 @@ export interface HostProfile {
   readEvent(value: unknown): HookEvent;
   /** The host's answer for `verdict` on `event`. */
   write(event: HookEventName, verdict: HookVerdict): HookOutput;
+  /**
+   * True when the host refuses this call by its own mode whatever a hook answers (ZCode's `plan`
+   * refuses side-effecting built-ins, and a PreToolUse `allow` does not lift a refusal): nobody is
+   * asked about it, the host's refusal stands. @default never
+   */
+  hostRefuses?(event: HookEvent): boolean;
+  /**
+   * A PermissionRequest in a mail-driven run: `decide` it through the bridge as a guarded call, or
+   * give `none` at once, where the host's own answer would win anyway (ZCode headless: its deny
+   * broker races the hook) and asking a person would only mail a question nobody waits for.
+   */
+  mailDrivenPermissionRequest: 'decide' | 'none';
+  /**
+   * Without a bridge (a person's own session): `yield` (no decision: the host's own rules and
+   * prompt, P-5), or `own-stream`: with the person's key and `AGENTMAIL_SESSION_ID` the hook asks
+   * by mail itself and waits on its own event stream (G-22), else it yields too.
+   */
+  standalone: 'yield' | 'own-stream';
 }
 
 /** The hook's stdin is not what the host contract says (the message names the field). */
@@ -111,6 +128,7 @@ function readClaudeStyleEvent(value: unknown): HookEvent {
     input: value.tool_input ?? {},
     toolCallId: event === 'PreToolUse' ? field(value, 'tool_use_id', true) : '',
     promptId: field(value, 'prompt_id', false),
+    hostMode: field(value, 'permission_mode', false),
   };
 }
 
@@ -144,11 +162,78 @@ export const CLAUDE_CODE_HOST: HostProfile = {
   displayName: 'Claude Code',
   readEvent: readClaudeStyleEvent,
   write: writeClaudeStyle,
+  mailDrivenPermissionRequest: 'decide',
+  standalone: 'yield',
+};
+
+/**
+ * ZCode's hook stdin (read in v3.15.1 source, `core/src/hooks/configured-runner-input.ts`
+ * `createCompatibleHookStdin`): its own camelCase fields are the main contract — `hookEventName,
+ * sessionId, turnId?, cwd, mode` and, for tool events (PermissionRequest included),
+ * `toolName, toolInput, toolCallId` — with Claude-style aliases added beside them.
+ */
+function readZcodeEvent(value: unknown): HookEvent {
+  if (!isObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
+  const event = field(value, 'hookEventName', true);
+  if (!EVENTS.has(event))
+    throw new HookInputError(
+      `hook input field "hookEventName": "${event}" is not handled; register the hook for ${[...EVENTS].join(', ')}`,
+    );
+  const tool = event !== 'SessionStart';
+  return {
+    event: event as HookEventName,
+    sessionId: field(value, 'sessionId', true),
+    cwd: field(value, 'cwd', false),
+    toolName: tool ? field(value, 'toolName', true) : '',
+    input: value.toolInput ?? {},
+    toolCallId: tool ? field(value, 'toolCallId', true) : '',
+    promptId: field(value, 'turnId', false),
+    hostMode: field(value, 'mode', false),
+  };
+}
+
+// ZCode's read-only built-ins (v3.15.1 `core/src/permission/service.ts` isReadOnlyTool): `plan`
+// allows these and non-destructive MCP tools, and refuses everything else.
+const ZCODE_READ_ONLY = new Set([
+  'Read',
+  'Glob',
+  'Grep',
+  'WebSearch',
+  'WebFetch',
+  'TodoRead',
+  'TodoWrite',
+  'AskUserQuestion',
+  'Agent',
+  'Task',
+  'Skill',
+]);
+
+/**
+ * ZCode (z.ai; contract read in its v3.15.1 source, see research/zcode.md). It reads the same
+ * `hookSpecificOutput` shapes as Claude Code (`core/src/hooks/output.ts`); what differs: in
+ * `plan` it refuses side-effecting built-ins itself (a PreToolUse `allow` lifts only an ask), its
+ * headless PermissionRequest hook races an immediate deny (`permission-responder-race.ts`), and
+ * in a person's own ZCode the hook asks by mail with the person's key.
+ */
+export const ZCODE_HOST: HostProfile = {
+  id: 'zcode',
+  platform: 'zcode',
+  displayName: 'ZCode',
+  readEvent: readZcodeEvent,
+  write: writeClaudeStyle,
+  hostRefuses: (event) =>
+    event.event === 'PreToolUse' &&
+    event.hostMode === 'plan' &&
+    !event.toolName.startsWith('mcp__') &&
+    !ZCODE_READ_ONLY.has(event.toolName),
+  mailDrivenPermissionRequest: 'none',
+  standalone: 'own-stream',
 };
 
 /** Every host the runner knows, by id. */
 export const HOSTS: Readonly<Record<string, HostProfile>> = Object.freeze({
   [CLAUDE_CODE_HOST.id]: CLAUDE_CODE_HOST,
+  [ZCODE_HOST.id]: ZCODE_HOST,
 });
 
 /** The host named `id`, or undefined. */

@@ -3,6 +3,7 @@
  * (`agentmail-mcp`) and the permission-hook runner (`agentmail-hook <host>`) — host-neutral, with
  * each host's hook shapes in one table (`HOSTS`).
  */
+export { decideInteractive, INTERACTIVE_STREAM_OPEN_MS, interactiveGrantFile } from './hook-interactive.js';
 export {
   HOOK_READY_MARKER,
   HOOK_SELF_CHECK_ENV,
@@ -21,6 +22,7 @@ export {
   type HookVerdict,
   type HostProfile,
   hostProfile,
+  ZCODE_HOST,
 } from './hosts.js';
 export {
   backendFromEnv,

@@ -29,8 +29,11 @@ export function normalizePermissionMode(value: unknown): PermissionMode {
  * opencode.md (serve mode offers `bash, edit, write`; `patch`/`apply_patch`/`multiedit` are the
  * editing tools some model families get), dsh 0.1.0-rc.8 packages `dsh-tool-bash`,
  * `dsh-tool-pwsh`, `dsh-tool-fs` (`write`, `edit`) and `dsh-tool-str-replace-editor`.
- * ZCode is a closed client with Claude-Code-style tool names (`Bash`, `Write`, `Edit`,
- * `MultiEdit`, `NotebookEdit`); these are not verified against a real ZCode build yet. Claude Code
+ * ZCode v3.15.1 (its open-sourced CLI, `core/src/tool/handlers/index.ts` and
+ * `core/src/permission/service.ts`): the side-effecting built-ins are `Bash`, `Write`, `Edit` and
+ * `ApplyPatch` (registered in some builds), plus `js`, the Node.js REPL the official browser-use
+ * plugin switches on (code execution, so guarded like the shell); it has no `MultiEdit` or
+ * `NotebookEdit`. Claude Code
  * 2.1.328 offers `Bash`, `Write`, `Edit`, `NotebookEdit` in `-p` (its init event's tool list);
  * `MultiEdit` is kept for older versions that still have it.
  */
@@ -38,7 +41,7 @@ export const GUARDED_TOOLS: Readonly<Record<Platform, readonly string[]>> = Obje
   pi: Object.freeze(['bash', 'write', 'edit']),
   opencode: Object.freeze(['bash', 'write', 'edit', 'patch', 'apply_patch', 'multiedit']),
   dsh: Object.freeze(['bash', 'pwsh', 'write', 'edit', 'str_replace_editor']),
-  zcode: Object.freeze(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']),
+  zcode: Object.freeze(['Bash', 'Write', 'Edit', 'ApplyPatch', 'js']),
   'claude-code': Object.freeze(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']),
 });
 

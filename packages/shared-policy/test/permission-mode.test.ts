@@ -41,6 +41,12 @@ describe('guarded tools (P-3)', () => {
     expect(GUARDED_TOOLS.zcode).toEqual(expect.arrayContaining(['Bash', 'Write', 'Edit']));
   });
 
+  it("ZCode's names are its v3.15.1 built-ins (no Claude-only MultiEdit/NotebookEdit), its REPL included", () => {
+    expect([...GUARDED_TOOLS.zcode]).toEqual(['Bash', 'Write', 'Edit', 'ApplyPatch', 'js']);
+    for (const readOnly of ['Read', 'Glob', 'Grep', 'WebFetch', 'TodoWrite', 'AskUserQuestion'])
+      expect(isGuardedTool('zcode', readOnly), readOnly).toBe(false);
+  });
+
   it('read-only and mail tools are not guarded', () => {
     for (const p of PLATFORMS) {
       for (const tool of ['read', 'grep', 'glob', 'read_inbox', 'send_mail', 'Read']) {

@@ -58,6 +58,7 @@ export {
   type ProcessExit,
   VERBOSE_ENV,
 } from './harness/processes.js';
+export { type Removable, type SharedBuild, sharedBuild } from './harness/shared-build.js';
 export {
   type AgentIdentity,
   DEFAULT_MODEL_PROVIDER,

@@ -245,6 +245,10 @@ export const EN = {
   'host.setup.tools_missing':
     'the AgentMail mail tools did not start in {host} ({detail}); the model could not have read the mail. Check that Node.js runs for the plugin (AGENTMAIL_NODE) and the plugin is built',
   'host.no_result': '{host} ended without a result ({detail})',
+  'host.setup.plugin_missing':
+    'the AgentMail plugin is not loaded in {host} ({detail}), so nothing could be guarded and the mail tools are missing; nothing was run. Add {plugin_dir} to {config} and check with `{check}`',
+  'host.not_found':
+    'the {host} command could not be started ({detail}); nothing was run. Install {host}, or set {variable} to the absolute path of its executable',
   // ==== end host ====
 
   // ==== gateway (mail texts the Gateway writes) ====

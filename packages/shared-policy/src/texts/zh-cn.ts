@@ -224,6 +224,10 @@ export const ZH_CN: Record<TextKey, string> = {
   'host.setup.tools_missing':
     'AgentMail 邮件工具没有在 {host} 中启动（{detail}），模型无法读取这封邮件。请检查插件所用的 Node.js 能否运行（AGENTMAIL_NODE）以及插件是否已构建',
   'host.no_result': '{host} 结束时没有给出结果（{detail}）',
+  'host.setup.plugin_missing':
+    'AgentMail 插件未在 {host} 中加载（{detail}），因此无法保护任何工具调用，邮件工具也不可用；未执行任何操作。请把 {plugin_dir} 加入 {config}，并用 `{check}` 检查',
+  'host.not_found':
+    '无法启动 {host} 命令（{detail}）；未执行任何操作。请安装 {host}，或把 {variable} 设为其可执行文件的绝对路径',
   // ==== end host ====
 
   // ==== gateway ====

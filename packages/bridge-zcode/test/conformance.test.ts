@@ -1,0 +1,10 @@
+import { conformanceSuite } from '@agentmail/testkit/conformance';
+import { afterAll } from 'vitest';
+import { removeBundle, zcodeAdapter } from '../harness/zcode-adapter.js';
+
+// The whole conformance suite through the testkit's ZCode stand-in (a real MCP client to the
+// plugin's server, the plugin's hooks as real processes, ZCode's headless permission behaviour),
+// the scripted model's Anthropic endpoint and a real Gateway. `workspace` runs as `build` with the
+// plugin's PreToolUse gate; the question scenario is skipped with its reason (NO_QUESTION_SEAM).
+afterAll(removeBundle);
+conformanceSuite(zcodeAdapter);

@@ -1,0 +1,34 @@
+/**
+ * `pnpm build`: the daemon (`dist/daemon-main.js`, `dist/index.js` + types) and the plugin's
+ * scripts (`plugin/dist/mcp.js`, `plugin/dist/hook.js`, `plugin/dist/hook-interactive.js`), each a
+ * self-contained file (`@agentmail/host-tools/bundle`), so the plugin directory works wherever it
+ * is copied. `better-sqlite3` (a native module) stays external: the daemon loads it from
+ * node_modules.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HOST_TOOL_ENTRIES, nodeBundleOptions } from '@agentmail/host-tools/bundle';
+import { defineConfig } from 'tsup';
+
+/** Root directory of the bridge-zcode package. */
+export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
+
+/** The daemon's entry files. */
+export const DAEMON_ENTRIES: Readonly<Record<string, string>> = {
+  'daemon-main': join(BRIDGE_ROOT, 'src', 'daemon-main.ts'),
+};
+
+/** Packages the daemon loads at run time instead of inlining them. */
+export const DAEMON_EXTERNAL: readonly string[] = ['better-sqlite3'];
+
+export default defineConfig([
+  nodeBundleOptions(DAEMON_ENTRIES, join(BRIDGE_ROOT, 'dist'), { external: DAEMON_EXTERNAL }),
+  {
+    ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), {
+      dts: true,
+      external: DAEMON_EXTERNAL,
+    }),
+    tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
+  },
+  nodeBundleOptions(HOST_TOOL_ENTRIES, join(BRIDGE_ROOT, 'plugin', 'dist')),
+]);

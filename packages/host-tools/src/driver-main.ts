@@ -1,0 +1,80 @@
+/**
+ * The main of a driver daemon (`agentmail-claude`, `agentmail-zcode`): configured by environment
+ * variables only; logs are pino JSON lines on stderr, one per event (field `event`). The setup
+ * check runs before the bridge starts (SPEC P-8). SIGTERM and SIGINT stop it gracefully (B-15):
+ * running host processes are stopped as groups and pending permissions denied; exit code 0 then,
+ * 2 on a configuration error, 1 when it cannot start or lost the bridge lock (a supervisor
+ * restarts it as a standby, G-22).
+ */
+import { homedir } from 'node:os';
+import type { BridgeLogger } from '@agentmail/shared-policy/bridge';
+import { pino } from 'pino';
+import { type DriverEvent, type SetupCheckResult, selfCheckEvent } from './setup-gate.js';
+
+/** The part of a kit `Bridge` the main uses. */
+export interface DriverBridge {
+  emit(event: DriverEvent): void;
+  readonly events: { subscribe(listener: (event: { type: string }) => void): () => void };
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What {@link runDriverMain} runs. */
+export interface DriverMainOptions<C> {
+  /** Logger name, e.g. `agentmail-zcode`. */
+  name: string;
+  /**
+   * Read the configuration.
+   * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the variable (logged, exit 2).
+   */
+  readConfig(env: NodeJS.ProcessEnv, home: string): C;
+  /** The setup check (P-8). Never throws. */
+  selfCheck(config: C, signal: AbortSignal): Promise<SetupCheckResult>;
+  /** The bridge (not started) with the check's outcome. */
+  createBridge(config: C, options: { log: BridgeLogger; enforcement: SetupCheckResult }): DriverBridge;
+}
+
+/**
+ * Run a driver daemon until it is stopped (the process exits from here).
+ * @example await runDriverMain({ name: 'agentmail-zcode', readConfig: readZcodeConfig, selfCheck, createBridge: createZcodeBridge });
+ */
+export async function runDriverMain<C>(options: DriverMainOptions<C>): Promise<void> {
+  const log = pino(
+    { name: options.name, level: process.env.AGENTMAIL_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
+    pino.destination({ fd: 2, sync: true }),
+  );
+  let config: C;
+  try {
+    config = options.readConfig(process.env, process.env.HOME || homedir());
+  } catch (err) {
+    log.fatal(
+      { event: 'config_invalid', code: (err as { code?: string }).code, err: (err as Error).message },
+      'bad configuration',
+    );
+    process.exit(2);
+  }
+
+  const stopping = new AbortController();
+  const started = Date.now();
+  const check = await options.selfCheck(config, stopping.signal);
+  const bridge = options.createBridge(config, { log, enforcement: check });
+  bridge.emit(selfCheckEvent(check, Date.now() - started));
+
+  let exiting = false;
+  const stop = (signal: string): void => {
+    if (exiting) return;
+    exiting = true;
+    stopping.abort();
+    bridge.emit({ type: 'signal_received', signal });
+    void bridge.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  bridge.events.subscribe((e) => {
+    if (e.type === 'lock_lost') process.exit(1);
+  });
+  bridge.start().catch((err: unknown) => {
+    log.fatal({ event: 'start_failed_permanently', err: String(err) }, 'start failed');
+    process.exit(1);
+  });
+}
