@@ -5,6 +5,7 @@
  */
 import {
   type Address,
+  type AgentKeysResponse,
   type AllowedModelsResponse,
   type Contact,
   formatAddress,
@@ -14,15 +15,16 @@ import {
   heartbeatUnknownFields,
   isValidAlias,
   type RegisterResponse,
+  type ResetUserTokenResponse,
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
-import { ONLINE_WINDOW_MS } from './config.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
+import { presenceOf } from './presence.js';
 import { sessionById } from './sessions.js';
 
 function parseJsonArray(text: string): unknown[] {
@@ -114,13 +116,15 @@ export async function heartbeat(
 ): Promise<HeartbeatResponse> {
   const { platform } = await requireRegistered(ctx.db, name);
   const now = ctx.config.clock();
+  // A heartbeat is the agent being back: it clears a goodbye (H-3).
   const set: {
     last_seen: number;
     workspaces?: string;
     platform_sessions?: string;
     models?: string;
     mode_enforcement?: string;
-  } = { last_seen: now };
+    offline_since: null;
+  } = { last_seen: now, offline_since: null };
   if (body.workspaces !== undefined) set.workspaces = JSON.stringify(body.workspaces);
   if (body.sessions !== undefined) set.platform_sessions = JSON.stringify(body.sessions);
   if (body.models !== undefined) set.models = JSON.stringify(body.models);
@@ -147,7 +151,13 @@ function addressOrSkip(ctx: GatewayContext, address: Address, source: string): s
   } catch (err) {
     ctx.log.warn(
       // `event` is the line's stable kind (tests and log queries use it, not the message text).
-      { event: 'directory_entry_skipped', source, name: address.name, path: address.path, reason: (err as Error).message },
+      {
+        event: 'directory_entry_skipped',
+        source,
+        name: address.name,
+        path: address.path,
+        reason: (err as Error).message,
+      },
       'skipped an entry that does not form an address',
     );
     return undefined;
@@ -167,8 +177,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       name: a.name,
       kind: 'agent' as const,
       platform: a.platform,
-      online: a.last_seen !== null && now - Number(a.last_seen) <= ONLINE_WINDOW_MS,
-      last_seen: a.last_seen === null ? null : iso(Number(a.last_seen)),
+      ...presenceOf(a, now),
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),
@@ -184,6 +193,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       platform: '',
       online: false,
       last_seen: null,
+      offline_since: null,
       workspaces: [],
       address,
     });
@@ -385,9 +395,65 @@ export async function issueAgentKey(
       key_hash: hashSecret(key),
       created_at: now,
       revoked_at: null,
+      last_used_at: null,
     })
     .execute();
   return { keyId, key };
+}
+
+/** Every agent key, oldest first: id, bound name, created, last used, revoked (never the key). */
+export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeysResponse> {
+  const rows = await ctx.db
+    .selectFrom('agent_keys')
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const at = (ms: number | null): string | null => (ms === null ? null : iso(Number(ms)));
+  return {
+    keys: rows.map((k) => ({
+      key_id: k.id,
+      agent_name: k.agent_name,
+      created_at: iso(Number(k.created_at)),
+      last_used_at: at(k.last_used_at),
+      revoked_at: at(k.revoked_at),
+    })),
+  };
+}
+
+/**
+ * Give user `name` a new token (shown once, stored hashed) and revoke every older one, in one
+ * transaction: for a person who lost theirs, or whose token leaked.
+ * @throws GatewayError `AM_GW_NOT_FOUND` when no user has the name.
+ */
+export async function resetUserToken(ctx: GatewayContext, name: string): Promise<ResetUserTokenResponse> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
+    if (!user)
+      throw new GatewayError('NOT_FOUND', `no user is named "${name}"`, {
+        suggestion: 'list the users (GET /api/v1/admin/users)',
+        extra: { name },
+      });
+    const now = ctx.config.clock();
+    const revoked = await trx
+      .updateTable('user_tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', user.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    const token = newSecret('amu');
+    await trx
+      .insertInto('user_tokens')
+      .values({
+        id: newId('t', now),
+        user_id: user.id,
+        token_hash: hashSecret(token),
+        created_at: now,
+        revoked_at: null,
+      })
+      .execute();
+    return { name, token, revoked_tokens: Number(revoked.numUpdatedRows) };
+  });
 }
 
 /** Revoke an agent key. @throws GatewayError `AM_GW_NOT_FOUND` */
@@ -403,8 +469,11 @@ export async function revokeAgentKey(ctx: GatewayContext, keyId: string): Promis
 }
 
 /**
- * The selection of a platform with stale flags: a selected model no agent of the platform has in
- * its catalogue any more stays selected and is shown stale (SPEC G-26).
+ * The selection of a platform beside what its agents have (SPEC G-26): the union of the
+ * catalogues the platform's agents last reported, each model with the agents that have it, and
+ * the selection with stale flags — a selected model that no reporting agent has stays selected
+ * and is flagged stale. While no agent has reported a catalogue nothing is stale (nothing is known
+ * yet); `reported_by` is empty then.
  */
 export async function allowedModelsView(
   ctx: GatewayContext,
@@ -413,16 +482,32 @@ export async function allowedModelsView(
   const selection = await allowedModels(ctx.db, platform);
   const agents = await ctx.db
     .selectFrom('agents')
-    .select('models')
+    .select(['name', 'models'])
     .where('platform', '=', platform)
+    .orderBy('name')
     .execute();
-  const catalogue = new Set<string>();
-  for (const a of agents)
-    for (const m of parseJsonArray(a.models)) {
-      const key = typeof m === 'object' && m !== null ? (m as { key?: unknown }).key : undefined;
-      if (typeof key === 'string') catalogue.add(key);
+  const catalogue = new Map<string, { key: string; name?: string; agents: string[] }>();
+  const reportedBy: string[] = [];
+  for (const a of agents) {
+    const models = parseJsonArray(a.models);
+    // '[]' is also what registration stores: an empty list counts as "not reported".
+    if (models.length > 0) reportedBy.push(a.name);
+    for (const m of models) {
+      if (typeof m !== 'object' || m === null) continue;
+      const { key, name } = m as { key?: unknown; name?: unknown };
+      if (typeof key !== 'string') continue;
+      const entry = catalogue.get(key) ?? { key, agents: [] };
+      if (typeof name === 'string' && entry.name === undefined) entry.name = name;
+      entry.agents.push(a.name);
+      catalogue.set(key, entry);
     }
-  return { platform, models: selection.map((key) => ({ key, stale: !catalogue.has(key) })) };
+  }
+  return {
+    platform,
+    models: selection.map((key) => ({ key, stale: reportedBy.length > 0 && !catalogue.has(key) })),
+    catalogue: [...catalogue.values()].sort((x, y) => x.key.localeCompare(y.key)),
+    reported_by: reportedBy,
+  };
 }
 
 /** Replace the ordered selection of a platform (≤10, SPEC G-26). */

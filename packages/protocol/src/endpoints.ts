@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import { HeartbeatRequest, HeartbeatResponse, RegisterRequest, RegisterResponse } from './agent.js';
+import {
+  AgentOfflineRequest,
+  AgentOfflineResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  RegisterRequest,
+  RegisterResponse,
+} from './agent.js';
 import { API_PREFIX, IdParams } from './common.js';
 import {
   ContactsResponse,
@@ -11,6 +18,7 @@ import {
 } from './directory.js';
 import { AGENT_EVENT_SCHEMAS, type EventSchemas, PERSON_EVENT_SCHEMAS } from './events.js';
 import {
+  AgentKeysResponse,
   AllowedModelsRequest,
   AllowedModelsResponse,
   CreateUserRequest,
@@ -20,7 +28,9 @@ import {
   IssueAgentKeyResponse,
   PersonSendRequest,
   PlatformParams,
+  ResetUserTokenResponse,
   RevokeAgentKeyResponse,
+  UserNameParams,
   UsersResponse,
 } from './human.js';
 import {
@@ -125,6 +135,16 @@ export const ENDPOINTS = {
     transport: 'json',
     body: HeartbeatRequest,
     response: HeartbeatResponse,
+  },
+  agentOffline: {
+    method: 'POST',
+    path: `${API_PREFIX}/agent/offline`,
+    auth: 'agent',
+    summary:
+      'A stopping bridge says goodbye: the agent is offline at once (H-3); its next heartbeat brings it back.',
+    transport: 'json',
+    body: AgentOfflineRequest,
+    response: AgentOfflineResponse,
   },
   events: {
     method: 'GET',
@@ -364,6 +384,23 @@ export const ENDPOINTS = {
     summary: 'List users.',
     transport: 'json',
     response: UsersResponse,
+  },
+  adminResetUserToken: {
+    method: 'POST',
+    path: `${API_PREFIX}/admin/users/:name/token`,
+    auth: 'admin',
+    summary: "Give a user a new token (shown once); the user's older tokens stop working.",
+    transport: 'json',
+    params: UserNameParams,
+    response: ResetUserTokenResponse,
+  },
+  adminAgentKeys: {
+    method: 'GET',
+    path: `${API_PREFIX}/admin/agent-keys`,
+    auth: 'admin',
+    summary: 'List agent keys: id, agent name, created, last used, revoked (never the key).',
+    transport: 'json',
+    response: AgentKeysResponse,
   },
   adminIssueAgentKey: {
     method: 'POST',

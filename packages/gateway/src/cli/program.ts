@@ -4,7 +4,7 @@ import { registerAdminCommands } from './admin.js';
 import { registerConnectionCommands } from './connection.js';
 import { createContext } from './context.js';
 import { registerMailCommands } from './mail.js';
-import { type CliIo, reportError } from './output.js';
+import { type CliIo, reportError, terminalIo } from './output.js';
 import { registerPermissionCommands } from './permissions.js';
 import { registerServeCommand } from './serve.js';
 
@@ -52,7 +52,9 @@ export function buildProgram(io: CliIo): Command {
  *
  * @example process.exitCode = await runCli(process.argv.slice(2), processIo());
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
+  // One writer for every command: nothing printed can carry a control or escape sequence (H-1).
+  const io = terminalIo(rawIo);
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv], { from: 'user' });

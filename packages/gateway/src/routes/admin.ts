@@ -8,6 +8,8 @@ import {
   allowedModelsView,
   createUser,
   issueAgentKey,
+  listAgentKeys,
+  resetUserToken,
   revokeAgentKey,
   setAllowedModels,
 } from '../directory.js';
@@ -31,6 +33,10 @@ export function adminRoutes(ctx: GatewayContext) {
         })),
       };
     });
+
+    registerEndpoint(app, ctx, 'adminResetUserToken', async (req) => resetUserToken(ctx, req.params.name));
+
+    registerEndpoint(app, ctx, 'adminAgentKeys', async () => listAgentKeys(ctx));
 
     registerEndpoint(app, ctx, 'adminIssueAgentKey', async (req) => {
       const { keyId, key } = await issueAgentKey(ctx, req.body.agent_name);
