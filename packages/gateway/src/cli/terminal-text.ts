@@ -15,8 +15,7 @@
  * reorder what is shown, "Trojan Source"), and lone surrogates (not text at all). `\n` and `\t`
  * are in the set too; {@link terminalSafe} keeps them where a block of text allows them.
  */
-const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]|\p{Cs}/gu;
 
 /** The characters of {@link UNSAFE} that JSON.stringify leaves as they are (it escapes C0 and lone surrogates itself). */
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
