@@ -21,7 +21,7 @@ import {
 } from '@agentmail/protocol';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
-import { isUniqueViolation } from './db/database.js';
+import { type GatewayDb, isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
 import { presenceOf } from './presence.js';
@@ -423,18 +423,22 @@ export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeysRespo
 
 /**
  * Give user `name` a new token (shown once, stored hashed) and revoke every older one, in one
- * transaction: for a person who lost theirs, or whose token leaked.
+ * transaction: for a person who lost theirs, or whose token leaked. Takes the store itself, so
+ * `agentmail admin reset-token` can run it on a data directory without a Gateway.
  * @throws GatewayError `AM_GW_NOT_FOUND` when no user has the name.
  */
-export async function resetUserToken(ctx: GatewayContext, name: string): Promise<ResetUserTokenResponse> {
-  return ctx.db.transaction().execute(async (trx) => {
+export async function resetUserToken(
+  db: GatewayDb,
+  name: string,
+  now: number,
+): Promise<ResetUserTokenResponse> {
+  return db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
     if (!user)
       throw new GatewayError('NOT_FOUND', `no user is named "${name}"`, {
         suggestion: 'list the users (GET /api/v1/admin/users)',
         extra: { name },
       });
-    const now = ctx.config.clock();
     const revoked = await trx
       .updateTable('user_tokens')
       .set({ revoked_at: now })

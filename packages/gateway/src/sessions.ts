@@ -313,7 +313,13 @@ export async function resolveAgentSession(
     `agent "${agentName}" has no session with the alias "${sessionPart}"`,
     {
       detail: 'an alias must already exist; it never creates a session (SPEC G-2)',
-      suggestion: `write ${agentName}@${path}.new for a new session, or ${agentName}@${path}. for the default one`,
+      // G-3: `pi@/srv/my.project` reads as the alias "project" in /srv/my; the form for the
+      // directory /srv/my.project is shown too, since that is often what was meant.
+      suggestion:
+        `write ${agentName}@${path}.new for a new session, or ${agentName}@${path}. for the default one` +
+        (path === ''
+          ? ''
+          : `; for the directory ${path}.${sessionPart}, end the address with a dot: ${agentName}@${path}.${sessionPart}.`),
       extra: { alias: sessionPart },
     },
   );

@@ -1,4 +1,3 @@
-import type { ErrorBody } from '@agentmail/protocol';
 import { type CliError, isCliError } from './errors.js';
 import { jsonForTerminal, terminalSafe } from './terminal-text.js';
 
@@ -10,8 +9,8 @@ export interface CliIo {
   err(text: string): void;
   /** Environment variables. */
   env: NodeJS.ProcessEnv;
-  /** Read all of standard input (for `--body -`). */
-  readStdin(): Promise<string>;
+  /** Standard input as bytes (for `--body -`), read as far as the caller wants. */
+  stdin(): AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -41,11 +40,7 @@ export function processIo(): CliIo {
       if (stderrOpen()) process.stderr.write(`${text}\n`);
     },
     env: process.env,
-    readStdin: async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
-    },
+    stdin: () => process.stdin,
   };
 }
 
@@ -117,21 +112,16 @@ export function printJsonLine(write: (text: string) => void, value: unknown): vo
   write(jsonForTerminal(value));
 }
 
-function errorBodyLines(body: ErrorBody): string[] {
-  const lines: string[] = [];
-  if (body.detail !== undefined && body.detail !== '') lines.push(`  ${body.detail}`);
-  for (const [key, value] of Object.entries(body)) {
-    if (key === 'error' || key === 'detail' || key === 'suggestion' || key === 'code') continue;
-    lines.push(`  ${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  }
-  if (body.suggestion !== undefined && body.suggestion !== '') lines.push(`  suggestion: ${body.suggestion}`);
-  return lines;
+/** Indent every line of `text` under the message. */
+function indented(label: string, text: string): string[] {
+  return text.split('\n').map((line, i) => `  ${i === 0 ? label : ' '.repeat(label.length)}${line}`);
 }
 
 /**
- * Print an error on stderr: the message, then the server's `detail`, extra fields and
- * `suggestion` (see SPEC G-13), or one JSON line with `--json`. Returns the exit code:
- * 2 for usage errors, 1 for everything else.
+ * Print an error on stderr for a person (SPEC H-2): the message on the first line, the detail on
+ * its own line, and the fix on another (`try: agentmail …`) — words for people, never the HTTP
+ * route or the server's field lists. With `--json`, one JSON line instead, with the server's body
+ * exactly as it came (SPEC G-13). Returns the exit code: 2 for usage errors, 1 for everything else.
  */
 export function reportError(io: CliIo, err: unknown, json: boolean): number {
   if (!isCliError(err)) {
@@ -147,13 +137,14 @@ export function reportError(io: CliIo, err: unknown, json: boolean): number {
       message: e.message,
       ...(e.status === undefined ? {} : { status: e.status }),
       ...(e.body === undefined ? {} : { body: e.body }),
+      ...(e.detail === undefined ? {} : { detail: e.detail }),
       ...(e.suggestion === undefined ? {} : { suggestion: e.suggestion }),
     });
     return e.exitCode;
   }
   const lines = [`agentmail: ${e.message}`];
-  if (e.body !== undefined) lines.push(...errorBodyLines(e.body));
-  if (e.suggestion !== undefined) lines.push(`  suggestion: ${e.suggestion}`);
+  if (e.detail !== undefined) lines.push(...indented('', e.detail));
+  if (e.suggestion !== undefined) lines.push(...indented('try: ', e.suggestion));
   io.err(lines.join('\n'));
   return e.exitCode;
 }

@@ -34,7 +34,9 @@ export function adminRoutes(ctx: GatewayContext) {
       };
     });
 
-    registerEndpoint(app, ctx, 'adminResetUserToken', async (req) => resetUserToken(ctx, req.params.name));
+    registerEndpoint(app, ctx, 'adminResetUserToken', async (req) =>
+      resetUserToken(ctx.db, req.params.name, ctx.config.clock()),
+    );
 
     registerEndpoint(app, ctx, 'adminAgentKeys', async () => listAgentKeys(ctx));
 
