@@ -180,9 +180,7 @@ describe('addresses (items 3, 8)', () => {
     expect(dotted.code).toBe(1);
     expect(dotted.stderr).toContain('echo@/srv/my.project.');
     const def = ok(await cli(['send', 'echo@/srv/my.project.', '-s', 'x', '-b', 'y']));
-    expect(def).toMatch(
-      /^sent \S+ to echo@\/srv\/my\.project\. \(session \(default session\), mode workspace\)$/m,
-    );
+    expect(def).toMatch(/^sent \S+ to echo@\/srv\/my\.project\. \(default session, mode workspace\)$/m);
   });
 });
 

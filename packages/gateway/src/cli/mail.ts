@@ -23,9 +23,9 @@ export const CLI_INBOX_DEFAULT_LIMIT = 20;
 /** Most thread pages `agentmail thread` fetches (20 mails each). @default 50 */
 export const THREAD_MAX_PAGES = 50;
 
-/** How a session is named in the CLI's output: its alias, or "default" for a default session. */
+/** How a session is named in the CLI's output: its alias, or `default session` (a default session has no alias). */
 export function sessionName(alias: string): string {
-  return alias === '' ? '(default session)' : alias;
+  return alias === '' ? 'default session' : alias;
 }
 
 function sender(m: MailSummary): string {
@@ -74,15 +74,13 @@ export function offlineLine(r: OfflineRecipient): string {
   return `queued: ${name} is offline since ${shortTime(r.offline_since)}; the mail waits and is delivered when it is back`;
 }
 
-/** `sent m_… to echo@/w. (default session), mode workspace` plus the queued lines. */
-function sentLines(sent: SendMailResponse, modeAsked: PermissionMode | undefined): string[] {
+/** `sent m_… to echo@/w. (default session, mode workspace)` plus the queued lines (H-3). */
+function sentLines(sent: SendMailResponse): string[] {
   if (sent.status === 'duplicate_relay') return [`already sent as ${sent.mail_id}`];
   const mode = sent.permission_mode === undefined ? '' : `, mode ${sent.permission_mode}`;
   const lines = [
-    `sent ${sent.mail_id} to ${oneLine(sent.address)} (session ${oneLine(sessionName(sent.session_alias))}${mode})`,
+    `sent ${sent.mail_id} to ${oneLine(sent.address)} (${sent.session_alias === '' ? 'default session' : `session ${oneLine(sent.session_alias)}`}${mode})`,
   ];
-  if (modeAsked !== undefined && sent.permission_mode === modeAsked)
-    lines.push(`the session is in mode ${modeAsked}`);
   for (const r of sent.offline_recipients ?? []) lines.push(offlineLine(r));
   return lines;
 }
@@ -186,7 +184,7 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         throw await withHints(err, api, to);
       }
       if (ctx.globals(cmd).json) return printJson(ctx.io, { ...sent, attachments });
-      ctx.io.out(sentLines(sent, mode as PermissionMode | undefined).join('\n'));
+      ctx.io.out(sentLines(sent).join('\n'));
     });
 
   program
