@@ -5,10 +5,11 @@
  * as SHA-256 only.
  */
 import type { FastifyRequest } from 'fastify';
+import type { Db } from './context.js';
 import type { GatewayDb } from './db/database.js';
 import { KEY_USE_RESOLUTION_MS } from './db/schema.js';
 import { GatewayError } from './errors.js';
-import { hashSecret } from './ids.js';
+import { hashSecret, newId, newSecret } from './ids.js';
 
 /** The authenticated agent of a request. */
 export interface AgentPrincipal {
@@ -22,6 +23,25 @@ export interface UserPrincipal {
   id: string;
   name: string;
   admin: boolean;
+}
+
+/**
+ * A new user token for `userId` (`amu_…`): returned once, stored as its SHA-256 only. Every way a
+ * person gets a token goes through here: the first admin, `POST /admin/users`, a token reset.
+ */
+export async function newUserToken(db: Db, userId: string, nowMs: number): Promise<string> {
+  const token = newSecret('amu');
+  await db
+    .insertInto('user_tokens')
+    .values({
+      id: newId('t', nowMs),
+      user_id: userId,
+      token_hash: hashSecret(token),
+      created_at: nowMs,
+      revoked_at: null,
+    })
+    .execute();
+  return token;
 }
 
 /** The credential of a request: Bearer token, else `X-Agent-Secret` (agents only). */

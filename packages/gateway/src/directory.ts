@@ -19,6 +19,7 @@ import {
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
+import { newUserToken } from './auth.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
 import { type GatewayDb, isUniqueViolation } from './db/database.js';
@@ -358,18 +359,7 @@ export async function createUser(
         .insertInto('users')
         .values({ id, name, is_admin: admin ? 1 : 0, created_at: now })
         .execute();
-      const token = newSecret('amu');
-      await trx
-        .insertInto('user_tokens')
-        .values({
-          id: newId('t', now),
-          user_id: id,
-          token_hash: hashSecret(token),
-          created_at: now,
-          revoked_at: null,
-        })
-        .execute();
-      return { token, id };
+      return { token: await newUserToken(trx, id, now), id };
     });
   } catch (err) {
     if (isUniqueViolation(err, 'name')) throw new GatewayError('CONFLICT', `a user named "${name}" exists`);
@@ -445,17 +435,7 @@ export async function resetUserToken(
       .where('user_id', '=', user.id)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    const token = newSecret('amu');
-    await trx
-      .insertInto('user_tokens')
-      .values({
-        id: newId('t', now),
-        user_id: user.id,
-        token_hash: hashSecret(token),
-        created_at: now,
-        revoked_at: null,
-      })
-      .execute();
+    const token = await newUserToken(trx, user.id, now);
     return { name, token, revoked_tokens: Number(revoked.numUpdatedRows) };
   });
 }

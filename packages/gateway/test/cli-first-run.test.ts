@@ -43,7 +43,10 @@ let aliceToken = '';
 let bobToken = '';
 let echoKey = '';
 
-function cli(args: readonly string[], options: { input?: string; token?: string } = {}): Promise<RunResult> {
+function cli(
+  args: readonly string[],
+  options: { input?: string | Uint8Array; token?: string } = {},
+): Promise<RunResult> {
   const auth = ['--url', server?.url ?? '', '--token', options.token ?? aliceToken];
   return run(process.execPath, [mainJs, ...auth, ...args], {
     env,
@@ -125,41 +128,15 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
   });
 
   it('regression: a body that is not UTF-8 is refused, not silently changed', async () => {
-    const raw = await runBytes(
-      ['send', 'echo', '-s', 'bin', '-b', '-'],
-      Buffer.from([0x68, 0x69, 0xff, 0xfe]),
-    );
+    const raw = await cli(['send', 'echo', '-s', 'bin', '-b', '-'], {
+      input: Buffer.from([0x68, 0x69, 0xff, 0xfe]),
+    });
     expect(raw.code).toBe(2);
     expect(raw.stderr).toContain('the body read from stdin is not UTF-8 text (near byte 0)');
     const inbox = JSON.parse(ok(await cli(['--json', 'inbox', '--all']))) as InboxResponse;
     expect(inbox.mails.map((m) => m.subject)).not.toContain('bin');
   });
 });
-
-/** Run the CLI with raw bytes on stdin. */
-async function runBytes(args: readonly string[], input: Buffer): Promise<RunResult> {
-  const { spawn } = await import('node:child_process');
-  return new Promise((done) => {
-    const child = spawn(
-      process.execPath,
-      [mainJs, '--url', server?.url ?? '', '--token', aliceToken, ...args],
-      {
-        env,
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      stdout += s;
-    });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      stderr += s;
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 describe('addresses (items 3, 8)', () => {
   it('regression: an alias under another path is refused naming its real address (G-2)', async () => {

@@ -305,7 +305,7 @@ describe('agentmail mail commands', () => {
     const [first, ...rest] = res.stdout.trim().split('\n');
     const m = /^sent (\S+) to (\S+) \(session (\S+), mode workspace\)$/.exec(first ?? '');
     // pi has an event stream open but never sent a heartbeat: the mail is queued for it (H-3).
-    expect(rest).toEqual(['queued: pi has never been online; the mail waits for it']);
+    expect(rest).toEqual(['queued: pi has not connected yet; the mail waits for it']);
     expect(m).not.toBeNull();
     sentId = m?.[1] ?? '';
     expect(m?.[2]).not.toContain('.new');
@@ -471,7 +471,7 @@ describe('agentmail status and errors', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/: ok/);
     expect(res.stdout).toContain('agents: 1 of 2 online');
-    expect(res.stdout).toMatch(/^idle\s+opencode\s+never online\s+never$/m);
+    expect(res.stdout).toMatch(/^idle\s+opencode\s+never connected\s+never$/m);
     expect(res.stdout).toMatch(/^pi\s+pi\s+online\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/m);
 
     const asJson = json<{ status: string; agents: Contact[] }>(await cli(['--json', 'status']));

@@ -66,10 +66,10 @@ export function registerConnectionCommands(program: Command, ctx: CliContext): v
     });
 }
 
-/** `online`, `offline since 10:02`, or `never online` (SPEC H-3). */
+/** `online`, `offline since 10:02`, or `never connected` (SPEC H-3); only an online agent shows the word "online". */
 function presence(a: Contact): string {
   if (a.online) return 'online';
-  if (a.last_seen === null) return 'never online';
+  if (a.last_seen === null) return 'never connected';
   return a.offline_since === null ? 'offline' : `offline since ${shortTime(a.offline_since)}`;
 }
 

@@ -70,7 +70,7 @@ function collect(value: string, previous: string[] = []): string[] {
 /** "queued: echo is offline since 2026-12-01 10:00 (last seen …); the mail waits for it" (SPEC H-3, G-39). */
 export function offlineLine(r: OfflineRecipient): string {
   const name = oneLine(r.name);
-  if (r.offline_since === null) return `queued: ${name} has never been online; the mail waits for it`;
+  if (r.offline_since === null) return `queued: ${name} has not connected yet; the mail waits for it`;
   return `queued: ${name} is offline since ${shortTime(r.offline_since)}; the mail waits and is delivered when it is back`;
 }
 
