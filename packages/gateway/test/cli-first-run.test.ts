@@ -24,11 +24,10 @@ import {
   type ServeProcess,
   startServe,
 } from './helpers/processes.js';
+import { actsOnTerminal } from './helpers/terminal.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-/** What a terminal would act on (SPEC H-1): C0 but \n and \t, DEL, C1, separators, bidi controls. */
-const ACTS_ON_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 const HOSTILE_SUBJECT = 'pay \u001b]8;;http://evil\u0007now\u001b]8;;\u0007 \u001b[2J\u009b31m\u202etxt.exe';
 const HOSTILE_BODY = 'line 1\r\u001b[1Aline 1 rewritten\n\u001b]0;pwned\u0007title\nok';
 
@@ -117,7 +116,7 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
     const id = sent.body.mail_id;
     for (const args of [['inbox'], ['read', id, '--keep-unread'], ['thread', id], ['permissions']]) {
       const out = ok(await cli(args));
-      expect(out, args.join(' ')).not.toMatch(ACTS_ON_TERMINAL);
+      expect(actsOnTerminal(out), args.join(' ')).toBe(false);
     }
     const read = ok(await cli(['read', id, '--keep-unread']));
     expect(read).toContain('\\x1b[2J'); // shown, inert
