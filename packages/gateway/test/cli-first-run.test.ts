@@ -134,6 +134,10 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
     expect(raw.stderr).toContain('the body read from stdin is not UTF-8 text (near byte 0)');
     const inbox = JSON.parse(ok(await cli(['--json', 'inbox', '--all']))) as InboxResponse;
     expect(inbox.mails.map((m) => m.subject)).not.toContain('bin');
+    // An argument that was not UTF-8 reaches the CLI with U+FFFD in it: a warning names the option.
+    const warned = await cli(['send', 'echo', '-s', 'caf\ud800', '-b', 'x']);
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toContain('warning: --subject contains U+FFFD');
   });
 });
 
