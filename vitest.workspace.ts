@@ -10,4 +10,8 @@ export const projects: string[] = [
   'packages/testkit',
   'packages/bridge-pi',
   'packages/bridge-opencode',
+  'packages/host-tools',
+  'packages/bridge-claude',
+  'packages/bridge-dsh',
+  'packages/web',
 ];

@@ -55,6 +55,14 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Bri
     toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
     shellArgs: (command) => ({ command, description: 'Run a shell command' }),
     readFileArgs: (path) => ({ filePath: path }),
+    // Checked for issue 11: the seam is reachable (bus event `question.asked`; v2
+    // `question.reply({ requestID, answers })` and `question.reject({ requestID })`), but reject
+    // carries no message, so a failed or timed-out question could not answer the model with the
+    // error text SPEC P-9 asks for, and bridge-opencode does not wire the seam yet.
+    questions: {
+      unsupported:
+        "opencode 1.18.33's question.reject carries no message (the model cannot be told why a question failed or timed out, P-9); bridge-opencode does not wire question.asked yet",
+    },
     // opencode: 3–15 s to listen on 2 cores, then the warm-up (plugin boot) and the Gateway connect.
     readyTimeoutMs: 90_000,
     stepTimeoutMs: 60_000,

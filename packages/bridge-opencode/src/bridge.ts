@@ -13,6 +13,7 @@ import {
   type HostSnapshot,
   type MailToolContext,
   mailTools,
+  readSnapshotParts,
   type SessionBindings,
 } from '@agentmail/shared-policy/bridge';
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
@@ -131,18 +132,13 @@ export class OpencodeBridge {
   }
 
   async #snapshot(): Promise<HostSnapshot> {
-    const [sessions, models] = await Promise.all([
-      listSessionsSnapshot(this.#client, [...this.#instances], Number.MAX_SAFE_INTEGER).catch(
-        (err: unknown) => {
-          this.kit.emit({ type: 'snapshot_partial', part: 'sessions', error: String(err) });
-          return undefined;
-        },
-      ),
-      readCatalogue(this.#client).catch((err: unknown) => {
-        this.kit.emit({ type: 'snapshot_partial', part: 'models', error: String(err) });
-        return undefined;
-      }),
-    ]);
+    const parts = await readSnapshotParts(
+      {
+        sessions: () => listSessionsSnapshot(this.#client, [...this.#instances], Number.MAX_SAFE_INTEGER),
+        models: () => readCatalogue(this.#client),
+      },
+      (e) => this.kit.emit(e),
+    );
     return {
       // P-8: the hooks object of at least one instance was handed to opencode.
       ...(this.#instances.size > 0
@@ -151,8 +147,7 @@ export class OpencodeBridge {
             mode_enforcement: 'advisory' as const,
             mode_enforcement_reason: 'no opencode instance loaded the plugin',
           }),
-      ...(sessions === undefined ? {} : { sessions }),
-      ...(models === undefined ? {} : { models }),
+      ...parts,
     };
   }
 }

@@ -4,7 +4,12 @@
  * (`client.app.log`), so `opencode serve --print-logs` and opencode's log files show the bridge
  * too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import type { BridgeEvent, BridgeEventBus, BridgeLogger } from '@agentmail/shared-policy/bridge';
+import {
+  type BridgeEvent,
+  type BridgeEventBus,
+  type BridgeLogger,
+  hostLogEntry,
+} from '@agentmail/shared-policy/bridge';
 import { pino } from 'pino';
 import type { OpencodeClient } from './opencode-facts.js';
 import type { OpencodeEvent } from './permissions.js';
@@ -20,24 +25,6 @@ export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'):
   );
 }
 
-/** Event types copied to opencode's log at info level (warnings and errors are always copied). */
-const MILESTONES = new Set(['registered', 'ready', 'stopped', 'lock_taken', 'standby']);
-const WARNINGS = new Set([
-  'start_failed',
-  'heartbeat_failed',
-  'snapshot_partial',
-  'stream_problem',
-  'catch_up_failed',
-  'lock_lost',
-  'turn_failed',
-  'turn_timed_out',
-  'turn_given_up',
-  'relay_failed',
-  'failure_mail_failed',
-  'permission_failed',
-  'opencode_permission_reply_failed',
-]);
-
 /**
  * Copy milestones, warnings and errors to opencode's own log; "AgentMail connected" when the event
  * stream first opens — the moment mail can arrive, before the start catch-up (which may wait on a
@@ -51,16 +38,19 @@ export function feedOpencodeLog(
 ): () => void {
   return bus.subscribe((event) => {
     const { type, ...extra } = event as { type: string } & Record<string, unknown>;
-    let level: 'info' | 'warn' | 'error' | undefined;
-    let message: string = type;
-    if (type === 'stream_open' && extra.connection === 1) {
-      level = 'info';
-      message = 'AgentMail connected';
-    } else if (MILESTONES.has(type)) level = 'info';
-    else if (WARNINGS.has(type)) level = type === 'turn_failed' || type === 'lock_lost' ? 'error' : 'warn';
-    if (level === undefined) return;
+    const entry =
+      hostLogEntry(event) ??
+      (type === 'opencode_permission_reply_failed' ? { level: 'warn' as const, message: type } : undefined);
+    if (entry === undefined) return;
     void client.app
-      .log({ body: { service: LOG_SERVICE, level, message, extra: { event: type, agent, ...extra } } })
+      .log({
+        body: {
+          service: LOG_SERVICE,
+          level: entry.level,
+          message: entry.message,
+          extra: { event: type, agent, ...extra },
+        },
+      })
       .catch(() => undefined);
   });
 }

@@ -179,7 +179,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
         answerAtOnce(t2, `ANSWER ${t2}`),
         answerAtOnce(t3, `ANSWER ${t3}`),
       ]);
-      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '500' });
+      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '1000' });
       const proc = stack.bridge;
       if (proc === undefined) throw new Error('no bridge');
       const oc = personOpencode(stack);
@@ -274,7 +274,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
           reply: { type: 'text', text: `ANSWER ${t1}` },
         },
       ]);
-      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '500' });
+      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '1000' });
       const oc = personOpencode(stack);
       const created = await oc.session.create({ body: { title: 'Busy person' } });
       const personSession = created.data as { id: string; slug: string } | undefined;
@@ -322,7 +322,7 @@ describe('bridge-opencode sessions (real opencode)', () => {
         answerAtOnce(t3, `ANSWER ${t3}`),
       ]);
       await stack.setAllowedModels(agentName, [failingA, working]);
-      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '500' });
+      await stack.startBridge(opencodeAdapter, { AGENTMAIL_HEARTBEAT_MS: '1000' });
 
       const first = await stack.sendAs(undefined, stack.taskAddress(), {
         subject: `Fallback ${t1}`,

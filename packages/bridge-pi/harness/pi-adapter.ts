@@ -59,6 +59,10 @@ export const piAdapter: BridgeAdapter = {
   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
   shellArgs: (command) => ({ command }),
   readFileArgs: (path) => ({ path }),
+  questions: {
+    unsupported:
+      'pi 1.6.0 has no ask_user_question-style tool (its tools: read, bash, edit, write, grep, find, ls, powershell): no question seam',
+  },
   // The daemon's start runs a probe child that loads pi (2 s alone, 30 s+ on a loaded 2-core CI
   // machine running the opencode suite next to it).
   readyTimeoutMs: 90_000,

@@ -69,6 +69,12 @@ process.on('message', (request: LauncherRequest) => {
     }
   }
 });
+// A stop signal sent to the bridge's whole process group (systemd, Ctrl-C in a terminal) reaches
+// the launcher too. The daemon runs the shutdown: its workers deny what waits, withdraw those
+// requests and exit first (B-15, P-7) — which they could not if the launcher died at once and took
+// them along. The launcher goes when the daemon lets go (below).
+process.on('SIGTERM', () => undefined);
+process.on('SIGINT', () => undefined);
 // The daemon exited or let go: so does the launcher. A worker still running then has nobody to
 // report to (a daemon that stops gracefully ends its workers first): end its process group too,
 // so nothing of a killed daemon outlives it (B-15).

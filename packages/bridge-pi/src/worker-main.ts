@@ -89,7 +89,8 @@ process.on('disconnect', () => {
   commits.clear();
   shutdown.abort();
   abort.abort('shutdown');
-  setTimeout(() => process.exit(1), 2_000).unref();
+  // Long enough for a pending request's withdrawal (WITHDRAW_TIMEOUT_MS) to reach the Gateway.
+  setTimeout(() => process.exit(1), 6_000).unref();
 });
 
 let started = false;
@@ -105,6 +106,9 @@ async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void
     commit,
     reconnect: (url, key) => void send({ type: 'reconnect', url, key }),
   });
+  // A stopped turn's pending request is being withdrawn (the person is told): let that finish.
+  // (Loaded by the turn module already; not at the top, so the worker's start stays light.)
+  await (await import('@agentmail/shared-policy/bridge')).withdrawalsSettled();
   // The peak RSS rides along for the daemon's log (and the bench).
   await send({ ...report, maxRssKb: process.resourceUsage().maxRSS });
   process.exit(0);

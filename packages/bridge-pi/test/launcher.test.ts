@@ -8,10 +8,12 @@
  * 2. the daemon is killed (SIGKILL, its pid alone, not its group): the launcher ends its workers and
  *    exits, so nothing of the killed daemon outlives it.
  */
+
 import { readFileSync } from 'node:fs';
 import type { ManagedProcess, Stack } from '@agentmail/testkit';
 import { answerAtOnce, marker, startConformanceStack, turnStart } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { workerMidTurn } from '../harness/mid-turn.js';
 import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 
 afterAll(removeBundle);
@@ -66,13 +68,7 @@ async function heldTurn(
   bridge: ManagedProcess,
   args: { mailId: string; attempt: number; task: string },
 ): Promise<{ worker: number; launcher: number }> {
-  const spawned = await bridge.waitForEvent(
-    'worker_spawned',
-    STEP_MS,
-    (e) => e.mail_id === args.mailId && e.attempt === args.attempt,
-  );
-  const pid = Number(spawned.worker_pid);
-  await stack.awaitModelRequest((r) => r.lastUserText.includes(args.task) && r.toolNames.length > 0, STEP_MS);
+  const pid = await workerMidTurn(stack, bridge, { ...args, timeoutMs: STEP_MS });
   const forks = bridge.bridgeEvents('launcher_forked');
   expect(forks, 'one launcher so far').toHaveLength(1);
   const launcher = forks[0]?.launcher;

@@ -16,7 +16,11 @@ import { answerAtOnce, marker, startConformanceStack } from '@agentmail/testkit/
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { writePiSession } from '../bench/pi-session-file.js';
 import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
+
 import { mailSessionFile } from '../src/session-files.js';
+
+/** One step of the test: a pi worker's start alone takes seconds, tens of seconds on a loaded machine (the adapter's step budget). */
+const STEP_MS = piAdapter.stepTimeoutMs ?? 60_000;
 
 afterAll(removeBundle);
 
@@ -56,7 +60,7 @@ describe('bridge-pi naming sync (B-11)', () => {
 
     const subject = `Start ${task}-one`;
     const first = await stack.sendAs(undefined, stack.taskAddress(), { subject, body: 'Go.' });
-    await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name });
+    await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
     // Gateway → pi: the new pi session carries the subject; the turn does not sync it back.
     const file = mailSessionFile(join(stack.bridgeStateDir, 'pi-data'), first.session_id);
     expect(await piSessionNames(file), 'the new pi session is named after the subject').toEqual([subject]);
@@ -73,7 +77,7 @@ describe('bridge-pi naming sync (B-11)', () => {
       subject: `Adopt ${task}-adopted`,
       body: 'Go.',
     });
-    await stack.awaitReply({ inReplyTo: adopted.mail_id, from: stack.agent.name });
+    await stack.awaitReply({ inReplyTo: adopted.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
     expect(await piSessionNames(own.path), 'the adopted pi session keeps having no name').toEqual([]);
     expect(
       (await readFile(own.path, 'utf8')).length,
@@ -91,7 +95,7 @@ describe('bridge-pi naming sync (B-11)', () => {
     );
 
     const second = await stack.sendAs(undefined, first.address, { subject: `More ${task}-two`, body: 'Go.' });
-    await stack.awaitReply({ inReplyTo: second.mail_id, from: stack.agent.name });
+    await stack.awaitReply({ inReplyTo: second.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
     const alias = aliasBase(stack.agent.name, name);
     expect(alias).not.toBe(first.session_alias);
     expect(bridge.bridgeEvents('naming_synced').map((l) => [l.alias, l.title])).toEqual([[alias, name]]);
@@ -104,7 +108,7 @@ describe('bridge-pi naming sync (B-11)', () => {
       body: 'Go.',
     });
     expect(third.session_id).toBe(first.session_id);
-    await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name });
+    await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
     expect(bridge.bridgeEvents('naming_synced'), 'no second sync').toHaveLength(1);
     expect(bridge.bridgeEvents('naming_sync_skipped').map((l) => l.reason)).toEqual([
       'unchanged',

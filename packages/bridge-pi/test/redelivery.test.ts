@@ -5,10 +5,12 @@
  * holds its answer: the mail is redelivered and the person gets exactly one reply; a mail whose
  * worker dies three times gets exactly one `worker_lost` failure mail.
  */
+
 import { formatText } from '@agentmail/shared-policy';
 import type { ManagedProcess, Stack } from '@agentmail/testkit';
 import { answerAtOnce, marker, startConformanceStack, turnStart } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { workerMidTurn } from '../harness/mid-turn.js';
 import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 
 afterAll(removeBundle);
@@ -26,18 +28,7 @@ async function killWorkerMidTurn(
   bridge: ManagedProcess,
   args: { mailId: string; attempt: number; task: string; seen: Set<number> },
 ): Promise<void> {
-  const spawned = await bridge.waitForEvent(
-    'worker_spawned',
-    STEP_MS,
-    (e) => e.mail_id === args.mailId && e.attempt === args.attempt,
-  );
-  const pid = Number(spawned.worker_pid);
-  const request = await stack.awaitModelRequest(
-    (r) => r.lastUserText.includes(args.task) && r.toolNames.length > 0 && !args.seen.has(r.seq),
-    STEP_MS,
-  );
-  args.seen.add(request.seq);
-  process.kill(pid, 'SIGKILL');
+  process.kill(await workerMidTurn(stack, bridge, { ...args, timeoutMs: STEP_MS }), 'SIGKILL');
 }
 
 describe('bridge-pi worker loss (B-14)', () => {

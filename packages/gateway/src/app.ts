@@ -1,6 +1,8 @@
 /**
  * `buildApp`: the Gateway as a Fastify instance over one data directory (SQLite file + blobs).
  */
+import cookie from '@fastify/cookie';
+import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -25,6 +27,7 @@ import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agent.js';
 import { guardRoute, registerEndpoint } from './routes/endpoint.js';
 import { humanRoutes } from './routes/human.js';
+import { webRoutes } from './routes/web.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +37,28 @@ declare module 'fastify' {
     sweepBlobs: () => Promise<SweepReport>;
   }
 }
+
+/**
+ * The Content-Security-Policy of every answer: scripts, styles, fonts and fetches from this
+ * origin only (no inline script or style, no `eval`), images from this origin or `data:`/`blob:`
+ * (so a remote image in a mail never loads), no plugins, no `<base>`, forms post here only, and no
+ * page may frame the Gateway (`frame-ancestors 'none'`, with `X-Frame-Options: DENY` for older
+ * browsers).
+ */
+export const CONTENT_SECURITY_POLICY: Readonly<Record<string, string[]>> = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:', 'blob:'],
+  fontSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  objectSrc: ["'none'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  frameSrc: ["'none'"],
+  workerSrc: ["'none'"],
+};
 
 /** Test seams of {@link buildApp}; not part of the public contract. */
 export interface BuildAppHooks {
@@ -133,6 +158,17 @@ async function assemble(
       },
     });
   }
+  // Security headers on every answer, API and web pages alike (SPEC H-1): a strict CSP without
+  // inline script or style, no framing, no sniffing, no referrer.
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    // HSTS only where the Gateway is known to be reached over HTTPS.
+    hsts: config.webOrigin?.startsWith('https://') ?? false,
+  });
+  // The web session cookie (web-session.ts); agent routes never read it.
+  await app.register(cookie);
   // Two files so a second one is seen and refused (400) instead of silently dropped.
   await app.register(multipart, { limits: { fileSize: config.attachmentMaxBytes, files: 2, fields: 10 } });
 
@@ -145,6 +181,7 @@ async function assemble(
   await app.register(agentRoutes(ctx));
   await app.register(humanRoutes(ctx));
   await app.register(adminRoutes(ctx));
+  await app.register(webRoutes(ctx));
 
   let timer: NodeJS.Timeout | undefined;
   if (config.sweepTimer) {

@@ -1,28 +1,22 @@
 /**
  * Authentication (SPEC G-12). Agent routes take an agent key (`Authorization: Bearer <key>`,
- * fallback `X-Agent-Secret`); a key is bound to one agent name. Human routes (`/me/…`) take a
- * user token and refuse agent keys; admin routes take an admin's user token. Secrets are stored
- * as SHA-256 only.
+ * fallback `X-Agent-Secret`) and never look at cookies; a key is bound to one agent name. Human
+ * routes (`/me/…`) take a user token, or the web mailbox's session cookie (web-session.ts), and
+ * refuse agent keys; admin routes take an admin's. Secrets are stored as SHA-256 only.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Db } from './context.js';
+import type { Db, GatewayContext } from './context.js';
 import type { GatewayDb } from './db/database.js';
 import { KEY_USE_RESOLUTION_MS } from './db/schema.js';
 import { GatewayError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
+import { isUnsafeMethod, requireSameOrigin, sessionCookie, sessionUser } from './web-session.js';
 
 /** The authenticated agent of a request. */
 export interface AgentPrincipal {
   /** The name the key is bound to. */
   name: string;
   keyId: string;
-}
-
-/** The authenticated person of a request. */
-export interface UserPrincipal {
-  id: string;
-  name: string;
-  admin: boolean;
 }
 
 /**
@@ -132,22 +126,55 @@ export function requireBoundName(agent: AgentPrincipal, name: string): void {
     );
 }
 
+/** The person a request acts as, and whether it came through the web session cookie. */
+export interface UserPrincipal {
+  id: string;
+  name: string;
+  admin: boolean;
+  /** End of the web session (ms), when the request was authenticated by the session cookie. */
+  sessionExpiresAtMs?: number;
+}
+
 /**
- * Resolve the user token of a request (human and admin routes).
- * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) without a valid token; `AM_GW_FORBIDDEN`
- *   (403) for an agent key, or a non-admin on an admin route.
+ * Resolve the person of a request (human and admin routes): the Bearer user token, else the web
+ * session cookie. A cookie-authenticated POST, PUT or DELETE must come from the Gateway's own
+ * origin (CSRF). Agent keys are refused, whichever way they come.
+ * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) without a valid token or session;
+ *   `AM_GW_FORBIDDEN` (403) for an agent key, or a non-admin on an admin route;
+ *   `AM_GW_ORIGIN_REFUSED` (403) for a cross-origin change through the cookie
  */
 export async function authenticateUser(
-  db: GatewayDb,
+  ctx: GatewayContext,
   req: FastifyRequest,
   adminOnly: boolean,
 ): Promise<UserPrincipal> {
   const secret = credentialOf(req, false);
-  if (secret === undefined)
-    throw new GatewayError('UNAUTHENTICATED', 'missing user token', {
-      detail: 'human routes need "Authorization: Bearer <user token>"',
-      suggestion: 'set AGENTMAIL_TOKEN to your user token',
+  let user: UserPrincipal;
+  if (secret !== undefined) user = await userByToken(ctx.db, secret, adminOnly);
+  else {
+    const cookie = sessionCookie(req);
+    if (cookie === undefined)
+      throw new GatewayError('UNAUTHENTICATED', 'missing user token', {
+        detail: 'human routes need "Authorization: Bearer <user token>" (or the web mailbox\'s session)',
+        suggestion: 'set AGENTMAIL_TOKEN to your user token',
+      });
+    const session = await sessionUser(ctx.db, cookie, ctx.config.clock());
+    if (isUnsafeMethod(req.method)) requireSameOrigin(ctx, req);
+    user = {
+      id: session.id,
+      name: session.name,
+      admin: session.admin,
+      sessionExpiresAtMs: session.expiresAtMs,
+    };
+  }
+  if (adminOnly && !user.admin)
+    throw new GatewayError('FORBIDDEN', `user "${user.name}" is not an admin`, {
+      suggestion: 'use the admin token printed by the first `agentmail serve`',
     });
+  return user;
+}
+
+async function userByToken(db: GatewayDb, secret: string, adminOnly: boolean): Promise<UserPrincipal> {
   const hash = hashSecret(secret);
   const row = await db
     .selectFrom('user_tokens')
@@ -172,10 +199,5 @@ export async function authenticateUser(
       suggestion: 'check AGENTMAIL_TOKEN',
     });
   }
-  const user: UserPrincipal = { id: row.id, name: row.name, admin: row.is_admin === 1 };
-  if (adminOnly && !user.admin)
-    throw new GatewayError('FORBIDDEN', `user "${user.name}" is not an admin`, {
-      suggestion: 'use the admin token printed by the first `agentmail serve`',
-    });
-  return user;
+  return { id: row.id, name: row.name, admin: row.is_admin === 1 };
 }

@@ -1,6 +1,7 @@
 /**
  * Gateway options and their defaults. Every limit is per SPEC §4 unless said otherwise.
  */
+import { WEB_SESSION_MAX_AGE_MS } from '@agentmail/protocol';
 import { DEFAULT_LOCALE, type Locale } from '@agentmail/shared-policy';
 import type { Clock } from './ids.js';
 
@@ -67,6 +68,19 @@ export interface GatewayOptions {
    * built from protocol types, and the check costs a parse per answer). @default false
    */
   checkResponses?: boolean;
+  /**
+   * Directory of the built web mailbox (`index.html` and `assets/`), served at `/` on the API's
+   * origin; `false` serves no web pages. @default the `dist` of the installed `@agentmail/web`
+   */
+  webDir?: string | false;
+  /**
+   * The origin people open the web mailbox at, when it is not what the Gateway sees (behind an
+   * HTTPS proxy: `https://mail.example.com`). Changes through the web session must come from it,
+   * and an `https://` origin makes the session cookie `Secure`. @default scheme and Host of each request
+   */
+  webOrigin?: string;
+  /** How long a web session lasts after sign-in, in ms. @default WEB_SESSION_MAX_AGE_MS (7 days) */
+  webSessionMaxAgeMs?: number;
 }
 
 /** {@link GatewayOptions} with every default filled. */
@@ -84,6 +98,23 @@ export interface ResolvedConfig {
   logLevel: NonNullable<GatewayOptions['logLevel']>;
   locale: Locale;
   checkResponses: boolean;
+  /** undefined: find the installed web app; false: no web pages. */
+  webDir: string | false | undefined;
+  webOrigin: string | undefined;
+  webSessionMaxAgeMs: number;
+}
+
+/** The origin of a URL given as `webOrigin`. @throws Error naming the option and the form it takes */
+function originOf(url: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw new Error(`webOrigin ${JSON.stringify(url)} is not an origin; give it as https://mail.example.com`);
+  return parsed.origin;
 }
 
 /** Fill the defaults of {@link GatewayOptions}. */
@@ -102,5 +133,8 @@ export function resolveConfig(options: GatewayOptions): ResolvedConfig {
     logLevel: options.logLevel ?? 'info',
     locale: options.locale ?? DEFAULT_LOCALE,
     checkResponses: options.checkResponses ?? false,
+    webDir: options.webDir,
+    webOrigin: options.webOrigin === undefined ? undefined : originOf(options.webOrigin),
+    webSessionMaxAgeMs: options.webSessionMaxAgeMs ?? WEB_SESSION_MAX_AGE_MS,
   };
 }

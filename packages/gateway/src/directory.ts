@@ -6,7 +6,9 @@
 import {
   type Address,
   type AgentKeysResponse,
+  type AgentView,
   type AllowedModelsResponse,
+  type CatalogueEntry,
   type Contact,
   formatAddress,
   HEARTBEAT_INTERVAL_MS,
@@ -14,8 +16,10 @@ import {
   type HeartbeatResponse,
   heartbeatUnknownFields,
   isValidAlias,
+  ModeEnforcement,
+  PermissionMode,
   type RegisterResponse,
-  type ResetUserTokenResponse,
+  type ResetTokenResponse,
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
@@ -338,6 +342,86 @@ export async function syncSession(
   });
 }
 
+/**
+ * Every agent with its presence and mode enforcement, and the sessions of it that `userId` took
+ * part in — sent or received a mail there, or owns (SPEC H-4: a person never learns the aliases,
+ * titles or paths of other people's sessions).
+ */
+export async function agentsFor(
+  ctx: GatewayContext,
+  user: { id: string; name: string },
+): Promise<AgentView[]> {
+  const now = ctx.config.clock();
+  const agents = await ctx.db.selectFrom('agents').selectAll().orderBy('name').execute();
+  const sessions = await ctx.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb('sessions.owner_user_id', '=', user.id),
+        eb.exists(
+          eb
+            .selectFrom('mails')
+            .select('mails.id')
+            .whereRef('mails.session_id', '=', 'sessions.id')
+            .where('mails.from_name', '=', user.name)
+            .where('mails.from_human', '=', 1),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('deliveries')
+            .select('deliveries.mail_id')
+            .whereRef('deliveries.session_id', '=', 'sessions.id')
+            .where('deliveries.recipient_name', '=', user.name)
+            .where('deliveries.recipient_human', '=', 1),
+        ),
+      ]),
+    )
+    .orderBy('updated_at', 'desc')
+    .execute();
+  const out: AgentView[] = [];
+  for (const a of agents) {
+    const address = addressOrSkip(ctx, { name: a.name, path: '', session: '' }, 'agents');
+    if (address === undefined) continue;
+    const enforcement = ModeEnforcement.safeParse(a.mode_enforcement);
+    const own = sessions.filter((x) => x.agent_name === a.name);
+    // One presence rule for every view: a bridge's goodbye makes it offline at once (H-3).
+    const { online, last_seen } = presenceOf(a, now);
+    out.push({
+      name: a.name,
+      platform: a.platform,
+      online,
+      last_seen,
+      mode_enforcement: enforcement.success ? enforcement.data : null,
+      workspaces: parseJsonArray(a.workspaces)
+        .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
+        .filter((p): p is string => typeof p === 'string'),
+      address,
+      sessions: own.flatMap((x) => {
+        const sessionAddress = addressOrSkip(
+          ctx,
+          { name: a.name, path: x.path, session: x.alias ?? '' },
+          'sessions',
+        );
+        if (sessionAddress === undefined) return [];
+        const mode = PermissionMode.safeParse(x.permission_mode);
+        return [
+          {
+            id: x.id,
+            alias: x.alias ?? '',
+            path: x.path,
+            address: sessionAddress,
+            title: x.title,
+            permission_mode: mode.success ? mode.data : 'workspace',
+            updated_at: iso(Number(x.updated_at)),
+          },
+        ];
+      }),
+    });
+  }
+  return out;
+}
+
 // ---- admin ----
 
 /**
@@ -412,16 +496,12 @@ export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeysRespo
 }
 
 /**
- * Give user `name` a new token (shown once, stored hashed) and revoke every older one, in one
- * transaction: for a person who lost theirs, or whose token leaked. Takes the store itself, so
+ * Give user `name` a new token (shown once, stored hashed) and revoke every older one, ending the
+ * web sessions made from them, in one transaction: for a person who lost theirs, or whose token leaked. Takes the store itself, so
  * `agentmail admin reset-token` can run it on a data directory without a Gateway.
  * @throws GatewayError `AM_GW_NOT_FOUND` when no user has the name.
  */
-export async function resetUserToken(
-  db: GatewayDb,
-  name: string,
-  now: number,
-): Promise<ResetUserTokenResponse> {
+export async function resetUserToken(db: GatewayDb, name: string, now: number): Promise<ResetTokenResponse> {
   return db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
     if (!user)
@@ -435,6 +515,8 @@ export async function resetUserToken(
       .where('user_id', '=', user.id)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    // A session made from a revoked token must end with it (a leaked token's sessions too).
+    await trx.deleteFrom('web_sessions').where('user_id', '=', user.id).execute();
     const token = await newUserToken(trx, user.id, now);
     return { name, token, revoked_tokens: Number(revoked.numUpdatedRows) };
   });
@@ -470,7 +552,7 @@ export async function allowedModelsView(
     .where('platform', '=', platform)
     .orderBy('name')
     .execute();
-  const catalogue = new Map<string, { key: string; name?: string; agents: string[] }>();
+  const catalogue = new Map<string, CatalogueEntry>();
   const reportedBy: string[] = [];
   for (const a of agents) {
     const models = parseJsonArray(a.models);
@@ -480,16 +562,16 @@ export async function allowedModelsView(
       if (typeof m !== 'object' || m === null) continue;
       const { key, name } = m as { key?: unknown; name?: unknown };
       if (typeof key !== 'string') continue;
-      const entry = catalogue.get(key) ?? { key, agents: [] };
-      if (typeof name === 'string' && entry.name === undefined) entry.name = name;
-      entry.agents.push(a.name);
+      const entry = catalogue.get(key) ?? { key, name: '', agents: [] };
+      if (entry.name === '' && typeof name === 'string') entry.name = name;
+      if (!entry.agents.includes(a.name)) entry.agents.push(a.name);
       catalogue.set(key, entry);
     }
   }
   return {
     platform,
     models: selection.map((key) => ({ key, stale: reportedBy.length > 0 && !catalogue.has(key) })),
-    catalogue: [...catalogue.values()].sort((x, y) => x.key.localeCompare(y.key)),
+    catalogue: [...catalogue.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)),
     reported_by: reportedBy,
   };
 }

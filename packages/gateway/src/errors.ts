@@ -21,6 +21,8 @@ export const GATEWAY_ERRORS = {
   HOP_LIMIT: { code: 'AM_GW_HOP_LIMIT', status: 409, error: 'hop_limit_reached' },
   NO_PERSON_REACHABLE: { code: 'AM_GW_NO_PERSON_REACHABLE', status: 409, error: 'no_person_reachable' },
   ALREADY_DECIDED: { code: 'AM_GW_ALREADY_DECIDED', status: 409, error: 'conflict' },
+  NO_LONGER_WAITING: { code: 'AM_GW_NO_LONGER_WAITING', status: 409, error: 'conflict' },
+  ORIGIN_REFUSED: { code: 'AM_GW_ORIGIN_REFUSED', status: 403, error: 'forbidden' },
   PAYLOAD_TOO_LARGE: { code: 'AM_GW_PAYLOAD_TOO_LARGE', status: 413, error: 'payload_too_large' },
   URI_TOO_LONG: { code: 'AM_GW_URI_TOO_LONG', status: 414, error: 'invalid_request' },
   UNSUPPORTED_MEDIA_TYPE: { code: 'AM_GW_UNSUPPORTED_MEDIA_TYPE', status: 415, error: 'invalid_request' },

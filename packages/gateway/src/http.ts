@@ -20,7 +20,7 @@ export const JSON_BODY_MAX_BYTES = 2 * 1024 * 1024;
 export const MAIL_REQUEST_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The endpoints whose body carries a mail body or comment ({@link MAIL_REQUEST_MAX_BYTES}). */
-export const MAIL_BODY_ENDPOINTS: ReadonlySet<string> = new Set(['send', 'meSend', 'forward']);
+export const MAIL_BODY_ENDPOINTS: ReadonlySet<string> = new Set(['send', 'meSend', 'forward', 'meForward']);
 
 /**
  * Longest path parameter (an id) the router takes, in characters (Fastify's `maxParamLength`);

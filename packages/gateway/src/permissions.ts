@@ -11,7 +11,10 @@ import type {
   PermissionDecisionEvent,
   PermissionRequestEvent,
   PermissionRequestResponse,
+  PermissionStatus,
   PermissionView,
+  PermissionWithdrawnEvent,
+  WithdrawReason,
 } from '@agentmail/protocol';
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
 import { formatText, type Locale, type TextKey, type TextParams } from '@agentmail/shared-policy';
@@ -293,6 +296,11 @@ function parseOptions(text: string): string[] {
   }
 }
 
+/** The stored status as the wire names it; anything unknown reads as `pending` (it was never decided). */
+function statusOf(status: string): PermissionStatus {
+  return status === 'decided' || status === 'withdrawn' || status === 'expired' ? status : 'pending';
+}
+
 /** A request as the person sees it. */
 export function permissionView(row: PermissionRow, sessionAlias: string): PermissionView {
   return {
@@ -305,7 +313,7 @@ export function permissionView(row: PermissionRow, sessionAlias: string): Permis
     options: parseOptions(row.options),
     multi_select: row.multi_select === 1,
     context: row.context,
-    status: row.status === 'decided' ? 'decided' : 'pending',
+    status: statusOf(row.status),
     decision: row.decision,
     answers: parseOptions(row.answers),
     note: row.note ?? '',
@@ -367,6 +375,16 @@ async function freshMails(db: Db, row: PermissionRow, viewers: readonly Actor[])
     }));
 }
 
+/** The question mail of a request needs no answer any more (decided, withdrawn or expired): mark it read. */
+async function markQuestionMailRead(trx: Db, mailId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('deliveries')
+    .set({ read_at: now })
+    .where('mail_id', '=', mailId)
+    .where('read_at', 'is', null)
+    .execute();
+}
+
 /**
  * Decide a request: store the decision and note, mark the question mail read, and deliver
  * `permission_decision` to every stream of the asking agent (and the person's own stream).
@@ -386,6 +404,16 @@ export async function decidePermission(
       throw new GatewayError('NOT_FOUND', `permission request "${id}" not found`, {
         suggestion: 'list your pending requests: GET /api/v1/me/permissions?status=pending',
       });
+    if (row.status === 'withdrawn' || row.status === 'expired')
+      throw new GatewayError(
+        'NO_LONGER_WAITING',
+        `permission request "${id}" is no longer waiting: ${row.status === 'expired' ? 'its bridge started again' : 'the asking call stopped waiting'}`,
+        {
+          detail: 'deciding it now changes nothing; the agent asks again if it still needs the answer',
+          suggestion: 'look for a newer request from the same agent',
+          extra: { status: row.status },
+        },
+      );
     if (row.status !== 'pending')
       throw new GatewayError(
         'ALREADY_DECIDED',
@@ -430,12 +458,7 @@ export async function decidePermission(
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .execute();
-    await trx
-      .updateTable('deliveries')
-      .set({ read_at: now })
-      .where('mail_id', '=', row.mail_id)
-      .where('read_at', 'is', null)
-      .execute();
+    await markQuestionMailRead(trx, row.mail_id, now);
     const asker: Actor = { kind: 'agent', name: row.agent_name };
     const decider: Actor = { kind: 'user', id: user.id, name: user.name };
     const event: PermissionDecisionEvent = {
@@ -457,4 +480,87 @@ export async function decidePermission(
   });
   ctx.hub.publish(batch);
   return { decision };
+}
+
+/**
+ * End pending requests that nobody waits for any more: mark them `status`, mark their question
+ * mails read (nothing to answer), and tell each person on their stream (`permission_withdrawn`),
+ * so a web page drops them at once and a late answer gets "no longer waiting".
+ */
+async function endRequests(
+  trx: Db,
+  batch: EventBatch,
+  ctx: GatewayContext,
+  rows: readonly PermissionRow[],
+  status: 'withdrawn' | 'expired',
+  reason: string,
+): Promise<void> {
+  const now = ctx.config.clock();
+  for (const row of rows) {
+    const r = await trx
+      .updateTable('permissions')
+      .set({ status, decided_at: now })
+      .where('id', '=', row.id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) continue; // decided meanwhile
+    await markQuestionMailRead(trx, row.mail_id, now);
+    const event: PermissionWithdrawnEvent = {
+      request_id: row.id,
+      session_id: row.session_id,
+      status,
+      reason,
+    };
+    await ctx.hub.append(trx, batch, userStream(row.target_user_id), 'permission_withdrawn', event);
+  }
+}
+
+/**
+ * Withdraw a request of `agentName` whose call stopped waiting (turn timed out, stopped, bridge
+ * shutdown). Idempotent; answers the status afterwards (`decided` when the person was first).
+ * @throws GatewayError `AM_GW_NOT_FOUND` (no such request of this agent)
+ */
+export async function withdrawPermission(
+  ctx: GatewayContext,
+  agentName: string,
+  id: string,
+  reason: WithdrawReason,
+): Promise<{ id: string; status: PermissionStatus }> {
+  const batch: EventBatch = [];
+  const status = await ctx.db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('permissions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || row.agent_name !== agentName)
+      throw new GatewayError('NOT_FOUND', `agent "${agentName}" has no permission request "${id}"`, {
+        suggestion: 'withdraw the request_id that POST /permission/request answered',
+      });
+    if (row.status === 'pending') await endRequests(trx, batch, ctx, [row], 'withdrawn', reason);
+    const after = await trx
+      .selectFrom('permissions')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    return statusOf(after.status);
+  });
+  ctx.hub.publish(batch);
+  return { id, status };
+}
+
+/**
+ * Expire every pending request of `agentName` (its bridge started again: no call of the earlier
+ * process waits; one that was killed could not withdraw). Answers how many expired.
+ */
+export async function expirePendingRequests(ctx: GatewayContext, agentName: string): Promise<number> {
+  const batch: EventBatch = [];
+  const count = await ctx.db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('permissions')
+      .selectAll()
+      .where('agent_name', '=', agentName)
+      .where('status', '=', 'pending')
+      .execute();
+    await endRequests(trx, batch, ctx, rows, 'expired', 'restart');
+    return rows.length;
+  });
+  ctx.hub.publish(batch);
+  return count;
 }

@@ -3,6 +3,7 @@ import { ENDPOINT_IDS, endpoint } from '@agentmail/protocol';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { checkEvent } from '../src/answer-check.js';
 import { buildApp } from '../src/index.js';
+import { WEB_ROUTES } from '../src/routes/web.js';
 import { addAgent, api, startGateway, type TestGateway, tempDir } from './helpers.js';
 
 let gw: TestGateway | undefined;
@@ -20,7 +21,7 @@ async function overfullSelection(g: TestGateway): Promise<void> {
 }
 
 describe('routes come from the endpoint table (protocol ENDPOINTS)', () => {
-  it('the Fastify route list is exactly the table (plus the HEAD twin of each GET)', async () => {
+  it('the Fastify route list is exactly the table (plus the HEAD twin of each GET) and the declared web files', async () => {
     const seen: string[] = [];
     const app = await buildApp(
       { dataDir: tempDir(), logLevel: 'silent', sweepTimer: false },
@@ -31,7 +32,23 @@ describe('routes come from the endpoint table (protocol ENDPOINTS)', () => {
       const e = endpoint(id);
       return e.method === 'GET' ? [`GET ${e.path}`, `HEAD ${e.path}`] : [`${e.method} ${e.path}`];
     });
-    expect(seen.sort()).toEqual(expected.sort());
+    const web = WEB_ROUTES.flatMap((path) => [`GET ${path}`, `HEAD ${path}`]);
+    expect(seen.sort()).toEqual([...expected, ...web].sort());
+  });
+
+  it('web file routes are GET only, outside the API, and only the declared ones pass the guard', async () => {
+    for (const path of WEB_ROUTES) {
+      expect(path.startsWith('/api/'), path).toBe(false);
+      expect(ENDPOINT_IDS.some((id) => endpoint(id).path === path)).toBe(false);
+    }
+    const app = await buildApp({ dataDir: tempDir(), logLevel: 'silent', sweepTimer: false, webDir: false });
+    onTestFinished(() => app.close());
+    const route = (method: 'GET' | 'POST', url: string) => () =>
+      app.route({ method, url, config: { web: true }, handler: async () => ({}) });
+    expect(route('GET', '/api/v1/shadow')).toThrow(/route GET \/api\/v1\/shadow is not registered/);
+    expect(route('GET', '/other/*')).toThrow(/route GET \/other\/\* is not registered/);
+    expect(route('POST', '/')).toThrow(/route POST \/ is not registered/);
+    expect(route('GET', '/')).not.toThrow();
   });
 
   it('a route registered outside the table is refused at once, naming it and the fix', async () => {

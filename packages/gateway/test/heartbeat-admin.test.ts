@@ -3,7 +3,7 @@ import {
   AllowedModelsResponse,
   ContactsResponse,
   HeartbeatResponse,
-  ResetUserTokenResponse,
+  ResetTokenResponse,
   SuggestResponse,
 } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -180,7 +180,7 @@ describe('admin and directory', () => {
     const old = await addUser(gw, 'alice');
     const r = await api(gw, 'POST', '/admin/users/alice/token', gw.adminToken);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const reset = ResetUserTokenResponse.parse(r.body);
+    const reset = ResetTokenResponse.parse(r.body);
     expect(reset).toMatchObject({ name: 'alice', revoked_tokens: 1 });
     expect((await api(gw, 'GET', '/me/inbox', old)).status).toBe(401);
     expect((await api(gw, 'GET', '/me/inbox', reset.token)).status).toBe(200);

@@ -348,3 +348,76 @@ describe('mail texts of the Gateway come from the text catalogue, in the configu
     expect(m2.subject).toBe('转发：fwd me');
   });
 });
+
+describe('stale requests: withdrawn by the asking call, expired on a bridge restart', () => {
+  async function pending(key: string) {
+    const { gw, pi, oc, alice } = await setup();
+    const task = SendMailResponse.parse(
+      (await api(gw, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Task', body: 'x' })).body,
+    );
+    if (task.status !== 'sent') throw new Error('not sent');
+    const r = PermissionRequestResponse.parse(
+      (await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, key))).body,
+    );
+    if (r.status !== 'pending') throw new Error('not pending');
+    return { gw, pi, oc, alice, id: r.request_id, mailId: r.mail_id };
+  }
+
+  it('a withdrawn request leaves the pending list, tells the person live, and deciding it says "no longer waiting"', async () => {
+    const { gw, pi, oc, alice, id, mailId } = await pending('w1');
+    const me = openSse(gw, '/me/events', alice, '0');
+    await me.ready;
+    const foreign = await api(gw, 'POST', `/permission/${id}/withdraw`, oc, { reason: 'timeout' });
+    expect(foreign.status, 'only the asking agent may withdraw').toBe(404);
+    const w = await api(gw, 'POST', `/permission/${id}/withdraw`, pi, { reason: 'aborted' });
+    expect(w.body).toEqual({ id, status: 'withdrawn' });
+    const again = await api(gw, 'POST', `/permission/${id}/withdraw`, pi, { reason: 'aborted' });
+    expect(again.body, 'idempotent').toEqual({ id, status: 'withdrawn' });
+    const ev = await me.next((e) => e.event === 'permission_withdrawn');
+    expect(dataOf(ev)).toEqual({
+      request_id: id,
+      session_id: expect.any(String),
+      status: 'withdrawn',
+      reason: 'aborted',
+    });
+    const list = PermissionsResponse.parse(
+      (await api(gw, 'GET', '/me/permissions?status=pending', alice)).body,
+    );
+    expect(list.permissions).toEqual([]);
+    const all = PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions?status=all', alice)).body);
+    expect(all.permissions[0]?.status).toBe('withdrawn');
+    const mail = MailResponse.parse((await api(gw, 'GET', `/me/mail/${mailId}`, alice)).body);
+    expect(mail.mail.status, 'nothing left to answer: the question mail is read').toBe('read');
+    const late = await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'approve' });
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ code: 'AM_GW_NO_LONGER_WAITING', status: 'withdrawn' });
+    me.close();
+  });
+
+  it('a decision that came first wins over a later withdrawal', async () => {
+    const { gw, pi, alice, id } = await pending('w2');
+    await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'deny', note: 'no' });
+    const w = await api(gw, 'POST', `/permission/${id}/withdraw`, pi, { reason: 'timeout' });
+    expect(w.body).toEqual({ id, status: 'decided' });
+  });
+
+  it("register with expire_pending expires the agent's pending requests; a plain register leaves them", async () => {
+    const { gw, pi, alice, id } = await pending('w3');
+    const plain = await api(gw, 'POST', '/agent/register', pi, { name: 'pi', platform: 'pi' });
+    expect(plain.body.expired_requests).toBeUndefined();
+    expect(
+      PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions,
+    ).toHaveLength(1);
+    const restart = await api(gw, 'POST', '/agent/register', pi, {
+      name: 'pi',
+      platform: 'pi',
+      expire_pending: true,
+    });
+    expect(restart.body.expired_requests).toBe(1);
+    expect(
+      PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions', alice)).body).permissions,
+    ).toEqual([]);
+    const late = await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'approve' });
+    expect(late.body).toMatchObject({ code: 'AM_GW_NO_LONGER_WAITING', status: 'expired' });
+  });
+});

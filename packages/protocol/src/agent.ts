@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ModeEnforcement, Timestamp } from './common.js';
 
 /** Platforms with a bridge; other names are accepted for third-party clients (see SPEC G-40). */
-export const KNOWN_PLATFORMS = ['pi', 'opencode', 'dsh', 'zcode'] as const;
+export const KNOWN_PLATFORMS = ['pi', 'opencode', 'dsh', 'zcode', 'claude-code'] as const;
 
 /** Agent or user name: letters, digits, `_`, `-`, `.`; no `@`. */
 export const Name = z
@@ -20,6 +20,13 @@ export const RegisterRequest = z.strictObject({
   platform: z.string().min(1).max(40),
   /** Bridge version string, for logs. */
   version: z.string().max(80).optional(),
+  /**
+   * The bridge process just started and is the agent's one bridge: no call of an earlier process
+   * waits for a decision any more, so the agent's pending permission and question requests
+   * expire (a bridge that was killed could not withdraw them). A probe or a tool that registers
+   * beside a running bridge leaves it out. @default false
+   */
+  expire_pending: z.boolean().optional(),
 });
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
 
@@ -29,6 +36,8 @@ export const RegisterResponse = z.object({
   /** true the first time this name registered. */
   created: z.boolean(),
   heartbeat_interval_ms: z.number().int().positive(),
+  /** Pending requests that expired because of `expire_pending`. */
+  expired_requests: z.number().int().nonnegative().optional(),
 });
 export type RegisterResponse = z.infer<typeof RegisterResponse>;
 

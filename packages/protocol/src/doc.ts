@@ -36,8 +36,8 @@ function table(title: string, schema: z.ZodType): string {
 
 const AUTH_WORDS = {
   agent: 'agent key',
-  person: 'user token',
-  admin: 'admin user token',
+  person: 'user token or web session',
+  admin: 'admin user token or web session',
   none: 'none',
 } as const;
 

@@ -26,11 +26,11 @@ import {
   HealthResponse,
   IssueAgentKeyRequest,
   IssueAgentKeyResponse,
+  NameParams,
   PersonSendRequest,
   PlatformParams,
-  ResetUserTokenResponse,
+  ResetTokenResponse,
   RevokeAgentKeyResponse,
-  UserNameParams,
   UsersResponse,
 } from './human.js';
 import {
@@ -53,9 +53,15 @@ import {
   PermissionRequestResponse,
   PermissionsQuery,
   PermissionsResponse,
+  WithdrawPermissionRequest,
+  WithdrawPermissionResponse,
 } from './permission.js';
+import { AgentsResponse, WebSessionResponse, WebSignInRequest, WebSignOutResponse } from './web.js';
 
-/** Who may call an endpoint (see SPEC G-12): an agent key, a user token, an admin's user token, anyone. */
+/**
+ * Who may call an endpoint (see SPEC G-12): an agent key, a user token (or the web session cookie
+ * made from one), an admin's user token (or session), anyone.
+ */
 export type EndpointAuth = 'agent' | 'person' | 'admin' | 'none';
 
 /** HTTP method of an endpoint. */
@@ -235,6 +241,17 @@ export const ENDPOINTS = {
     body: PermissionRequest,
     response: PermissionRequestResponse,
   },
+  permissionWithdraw: {
+    method: 'POST',
+    path: `${API_PREFIX}/permission/:id/withdraw`,
+    auth: 'agent',
+    summary:
+      'The asking call stopped waiting (turn timed out, stopped, shutdown): the request is withdrawn and the person told.',
+    transport: 'json',
+    params: IdParams,
+    body: WithdrawPermissionRequest,
+    response: WithdrawPermissionResponse,
+  },
   contacts: {
     method: 'GET',
     path: `${API_PREFIX}/agent/contacts`,
@@ -278,6 +295,16 @@ export const ENDPOINTS = {
     summary: 'A person sends a task or reply.',
     transport: 'json',
     body: PersonSendRequest,
+    response: SendMailResponse,
+  },
+  meForward: {
+    method: 'POST',
+    path: `${API_PREFIX}/me/mail/:id/forward`,
+    auth: 'person',
+    summary: 'A person forwards a mail they can read, quoting it and its attachments.',
+    transport: 'json',
+    params: IdParams,
+    body: ForwardMailRequest,
     response: SendMailResponse,
   },
   meInbox: {
@@ -368,6 +395,50 @@ export const ENDPOINTS = {
     transport: 'json',
     response: ContactsResponse,
   },
+  meSuggest: {
+    method: 'GET',
+    path: `${API_PREFIX}/me/contacts/suggest`,
+    auth: 'person',
+    summary: 'Suggest addresses for a name and/or path, as agents get them (address autocomplete).',
+    transport: 'json',
+    query: SuggestQuery,
+    response: SuggestResponse,
+  },
+  meAgents: {
+    method: 'GET',
+    path: `${API_PREFIX}/me/agents`,
+    auth: 'person',
+    summary:
+      'Agents with platform, presence, mode enforcement and the sessions the person took part in (SPEC H-4).',
+    transport: 'json',
+    response: AgentsResponse,
+  },
+  webSignIn: {
+    method: 'POST',
+    path: `${API_PREFIX}/web/session`,
+    auth: 'none',
+    summary:
+      'Sign in to the web mailbox with a user token: sets the HttpOnly, SameSite=Strict session cookie. Same-origin requests only.',
+    transport: 'json',
+    body: WebSignInRequest,
+    response: WebSessionResponse,
+  },
+  webSession: {
+    method: 'GET',
+    path: `${API_PREFIX}/web/session`,
+    auth: 'person',
+    summary: 'Who is signed in, and until when.',
+    transport: 'json',
+    response: WebSessionResponse,
+  },
+  webSignOut: {
+    method: 'DELETE',
+    path: `${API_PREFIX}/web/session`,
+    auth: 'none',
+    summary: 'Sign out: ends the session and clears the cookie (also when it had already expired).',
+    transport: 'json',
+    response: WebSignOutResponse,
+  },
   adminCreateUser: {
     method: 'POST',
     path: `${API_PREFIX}/admin/users`,
@@ -385,20 +456,20 @@ export const ENDPOINTS = {
     transport: 'json',
     response: UsersResponse,
   },
-  adminResetUserToken: {
+  adminResetToken: {
     method: 'POST',
     path: `${API_PREFIX}/admin/users/:name/token`,
     auth: 'admin',
-    summary: "Give a user a new token (shown once); the user's older tokens stop working.",
+    summary: "Reset a person's token: a new one (shown once); the old tokens and their web sessions end.",
     transport: 'json',
-    params: UserNameParams,
-    response: ResetUserTokenResponse,
+    params: NameParams,
+    response: ResetTokenResponse,
   },
   adminAgentKeys: {
     method: 'GET',
     path: `${API_PREFIX}/admin/agent-keys`,
     auth: 'admin',
-    summary: 'List agent keys: id, agent name, created, last used, revoked (never the key).',
+    summary: 'List agent keys, oldest first: id, agent name, created, last used, revoked (never the key).',
     transport: 'json',
     response: AgentKeysResponse,
   },

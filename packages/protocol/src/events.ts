@@ -67,6 +67,19 @@ export const PermissionRequestEvent = z.object({
 });
 export type PermissionRequestEvent = z.infer<typeof PermissionRequestEvent>;
 
+/**
+ * `permission_withdrawn` event on a person's stream: a pending request no longer waits (its call
+ * withdrew it, or its bridge started again and it expired); deciding it now changes nothing.
+ */
+export const PermissionWithdrawnEvent = z.object({
+  request_id: Id,
+  session_id: Id,
+  status: z.enum(['withdrawn', 'expired']),
+  /** `timeout` | `aborted` | `shutdown` for a withdrawal, `restart` for an expiry. */
+  reason: z.string(),
+});
+export type PermissionWithdrawnEvent = z.infer<typeof PermissionWithdrawnEvent>;
+
 /** `new_mail` event on a person's stream (`/me/events`). */
 export const PersonNewMailEvent = z.object({
   mail_id: Id,
@@ -91,6 +104,7 @@ export const PERSON_EVENT_SCHEMAS = {
   new_mail: PersonNewMailEvent,
   permission_request: PermissionRequestEvent,
   permission_decision: PermissionDecisionEvent,
+  permission_withdrawn: PermissionWithdrawnEvent,
 } as const;
 export type AgentEventType = keyof typeof AGENT_EVENT_SCHEMAS;
 export type PersonEventType = keyof typeof PERSON_EVENT_SCHEMAS;

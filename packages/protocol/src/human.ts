@@ -71,19 +71,22 @@ export type AgentKeyView = z.infer<typeof AgentKeyView>;
 export const AgentKeysResponse = z.object({ keys: z.array(AgentKeyView) });
 export type AgentKeysResponse = z.infer<typeof AgentKeysResponse>;
 
-/** `{name}` path parameter of the routes that name one user. */
-export const UserNameParams = z.strictObject({ name: z.string().min(1).max(64) });
-export type UserNameParams = z.infer<typeof UserNameParams>;
+/** `{name}` path parameter of the routes that name one person. */
+export const NameParams = z.strictObject({ name: Name });
+export type NameParams = z.infer<typeof NameParams>;
 
-/** `POST /admin/users/{name}/token` answer: the user's new token (shown once); every older one is revoked. */
-export const ResetUserTokenResponse = z.object({
+/**
+ * `POST /admin/users/{name}/token` answer: the person's new token (shown once); every older one
+ * is revoked and the web sessions made from them end.
+ */
+export const ResetTokenResponse = z.object({
   name: z.string(),
   /** Shown once; stored hashed. */
   token: z.string(),
   /** How many older tokens stopped working. */
   revoked_tokens: z.number().int().nonnegative(),
 });
-export type ResetUserTokenResponse = z.infer<typeof ResetUserTokenResponse>;
+export type ResetTokenResponse = z.infer<typeof ResetTokenResponse>;
 
 /** `DELETE /admin/agent-keys/{id}` answer: the key can no longer authenticate. */
 export const RevokeAgentKeyResponse = z.object({
@@ -102,14 +105,15 @@ export const AllowedModelsRequest = z.strictObject({
 });
 export type AllowedModelsRequest = z.infer<typeof AllowedModelsRequest>;
 
-/** One model of a platform's catalogue, with the agents that reported it. */
-export const PlatformCatalogueModel = z.object({
+/** One model of a platform's catalogue as the agents report it (SPEC G-26). */
+export const CatalogueEntry = z.object({
   key: z.string(),
-  name: z.string().optional(),
+  /** Display name, when an agent gave one; '' otherwise. */
+  name: z.string(),
   /** Agents of the platform whose last reported catalogue has it. */
   agents: z.array(z.string()),
 });
-export type PlatformCatalogueModel = z.infer<typeof PlatformCatalogueModel>;
+export type CatalogueEntry = z.infer<typeof CatalogueEntry>;
 
 export const AllowedModelsResponse = z.object({
   platform: z.string(),
@@ -124,7 +128,7 @@ export const AllowedModelsResponse = z.object({
     }),
   ),
   /** What the platform's agents have: the union of their last reported catalogues (G-25, G-26). */
-  catalogue: z.array(PlatformCatalogueModel).default([]),
+  catalogue: z.array(CatalogueEntry).default([]),
   /** Agents of the platform that reported a catalogue; empty: none has yet. */
   reported_by: z.array(z.string()).default([]),
 });

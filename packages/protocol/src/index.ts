@@ -15,3 +15,4 @@ export * from './human.js';
 export * from './mail.js';
 export * from './permission.js';
 export * from './routes.js';
+export * from './web.js';

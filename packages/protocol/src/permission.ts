@@ -33,6 +33,15 @@ export const PermissionRequestResponse = z.discriminatedUnion('status', [
 ]);
 export type PermissionRequestResponse = z.infer<typeof PermissionRequestResponse>;
 
+/**
+ * Where a request stands: `pending` (someone waits for the answer), `decided` (a person
+ * answered), `withdrawn` (the asking call stopped waiting — its turn timed out, was stopped or
+ * its bridge shut down — and said so), `expired` (its bridge started again, so nothing of the
+ * earlier process waits any more). Only `pending` requests can be decided.
+ */
+export const PermissionStatus = z.enum(['pending', 'decided', 'withdrawn', 'expired']);
+export type PermissionStatus = z.infer<typeof PermissionStatus>;
+
 /** A permission or question request as a person sees it. */
 export const PermissionView = z.object({
   id: Id,
@@ -44,7 +53,7 @@ export const PermissionView = z.object({
   options: z.array(z.string()),
   multi_select: z.boolean(),
   context: z.string(),
-  status: z.enum(['pending', 'decided']),
+  status: PermissionStatus,
   decision: z.string().nullable(),
   answers: z.array(z.string()),
   note: z.string(),
@@ -87,3 +96,23 @@ export const DecideResponse = z.object({
   decision: z.string(),
 });
 export type DecideResponse = z.infer<typeof DecideResponse>;
+
+/** Why an asking call stopped waiting without a person's decision (the bridge's own denial). */
+export const WithdrawReason = z.enum(['timeout', 'aborted', 'shutdown']);
+export type WithdrawReason = z.infer<typeof WithdrawReason>;
+
+/** `POST /permission/{id}/withdraw` body: the asking call no longer waits (its turn ended). */
+export const WithdrawPermissionRequest = z.strictObject({
+  reason: WithdrawReason,
+});
+export type WithdrawPermissionRequest = z.infer<typeof WithdrawPermissionRequest>;
+
+/**
+ * `POST /permission/{id}/withdraw` answer: the request's status afterwards — `withdrawn`, or
+ * `decided` when the person's decision came first (idempotent: a second withdraw answers the same).
+ */
+export const WithdrawPermissionResponse = z.object({
+  id: Id,
+  status: PermissionStatus,
+});
+export type WithdrawPermissionResponse = z.infer<typeof WithdrawPermissionResponse>;

@@ -23,6 +23,11 @@ export interface ApprovalRequestInput {
   platformSessionId: string;
   /** The platform's id of this tool call (part of the relay key). */
   toolCallId: string;
+  /**
+   * The mail the turn handles: part of the relay key, so a host whose session and call ids repeat
+   * (in-memory counters after a restart) never collides with an older question (G-32). @default none
+   */
+  mailId?: string;
   /** Working directory of the turn, shown to the person. @default '' */
   cwd?: string;
   /** @default 'en' */
@@ -51,8 +56,8 @@ function showInput(input: unknown): string {
 
 /**
  * Build the approval request of one guarded tool call (see SPEC P-1, P-4). The relay key is
- * `permission:<platformSessionId>:<toolCallId>` (clamped, G-32): the same call asked twice is a
- * `duplicate_relay`, which the bridge denies (P-5).
+ * `permission:<platformSessionId>:<toolCallId>`, prefixed with `<mailId>:` when given (clamped,
+ * G-32): the same call asked twice is a `duplicate_relay`, which the bridge denies (P-5).
  *
  * @throws AgentMailError `AM_RELAY_KEY_INVALID` when `platformSessionId` or `toolCallId` is empty.
  * @example client.permissionRequest(buildApprovalRequest({ agentName: 'pi', toolName: 'bash', input: { command: 'ls' }, sessionId, platformSessionId, toolCallId }))
@@ -61,7 +66,7 @@ export function buildApprovalRequest(input: ApprovalRequestInput): ApprovalReque
   const locale = input.locale ?? DEFAULT_LOCALE;
   const relayKey = clampRelayKey(
     input.platformSessionId.trim() && input.toolCallId.trim()
-      ? `permission:${input.platformSessionId}:${input.toolCallId}`
+      ? `permission:${input.mailId ? `${input.mailId}:` : ''}${input.platformSessionId}:${input.toolCallId}`
       : '',
   );
   return {

@@ -40,6 +40,14 @@ export class SeenMails {
   }
 
   /**
+   * Forget `id`: its turn did not settle the mail (a relay or failure mail that could not be
+   * sent), so a later catch-up pass may deliver it again (B-20: nothing is lost).
+   */
+  release(id: string): void {
+    this.#ids.delete(id);
+  }
+
+  /**
    * Take `id` for delivery: true the first time (deliver it), false when it was already taken
    * (skip it). Either way `id` becomes the most recently used.
    */
@@ -173,6 +181,14 @@ export class CatchUp<M extends CatchUpMail> {
     if (!this.#owed || this.#running) return { status: 'already_ran' };
     if (!ok) return { status: 'waiting' };
     return this.#start();
+  }
+
+  /**
+   * Owe one more pass, run after the next successful heartbeat: a mail was left unread on purpose
+   * (its reply or failure mail could not be sent) and must be delivered again (B-20).
+   */
+  owe(): void {
+    this.#owed = true;
   }
 
   /**

@@ -20,7 +20,9 @@ export type FailureKind =
   | 'worker_lost'
   | 'timeout'
   /** The bridge is not set up to run this mail (e.g. not loaded for its working directory). */
-  | 'bridge_setup';
+  | 'bridge_setup'
+  /** The bridge itself failed while handling the mail (a bug, or a host adapter that broke its contract). */
+  | 'bridge_error';
 
 /** Input of {@link buildFailureMail}. */
 export interface FailureMailInput {

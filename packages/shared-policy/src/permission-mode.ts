@@ -3,7 +3,7 @@ import { formatText, type Locale } from './texts/index.js';
 
 export type { PermissionMode } from '@agentmail/protocol';
 
-/** A platform that has a bridge: `pi`, `opencode`, `dsh` or `zcode`. */
+/** A platform that has a bridge: `pi`, `opencode`, `dsh`, `zcode` or `claude-code`. */
 export type Platform = (typeof KNOWN_PLATFORMS)[number];
 
 /** The mode a session gets when none (or an unknown one) is given. @default 'workspace' (see SPEC P-1, P-2) */
@@ -30,13 +30,16 @@ export function normalizePermissionMode(value: unknown): PermissionMode {
  * editing tools some model families get), dsh 0.1.0-rc.8 packages `dsh-tool-bash`,
  * `dsh-tool-pwsh`, `dsh-tool-fs` (`write`, `edit`) and `dsh-tool-str-replace-editor`.
  * ZCode is a closed client with Claude-Code-style tool names (`Bash`, `Write`, `Edit`,
- * `MultiEdit`, `NotebookEdit`); these are not verified against a real ZCode build yet.
+ * `MultiEdit`, `NotebookEdit`); these are not verified against a real ZCode build yet. Claude Code
+ * 2.1.328 offers `Bash`, `Write`, `Edit`, `NotebookEdit` in `-p` (its init event's tool list);
+ * `MultiEdit` is kept for older versions that still have it.
  */
 export const GUARDED_TOOLS: Readonly<Record<Platform, readonly string[]>> = Object.freeze({
   pi: Object.freeze(['bash', 'write', 'edit']),
   opencode: Object.freeze(['bash', 'write', 'edit', 'patch', 'apply_patch', 'multiedit']),
   dsh: Object.freeze(['bash', 'pwsh', 'write', 'edit', 'str_replace_editor']),
   zcode: Object.freeze(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']),
+  'claude-code': Object.freeze(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']),
 });
 
 const GUARDED_LOWER: Readonly<Record<string, ReadonlySet<string>>> = Object.fromEntries(

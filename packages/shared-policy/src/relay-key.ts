@@ -80,15 +80,18 @@ function escapePart(part: string): string {
 
 /**
  * Relay key of an automatic relay of a turn's final text:
- * `auto-relay:<platformSessionId>:<lastEntryId>`, clamped (see SPEC B-10). `%` and `:` inside the
- * ids are escaped (`%25`, `%3A`) so different id pairs never give the same key.
+ * `auto-relay:<platformSessionId>:<lastEntryId>`, clamped (see SPEC B-10); with `mailId`,
+ * `auto-relay:<mailId>:<platformSessionId>:<lastEntryId>`, so a host whose ids repeat (counters
+ * after a restart) never has a reply dropped as a duplicate of another thread's (G-32). `%` and
+ * `:` inside the ids are escaped (`%25`, `%3A`) so different id tuples never give the same key.
  * @throws AgentMailError `AM_RELAY_KEY_INVALID` when either id is empty.
  * @example autoRelayKey('ses_1', 'entry_9') // 'auto-relay:ses_1:entry_9'
  */
-export function autoRelayKey(platformSessionId: string, lastEntryId: string): string {
+export function autoRelayKey(platformSessionId: string, lastEntryId: string, mailId?: string): string {
   requireNonEmpty(platformSessionId, 'platformSessionId');
   requireNonEmpty(lastEntryId, 'lastEntryId');
-  return clampRelayKey(`auto-relay:${escapePart(platformSessionId)}:${escapePart(lastEntryId)}`);
+  const mail = mailId?.trim() ? `${escapePart(mailId)}:` : '';
+  return clampRelayKey(`auto-relay:${mail}${escapePart(platformSessionId)}:${escapePart(lastEntryId)}`);
 }
 
 /**

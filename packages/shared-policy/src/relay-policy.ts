@@ -297,7 +297,7 @@ export function decideAutoRelay(input: AutoRelayInput): AutoRelayDecision {
     const hostKeyed = input.platformSessionId.trim() !== '' && input.lastEntryId.trim() !== '';
     const relayKey =
       hostKeyed || !input.mailId
-        ? autoRelayKey(input.platformSessionId, input.lastEntryId)
+        ? autoRelayKey(input.platformSessionId, input.lastEntryId, input.mailId)
         : mailRelayKey(input.mailId);
     return { send: true, to, body, relayKey };
   } catch (err) {

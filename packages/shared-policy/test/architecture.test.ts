@@ -25,11 +25,21 @@ const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   '@agentmail/shared-policy': (d) => d === '@agentmail/protocol',
   '@agentmail/gateway': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
   '@agentmail/testkit': (d) => !d.startsWith('@agentmail/bridge-'),
+  // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit and
+  // protocol only; its tests start a real Gateway through the testkit.
+  '@agentmail/host-tools': (d, dev) =>
+    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || (dev && d === '@agentmail/testkit'),
+  // The web mailbox runs in a browser; its tests start a Gateway and a pi bridge (dev only).
+  '@agentmail/web': (d, dev) =>
+    d === '@agentmail/protocol' ||
+    d === '@agentmail/shared-policy' ||
+    (dev && (d === '@agentmail/testkit' || d === '@agentmail/bridge-pi')),
 };
 // Bridge tests start a real Gateway in-process (buildApp), so a bridge may dev-depend on it.
 const bridgeRule = (d: string, dev: boolean) =>
   d === '@agentmail/protocol' ||
   d === '@agentmail/shared-policy' ||
+  d === '@agentmail/host-tools' ||
   (dev && (d === '@agentmail/testkit' || d === '@agentmail/gateway'));
 
 const packageDirs = (): string[] =>
@@ -37,14 +47,14 @@ const packageDirs = (): string[] =>
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
 
-/** Every `.ts` file under `dir` (no node_modules, no dist). */
+/** Every `.ts`/`.tsx` file under `dir` (no node_modules, no dist). */
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name === 'node_modules' || entry.name === 'dist') continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(full);
+    else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
   }
   return out;
 }
@@ -126,6 +136,22 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
+  it('the web mailbox imports only browser-safe entries: protocol, the shared-policy root and /client/browser, its UI libraries', () => {
+    const allowed = new Set([
+      '@agentmail/protocol',
+      '@agentmail/shared-policy',
+      '@agentmail/shared-policy/client/browser',
+      'preact',
+      'preact/hooks',
+      'marked',
+      'dompurify',
+    ]);
+    const edges = edgesOf(join(PACKAGES, 'web/src'));
+    expect(edges.length, 'the web sources were read').toBeGreaterThan(10);
+    const bad = edges.filter((e) => !e.spec.startsWith('.') && !allowed.has(e.spec));
+    expect(bad.map(show)).toEqual([]);
+  });
+
   it('no source file reaches into another package by a relative path', () => {
     const bad = packageDirs().flatMap((dir) =>
       edgesOf(join(PACKAGES, dir, 'src')).filter((e) => {
@@ -137,14 +163,30 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('bridges never import the Gateway or the testkit from their sources', () => {
+  it('bridges and host-tools never import the Gateway or the testkit from their sources', () => {
     const bad = packageDirs()
-      .filter((d) => d.startsWith('bridge-'))
+      .filter((d) => d.startsWith('bridge-') || d === 'host-tools')
       .flatMap((dir) =>
         edgesOf(join(PACKAGES, dir, 'src')).filter(
           (e) => e.spec.startsWith('@agentmail/gateway') || e.spec.startsWith('@agentmail/testkit'),
         ),
       );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("host-tools' hook process imports only the light RPC client (its start is on every tool call's path)", () => {
+    const hookFiles = [
+      'host-tools/src/hook-main.ts',
+      'host-tools/src/hook-runner.ts',
+      'host-tools/src/hosts.ts',
+    ];
+    const bad = edgesOf(join(PACKAGES, 'host-tools/src')).filter(
+      (e) =>
+        hookFiles.includes(e.file) &&
+        e.spec.startsWith('@agentmail/') &&
+        !(e.spec === '@agentmail/shared-policy/rpc-client' || /^@agentmail\/shared-policy$/.test(e.spec)),
+    );
+    // The root of shared-policy is allowed for types only (import type): checked by the bundle size test.
     expect(bad.map(show)).toEqual([]);
   });
 

@@ -1,3 +1,16 @@
+// Bench helpers (`pnpm bench` scripts of the bridge packages)
+export {
+  type BenchMain,
+  formatMegabytes,
+  formatMs,
+  loadAverage,
+  loggedEventTime,
+  type MailTurnTiming,
+  markdownTable,
+  peakRssBytes,
+  runBench,
+  timeMailTurn,
+} from './bench.js';
 // Scripted model server
 export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './errors.js';
 // E2E harness
@@ -7,8 +20,11 @@ export {
   BRIDGE_READY_TIMEOUT_MS,
   type BridgeAdapter,
   type BridgeEnv,
+  type BridgeQuestionTool,
   type BridgeSettings,
   type BridgeToolNames,
+  type NeutralQuestion,
+  QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
 } from './harness/bridge.js';
 export { type EventCheck, EventLog } from './harness/event-log.js';

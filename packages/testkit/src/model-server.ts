@@ -2,6 +2,14 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeErrorResponse } from '@copilotkit/aimock';
+import {
+  ANTHROPIC_MESSAGES_PATHS,
+  type AnthropicRequestBody,
+  anthropicErrorBody,
+  anthropicRequestBodySchema,
+  chatViewOfMessages,
+  writeAnthropicReply,
+} from './anthropic.js';
 import { TESTKIT_ERROR_CODES, TestkitError } from './errors.js';
 import { DEFAULT_MODEL_ID, errorBody, writeReply } from './reply-writer.js';
 import {
@@ -98,9 +106,12 @@ function flattenHeaders(req: IncomingMessage): Record<string, string> {
 }
 
 /**
- * A scripted OpenAI-compatible model on 127.0.0.1: `POST /v1/chat/completions` (also
- * `/chat/completions`), streaming (SSE deltas, tool calls, `finish_reason`, a usage chunk when
- * `stream_options.include_usage` is set, `data: [DONE]`) or JSON; `GET /v1/models`; and
+ * A scripted model on 127.0.0.1, OpenAI-compatible and Anthropic-compatible: `POST
+ * /v1/chat/completions` (also `/chat/completions`), streaming (SSE deltas, tool calls,
+ * `finish_reason`, a usage chunk when `stream_options.include_usage` is set, `data: [DONE]`) or
+ * JSON; `POST /v1/messages` (the Anthropic Messages wire, e.g. Claude Code with
+ * `ANTHROPIC_BASE_URL` = {@link ModelServer.url}: text, `tool_use` blocks, error envelopes, hangs;
+ * recorded in the same chat view, see anthropic.ts); `GET /v1/models`; and
  * `GET /_testkit/requests` (the journal). Each request is answered by the first matching
  * {@link Scenario}; one that matches none gets HTTP 400 `code: "no_scenario_matched"` (not 404,
  * which opencode retries). Every chat request is recorded on arrival.
@@ -355,17 +366,29 @@ export class ModelServer {
         .end(JSON.stringify({ requests: this.#journal }));
       return;
     }
-    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
-      const message = `Unknown route ${req.method} ${path}; the scripted model serves POST /v1/chat/completions and GET /v1/models.`;
-      writeErrorResponse(res, 404, errorBody(message, 'invalid_request_error', 'unknown_route'));
+    const anthropic = ANTHROPIC_MESSAGES_PATHS.includes(path);
+    if (
+      req.method !== 'POST' ||
+      (path !== '/v1/chat/completions' && path !== '/chat/completions' && !anthropic)
+    ) {
+      const message = `Unknown route ${req.method} ${path}; the scripted model serves POST /v1/chat/completions, POST /v1/messages and GET /v1/models.`;
+      if (anthropic || req.headers['anthropic-version'] !== undefined)
+        writeErrorResponse(res, 404, anthropicErrorBody(message, 'not_found_error'));
+      else writeErrorResponse(res, 404, errorBody(message, 'invalid_request_error', 'unknown_route'));
       return;
     }
-    await this.#handleChat(req, res, path);
+    await this.#handleChat(req, res, path, anthropic);
   }
 
-  async #handleChat(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  async #handleChat(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    anthropic: boolean,
+  ): Promise<void> {
     const raw = await readBody(req);
     let body: ChatRequestBody | undefined;
+    let messagesBody: AnthropicRequestBody | undefined;
     let invalid: string | undefined;
     if (raw === undefined) {
       invalid = `body larger than ${MAX_REQUEST_BODY_BYTES} bytes`;
@@ -377,12 +400,23 @@ export class ModelServer {
         invalid = `body is not JSON: ${(error as Error).message}`;
       }
       if (invalid === undefined) {
-        const parsed = chatRequestBodySchema.safeParse(json);
-        if (parsed.success) body = parsed.data;
-        else
-          invalid = `body is not a chat request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+        // One recorded view for both wires: a Messages request is read into the chat shape.
+        const parsed = anthropic
+          ? anthropicRequestBodySchema.safeParse(json)
+          : chatRequestBodySchema.safeParse(json);
+        if (parsed.success) {
+          if (anthropic) {
+            messagesBody = parsed.data as AnthropicRequestBody;
+            body = chatViewOfMessages(messagesBody);
+          } else body = parsed.data as ChatRequestBody;
+        } else
+          invalid = `body is not a ${anthropic ? 'Messages' : 'chat'} request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
       }
     }
+    const fail = (status: number, message: string, type: string, code: string): void => {
+      if (anthropic) writeErrorResponse(res, status, anthropicErrorBody(message, type));
+      else writeErrorResponse(res, status, errorBody(message, type, code));
+    };
 
     const record: MutableRecord = {
       seq: ++this.#seq,
@@ -422,22 +456,18 @@ export class ModelServer {
 
     if (body === undefined) {
       record.response.status = raw === undefined ? 413 : 400;
-      writeErrorResponse(
-        res,
-        record.response.status,
-        errorBody(invalid ?? '', 'invalid_request_error', 'invalid_body'),
-      );
+      fail(record.response.status, invalid ?? '', 'invalid_request_error', 'invalid_body');
       return;
     }
     if (matchFailure !== undefined) {
       record.response.status = 500;
-      writeErrorResponse(res, 500, errorBody(matchFailure, 'server_error', 'scenario_match_failed'));
+      fail(500, matchFailure, anthropic ? 'api_error' : 'server_error', 'scenario_match_failed');
       return;
     }
     if (active === undefined) {
       record.response.status = 400;
       const message = `No scenario matched request ${describeRequest(record)}. Add a scenario whose match fits, or a catch-all ({ match: {} }) last.`;
-      writeErrorResponse(res, 400, errorBody(message, 'invalid_request_error', 'no_scenario_matched'));
+      fail(400, message, 'invalid_request_error', 'no_scenario_matched');
       return;
     }
     let reply: ScenarioReply;
@@ -447,17 +477,23 @@ export class ModelServer {
     } catch (error) {
       record.response.status = 500;
       const message = `scenario ${active.label} reply function threw: ${String(error)}`;
-      writeErrorResponse(res, 500, errorBody(message, 'server_error', 'scenario_reply_failed'));
+      fail(500, message, anthropic ? 'api_error' : 'server_error', 'scenario_reply_failed');
       return;
     }
-    await writeReply(
-      reply,
-      { seq: record.seq, body, chunkSizeChars: this.#chunkSizeChars },
-      res,
-      (status) => {
-        record.response.status = status;
-      },
-    );
+    const onStatus = (status: number): void => {
+      record.response.status = status;
+    };
+    if (messagesBody !== undefined && raw !== undefined) {
+      await writeAnthropicReply(
+        reply,
+        { seq: record.seq, raw, body: messagesBody, chunkSizeChars: this.#chunkSizeChars },
+        req,
+        res,
+        onStatus,
+      );
+      return;
+    }
+    await writeReply(reply, { seq: record.seq, body, chunkSizeChars: this.#chunkSizeChars }, res, onStatus);
   }
 
   #selects(active: ActiveScenario, record: RecordedRequest): boolean {

@@ -41,7 +41,8 @@ export function errorBody(message: string, type: string, code: string | null): s
   return JSON.stringify({ error: { message, type, param: null, code } });
 }
 
-function defaultError(status: number): { type: string; message: string } {
+/** The neutral error type and message of a scripted `status` (OpenAI names; the Anthropic side maps them). */
+export function defaultError(status: number): { type: string; message: string } {
   // 4xx messages avoid words like "server_error", "overloaded" or status numbers: opencode retries
   // any error whose body matches them, which would turn a 400 into five slow retries.
   if (status === 400) return { type: 'invalid_request_error', message: 'Scripted invalid request.' };

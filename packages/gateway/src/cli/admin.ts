@@ -155,7 +155,7 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .argument('<name>', 'user name')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const api = await ctx.api(cmd);
-      const reset = await api.resetUserToken(name);
+      const reset = await api.resetToken(name);
       if (ctx.globals(cmd).json) return printJson(ctx.io, reset);
       ctx.io.out(`new token for ${oneLine(reset.name)} (shown once, keep it): ${reset.token}`);
       ctx.io.out(`${reset.revoked_tokens} older token(s) no longer work`);

@@ -6,13 +6,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import {
-  type AgentKeysResponse,
-  ATTACHMENT_MAX_BYTES,
-  type ErrorBody,
-  type ResetUserTokenResponse,
-  type UploadAttachmentResponse,
-} from '@agentmail/protocol';
+import { ATTACHMENT_MAX_BYTES, type ErrorBody, type UploadAttachmentResponse } from '@agentmail/protocol';
 import {
   ApiClient,
   type ApiRequestInfo,
@@ -283,15 +277,5 @@ export class HumanApi extends PersonApi {
   /** `POST /me/attachments` of a file checked by {@link attachmentFiles}, streamed; the errors above. */
   uploadFile(file: UploadFile): Promise<UploadAttachmentResponse> {
     return this.upload(file.blob, file.filename);
-  }
-
-  /** `GET /admin/agent-keys` (admin): every key with its last use, never the key itself. */
-  agentKeys(): Promise<AgentKeysResponse> {
-    return this.client.call('adminAgentKeys', {});
-  }
-
-  /** `POST /admin/users/{name}/token` (admin): a new token for the user (shown once); the older ones stop working. */
-  resetUserToken(name: string): Promise<ResetUserTokenResponse> {
-    return this.client.call('adminResetUserToken', { params: { name } });
   }
 }

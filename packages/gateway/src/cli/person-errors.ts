@@ -56,7 +56,7 @@ const NOT_FOUND_HINTS: Partial<Record<ApiRequestInfo['id'], string>> = {
   meAttachment: 'the attachments of a mail: agentmail read <mail id>',
   meSend: 'your mails and their ids: agentmail inbox --all',
   adminRevokeAgentKey: 'the keys and their ids: agentmail agent key list',
-  adminResetUserToken: 'the users: agentmail user list',
+  adminResetToken: 'the users: agentmail user list',
 };
 
 /**

@@ -134,6 +134,23 @@ function untilSignal(): { signal: Promise<NodeJS.Signals>; cancel: () => void } 
   return { signal, cancel };
 }
 
+/** The web mailbox options of `buildApp` from the flags and the environment. */
+function webOptions(
+  opts: ServeOptions,
+  env: NodeJS.ProcessEnv,
+): { webDir?: string | false; webOrigin?: string } {
+  const dir = opts.webDir ?? env.AGENTMAIL_WEB_DIR;
+  const origin = opts.webOrigin ?? env.AGENTMAIL_WEB_ORIGIN;
+  return {
+    ...(opts.web === false
+      ? { webDir: false }
+      : dir === undefined || dir === ''
+        ? {}
+        : { webDir: resolve(dir) }),
+    ...(origin === undefined || origin === '' ? {} : { webOrigin: origin }),
+  };
+}
+
 /** The flags of `serve` as commander parses them. */
 interface ServeOptions {
   dataDir?: string;
@@ -143,6 +160,9 @@ interface ServeOptions {
   requestsPerMinute?: string;
   locale?: string;
   checkResponses?: boolean;
+  webDir?: string;
+  web?: boolean;
+  webOrigin?: string;
 }
 
 /**
@@ -166,6 +186,15 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .option(
       '--check-responses',
       'check every answer and event against the protocol schemas, strictly (tests; a mismatch is a 500)',
+    )
+    .option(
+      '--web-dir <dir>',
+      'the built web mailbox to serve at / (env AGENTMAIL_WEB_DIR; default packages/web/dist)',
+    )
+    .option('--no-web', 'serve no web mailbox (the API only)')
+    .option(
+      '--web-origin <url>',
+      'the address people open the web mailbox at, behind an HTTPS proxy (env AGENTMAIL_WEB_ORIGIN), e.g. https://mail.example.com',
     )
     .action(async (opts: ServeOptions, cmd: Command) => {
       const { io } = ctx;
@@ -205,6 +234,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
           logLevel,
           checkResponses: opts.checkResponses === true,
           locale: serveLocale(opts.locale, io.env),
+          ...webOptions(opts, io.env),
           ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
         });
         url = await app.listen({ port, host });
@@ -232,6 +262,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       else {
         io.out(`AgentMail Gateway listening on ${url} (data in ${dataDir})`);
         io.out(`log in: agentmail login --url ${url} --token <token>`);
+        if (app.gateway.config.webDir !== false) io.out(`web mailbox: ${url}/ (sign in with your token)`);
       }
 
       const signal = await stopped.signal;

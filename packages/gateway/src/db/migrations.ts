@@ -209,12 +209,30 @@ const m0001: Migration = {
   },
 };
 
+/** Web mailbox sessions (the cookie's hash, its user and token, expiry). */
+const m0002: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('web_sessions')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('token_id', 'text', (c) => c.notNull().references('user_tokens.id').onDelete('cascade'))
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('web_sessions_user').on('web_sessions').column('user_id').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('web_sessions').ifExists().execute();
+  },
+};
+
 /**
  * Presence and key use: `agents.offline_since` (a bridge's goodbye, SPEC H-3) and
  * `agent_keys.last_used_at` (for `agentmail agent key list`). Both nullable, so rows of 0001 stay
  * valid as they are.
  */
-const m0002: Migration = {
+const m0003: Migration = {
   async up(db: AnyDb) {
     await db.schema.alterTable('agents').addColumn('offline_since', 'bigint').execute();
     await db.schema.alterTable('agent_keys').addColumn('last_used_at', 'bigint').execute();
@@ -228,7 +246,8 @@ const m0002: Migration = {
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
-  '0002_presence_key_use': m0002,
+  '0002_web_sessions': m0002,
+  '0003_presence_key_use': m0003,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

@@ -179,6 +179,18 @@ export interface PermissionsTable {
   decided_at: number | null;
 }
 
+/**
+ * A web mailbox session (the cookie of `POST /web/session`); only the SHA-256 of the cookie value
+ * is stored. It belongs to the token it was signed in with: revoking or resetting that token ends it.
+ */
+export interface WebSessionsTable {
+  id_hash: string;
+  user_id: string;
+  token_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
 /** The Gateway database. */
 export interface Database {
   users: UsersTable;
@@ -194,4 +206,5 @@ export interface Database {
   stream_cursors: StreamCursorsTable;
   events: EventsTable;
   permissions: PermissionsTable;
+  web_sessions: WebSessionsTable;
 }

@@ -34,7 +34,7 @@ export function adminRoutes(ctx: GatewayContext) {
       };
     });
 
-    registerEndpoint(app, ctx, 'adminResetUserToken', async (req) =>
+    registerEndpoint(app, ctx, 'adminResetToken', async (req) =>
       resetUserToken(ctx.db, req.params.name, ctx.config.clock()),
     );
 

@@ -26,7 +26,7 @@ import {
   readThread,
   sessionParticipants,
 } from '../mail-views.js';
-import { requestPermission } from '../permissions.js';
+import { expirePendingRequests, requestPermission, withdrawPermission } from '../permissions.js';
 import { markOffline } from '../presence.js';
 import { sessionById } from '../sessions.js';
 import { registerEndpoint } from './endpoint.js';
@@ -53,7 +53,9 @@ export function agentRoutes(ctx: GatewayContext) {
   return async (app: FastifyInstance): Promise<void> => {
     registerEndpoint(app, ctx, 'register', async (req) => {
       requireBoundName(agentOf(req), req.body.name);
-      return registerAgent(ctx, req.body.name, req.body.platform, req.body.version);
+      const registered = await registerAgent(ctx, req.body.name, req.body.platform, req.body.version);
+      if (req.body.expire_pending !== true) return registered;
+      return { ...registered, expired_requests: await expirePendingRequests(ctx, req.body.name) };
     });
 
     registerEndpoint(app, ctx, 'heartbeat', async (req) => {
@@ -118,6 +120,10 @@ export function agentRoutes(ctx: GatewayContext) {
         multi_select: b.multi_select,
       });
     });
+
+    registerEndpoint(app, ctx, 'permissionWithdraw', async (req) =>
+      withdrawPermission(ctx, agentOf(req).name, req.params.id, req.body.reason),
+    );
 
     registerEndpoint(app, ctx, 'contacts', async () => ({ contacts: await listContacts(ctx) }));
 

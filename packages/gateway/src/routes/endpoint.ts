@@ -12,6 +12,7 @@ import { checkAnswer } from '../answer-check.js';
 import { authenticateAgent, authenticateUser } from '../auth.js';
 import type { GatewayContext } from '../context.js';
 import { JSON_BODY_MAX_BYTES, MAIL_BODY_ENDPOINTS, MAIL_REQUEST_MAX_BYTES } from '../http.js';
+import { isWebRoute } from './web.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,11 +62,11 @@ function authHook(ctx: GatewayContext, id: EndpointId): ((req: FastifyRequest) =
       };
     case 'person':
       return async (req) => {
-        req.user = await authenticateUser(ctx.db, req, false);
+        req.user = await authenticateUser(ctx, req, false);
       };
     case 'admin':
       return async (req) => {
-        req.user = await authenticateUser(ctx.db, req, true);
+        req.user = await authenticateUser(ctx, req, true);
       };
     case 'none':
       return undefined;
@@ -117,7 +118,8 @@ export function registerEndpoint<Id extends EndpointId>(
 
 /**
  * `onRoute` hook: refuse a route that was not registered from the table, or whose method or path
- * differs from its endpoint's. Fastify's automatic `HEAD` twin of a `GET` endpoint passes.
+ * differs from its endpoint's. Fastify's automatic `HEAD` twin of a `GET` endpoint passes, and so
+ * do the web mailbox's declared file routes (`WEB_ROUTES` of web.ts: not API endpoints).
  * @throws Error naming the route and the fix (at startup, before anything is served).
  */
 export function guardRoute(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): void {
@@ -128,7 +130,7 @@ export function guardRoute(route: Pick<RouteOptions, 'method' | 'url' | 'config'
     e !== undefined &&
     route.url === e.path &&
     methods.every((m) => m === e.method || (m === 'HEAD' && e.method === 'GET'));
-  if (!matches)
+  if (!matches && !isWebRoute({ url: route.url, methods, config: route.config }))
     throw new Error(
       `route ${methods.join(',')} ${route.url} is not registered from the endpoint table${id === undefined ? '' : ` (it claims "${id}")`}: add it to ENDPOINTS in packages/protocol/src/endpoints.ts and register it with registerEndpoint()`,
     );

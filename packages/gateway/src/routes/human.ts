@@ -4,11 +4,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserPrincipal } from '../auth.js';
 import type { Actor, GatewayContext } from '../context.js';
-import { listContacts } from '../directory.js';
+import { iso } from '../context.js';
+import { agentsFor, listContacts, suggestAddresses } from '../directory.js';
 import { parseLastEventId, userStream } from '../event-hub.js';
 import { sendMail } from '../mail-send.js';
 import { markRead, readInbox, readMail, readThread } from '../mail-views.js';
 import { decidePermission, listPermissions } from '../permissions.js';
+import { requireSameOrigin, signIn, signOut } from '../web-session.js';
+import { forwardMail } from './agent.js';
 import { registerEndpoint } from './endpoint.js';
 import { receiveUpload, sendAttachment } from './shared.js';
 
@@ -70,6 +73,40 @@ export function humanRoutes(ctx: GatewayContext) {
 
     // The same directory agents see (SPEC G-25 online status), for `agentmail status`.
     registerEndpoint(app, ctx, 'meContacts', async () => ({ contacts: await listContacts(ctx) }));
+
+    // The same suggestions agents get from suggest_address (names, working directories, sessions).
+    registerEndpoint(app, ctx, 'meSuggest', async (req) => ({
+      suggestions: await suggestAddresses(ctx, req.query.name, req.query.path),
+    }));
+
+    registerEndpoint(app, ctx, 'meAgents', async (req) => ({ agents: await agentsFor(ctx, userOf(req)) }));
+
+    registerEndpoint(app, ctx, 'meForward', async (req) =>
+      forwardMail(ctx, actorOf(req), req.params.id, req.body),
+    );
+
+    // Sign-in is a change made without a session yet: it must come from the web mailbox's own
+    // origin too (no login CSRF into someone else's account).
+    registerEndpoint(app, ctx, 'webSignIn', async (req, reply) => {
+      requireSameOrigin(ctx, req);
+      const session = await signIn(ctx, req, reply, req.body.token);
+      return { name: session.name, admin: session.admin, expires_at: iso(session.expiresAtMs) };
+    });
+
+    registerEndpoint(app, ctx, 'webSession', async (req) => {
+      const user = userOf(req);
+      return {
+        name: user.name,
+        admin: user.admin,
+        expires_at: user.sessionExpiresAtMs === undefined ? null : iso(user.sessionExpiresAtMs),
+      };
+    });
+
+    registerEndpoint(app, ctx, 'webSignOut', async (req, reply) => {
+      requireSameOrigin(ctx, req);
+      await signOut(ctx, req, reply);
+      return { status: 'signed_out' as const };
+    });
 
     registerEndpoint(app, ctx, 'meDecide', async (req) => {
       const { decision } = await decidePermission(ctx, userOf(req), req.params.id, req.body);

@@ -150,13 +150,18 @@ export async function sendAttachment(
       suggestion: 'use an attachment id listed in a mail you can read',
     });
   const encoded = encodeURIComponent(a.filename);
-  return reply
-    .header('content-type', a.content_type)
-    .header('content-length', String(a.size_bytes))
-    .header('x-content-sha256', a.sha256)
-    .header(
-      'content-disposition',
-      `attachment; filename="${a.filename.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encoded}`,
-    )
-    .send(ctx.blobs.read(a.blob_key));
+  return (
+    reply
+      .header('content-type', a.content_type)
+      .header('content-length', String(a.size_bytes))
+      .header('x-content-sha256', a.sha256)
+      // Uploaded bytes are untrusted (SPEC H-1): opened in the browser, they run in a sandbox with
+      // no script and no access to the Gateway's origin, and are downloaded rather than shown.
+      .header('content-security-policy', "sandbox; default-src 'none'; frame-ancestors 'none'")
+      .header(
+        'content-disposition',
+        `attachment; filename="${a.filename.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encoded}`,
+      )
+      .send(ctx.blobs.read(a.blob_key))
+  );
 }

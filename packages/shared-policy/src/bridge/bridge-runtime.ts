@@ -4,6 +4,7 @@
  * timeouts, redelivery and shutdown. It is the engine of {@link createBridge}; the host runs turns
  * behind {@link BridgeHost}. Everything it does is a typed event on its bus (logging subscribes).
  */
+
 import type {
   HeartbeatRequest,
   MailSummary,
@@ -25,6 +26,7 @@ import type { BridgeEvent, CatchUpTrigger, EmitEvent } from './events.js';
 import { sendFailureMail } from './failure-notice.js';
 import { TurnGate } from './turn-gate.js';
 import type { MailTurnReport } from './turn-report.js';
+import { withdrawalsSettled } from './withdraw.js';
 
 /**
  * How long a stopping bridge waits for its goodbye (`POST /agent/offline`, SPEC H-3) before it
@@ -97,6 +99,8 @@ export interface MailRun {
   turnTimeoutMs: number;
   /** The relay commits through it: never both a reply and a timeout failure mail (B-7, B-10). */
   gate: TurnGate;
+  /** Aborted when the runtime gave the turn up (not ended within the grace period): close its seams. */
+  released: AbortSignal;
 }
 
 /** Throw this from `runMail` when the host lost the turn before it reported (worker died): redelivered with backoff (B-14). */
@@ -118,6 +122,8 @@ export interface BridgeHost {
   onShutdown?(): Promise<void> | void;
   /** The bridge lock was lost (this process was frozen past its staleness): the runtime has stopped. */
   onLockLost?(): void;
+  /** This process holds the bridge lock and is about to register: start what only the bridge may run (the turn RPC). A throw fails `start()`. */
+  onLead?(): Promise<void> | void;
 }
 
 function messageOf(err: unknown): string {
@@ -225,10 +231,14 @@ export class BridgeRuntime {
    */
   async start(): Promise<void> {
     if (!(await this.#lead())) return;
+    await this.#host.onLead?.();
+    if (this.#stopping.signal.aborted) return;
     const reg = await this.#client.register({
       name: this.#config.agentName,
       platform: this.#config.platform,
       version: this.#config.version,
+      // This process holds the bridge lock: requests of an earlier process wait for nobody now.
+      expire_pending: true,
     });
     this.#registered = true;
     this.#emit({
@@ -273,13 +283,18 @@ export class BridgeRuntime {
     // Catch-up after the stream is open (or given up on): a mail arriving in between is then
     // either in the inbox listing or on the stream, never in neither (B-20).
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const stopped = (): void => clearTimeout(timer);
     await Promise.race([
       firstOpen,
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.#config.firstSseOpenWaitMs ?? FIRST_SSE_OPEN_WAIT_MS);
+        // stop() during start: do not wait out the first-open grace, and start nothing more.
+        if (this.#stopping.signal.aborted) resolve();
+        else this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true });
       }),
     ]);
-    clearTimeout(timer);
+    stopped();
+    if (this.#stopping.signal.aborted) return;
     // The period starts before the catch-up, which awaits each backlog turn (G-25: stay online).
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), this.#config.heartbeatMs);
     this.#reportCatchUp(await this.#catchUp.afterHeartbeat(ok), 'start');
@@ -310,7 +325,9 @@ export class BridgeRuntime {
       }),
     ]);
     clearTimeout(timer);
-    await goodbye;
+    // Requests the stopped turns left pending are being withdrawn (bounded by WITHDRAW_TIMEOUT_MS),
+    // beside the goodbye (bounded by OFFLINE_NOTICE_TIMEOUT_MS): neither waits for the other.
+    await Promise.all([goodbye, withdrawalsSettled()]);
     await this.#lock?.release();
     this.#emit({ type: 'stopped' });
   }
@@ -453,6 +470,7 @@ export class BridgeRuntime {
   async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<Delivery> {
     if (this.#stopping.signal.aborted) throw new TurnLostError('the bridge is stopping');
     const run = new AbortController();
+    const released = new AbortController();
     const gate = new TurnGate();
     const onStop = (): void => run.abort('shutdown');
     this.#stopping.signal.addEventListener('abort', onStop, { once: true });
@@ -473,6 +491,7 @@ export class BridgeRuntime {
         client: this.#client,
         signal: run.signal,
         gate,
+        released: released.signal,
       }),
     );
     this.#inflight.add(work);
@@ -488,6 +507,7 @@ export class BridgeRuntime {
       // give it up — unless its relay is already under way, it can no longer commit one.
       if (r.reason === 'timeout' || (r.late === true && !this.#stopping.signal.aborted)) {
         const given = await gate.abandon(GATEWAY_TIMEOUT_MS);
+        released.abort('given up');
         return { timeout: true, committed: given.committed };
       }
       throw r.error;
@@ -551,16 +571,19 @@ export class BridgeRuntime {
       return;
     }
     const { report, late } = delivery;
-    const interrupted = !report.ok && !report.failureMailSent;
-    if (this.#stopping.signal.aborted && interrupted) {
+    // Not settled: a failure whose mail could not be sent, or a reply the Gateway would not take.
+    const unsettled = report.ok
+      ? report.relay.sent === false && report.relay.undelivered === true
+      : !report.failureMailSent;
+    if (this.#stopping.signal.aborted && unsettled) {
       this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
       return;
     }
     if (late) this.#emit({ type: 'turn_timed_out', mail_id: mailId, timeout_ms: timeoutMs, late: true });
     // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
-    // does not run it again. A failure whose mail could not be sent leaves it unread: nothing is
-    // lost, the next catch-up runs it.
-    if (!interrupted) await this.#markHandled(mail);
+    // does not run it again. An unsettled one stays unread and is delivered again: nothing is lost.
+    if (unsettled) this.#again(mail);
+    else await this.#markHandled(mail);
     if (report.ok)
       this.#emit({
         type: 'turn_done',
@@ -581,6 +604,20 @@ export class BridgeRuntime {
       });
   }
 
+  /**
+   * Leave an unsettled mail unread for the next catch-up pass (B-20): forget it in the
+   * de-duplication set and owe a pass after the next successful heartbeat.
+   */
+  #again(mail: NewMailEvent): void {
+    this.#seen.release(mail.mail_id);
+    this.#catchUp.owe();
+    this.#emit({
+      type: 'mail_not_run',
+      mail_id: mail.mail_id,
+      reason: 'not settled: it is delivered again by the next catch-up',
+    });
+  }
+
   /** Mark a handled mail read (B-20); a failure is reported, the next catch-up may then run it again. */
   async #markHandled(mail: NewMailEvent): Promise<void> {
     try {
@@ -590,13 +627,14 @@ export class BridgeRuntime {
     }
   }
 
+  /** Send the runtime's own failure mail (B-9); true when it went out. */
   async #sendFailure(
     mail: NewMailEvent,
     kind: 'timeout' | 'worker_lost',
     cause: string,
     attempts?: number,
-  ): Promise<void> {
-    await sendFailureMail(this.#client, {
+  ): Promise<boolean> {
+    const r = await sendFailureMail(this.#client, {
       kind,
       mail,
       cause,
@@ -606,5 +644,6 @@ export class BridgeRuntime {
       ...(attempts === undefined ? {} : { attempts }),
       emit: (e) => this.#emit(e),
     });
+    return r.failureMailSent;
   }
 }

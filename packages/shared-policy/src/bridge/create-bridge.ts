@@ -4,18 +4,23 @@
  */
 import { join } from 'node:path';
 import {
+  CatalogueModel,
   HEARTBEAT_MAX_MODELS,
   HEARTBEAT_MAX_SESSIONS,
+  ModeEnforcement,
   type PermissionDecisionEvent,
+  PlatformSession,
 } from '@agentmail/protocol';
+import { z } from 'zod';
 import { type GatewayClient, isPermanent } from '../client/gateway-client.js';
 import type { SseSleep } from '../client/sse-client.js';
+import { AgentMailError, ERROR_CODES } from '../errors.js';
 import { PendingPermissions } from '../pending-permissions.js';
 import type { Platform } from '../permission-mode.js';
 import { normalizePermissionMode } from '../permission-mode.js';
 import { resolveLocale } from '../texts/index.js';
 import type { HostSnapshot, TurnAdapter } from './adapter.js';
-import type { BridgeConfig } from './bridge-config.js';
+import { type BridgeConfig, checkBridgeConfig, questionTimeoutOf } from './bridge-config.js';
 import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-runtime.js';
 import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
 import { ExplicitSendRecord } from './explicit-sends.js';
@@ -138,7 +143,10 @@ export interface Bridge<H extends { type: string } = never> {
    * @throws the Gateway client's error for a permanent failure when `onPermanentStartError` is `'throw'`.
    */
   start(): Promise<void>;
-  /** Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`, release the lock. */
+  /**
+   * Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`,
+   * release the lock. Idempotent: a second call returns the first call's promise.
+   */
   stop(): Promise<void>;
   /** B-18: switch Gateway (connect_to_server already probed the new one). */
   reconnect(url: string, key: string): void;
@@ -162,6 +170,45 @@ function messageOf(err: unknown): string {
 }
 
 /**
+ * A host's snapshot, checked field by field with the wire schemas: a malformed part is left out
+ * (the heartbeat then says "unreadable" for it, G-25) and reported; an unknown enforcement is
+ * advisory (P-8: native only when verified). Never throws.
+ */
+function checkSnapshot(snap: unknown, emit: EmitEvent): HostSnapshot {
+  const s = (typeof snap === 'object' && snap !== null ? snap : {}) as Record<string, unknown>;
+  const enforcement = ModeEnforcement.safeParse(s.mode_enforcement);
+  const out: HostSnapshot = enforcement.success
+    ? { mode_enforcement: enforcement.data }
+    : {
+        mode_enforcement: 'advisory',
+        mode_enforcement_reason: `the host reported mode_enforcement ${JSON.stringify(s.mode_enforcement)}, not native or advisory`,
+      };
+  if (enforcement.success && typeof s.mode_enforcement_reason === 'string' && s.mode_enforcement_reason)
+    out.mode_enforcement_reason = s.mode_enforcement_reason;
+  for (const [part, schema] of [
+    ['sessions', z.array(PlatformSession)],
+    ['models', z.array(CatalogueModel)],
+  ] as const) {
+    if (s[part] === undefined) continue;
+    const r = schema.safeParse(s[part]);
+    if (r.success) (out as unknown as Record<string, unknown>)[part] = r.data;
+    else
+      emit({
+        type: 'snapshot_partial',
+        part,
+        error: `the host's ${part} do not fit the wire schema: ${r.error.issues[0]?.message ?? 'invalid'}`,
+      });
+  }
+  return out;
+}
+
+/** A TLS handshake against a plain-HTTP Gateway (an https:// URL for an http server): never fixed by retrying. */
+function isTlsMismatch(err: unknown): boolean {
+  const text = `${messageOf(err)} ${messageOf((err as { cause?: unknown } | null)?.cause)}`;
+  return /wrong version number|ERR_SSL|EPROTO|packet length too long/i.test(text);
+}
+
+/**
  * Create a bridge: the kit's whole runtime over one host adapter (docs/BRIDGE-CONTRACT.md,
  * SPEC §6). It owns settings and the data directory, the bridge lock, register/heartbeat/SSE/
  * catch-up, start-retry with backoff, de-duplication, the per-session queue, timeouts,
@@ -179,9 +226,11 @@ function messageOf(err: unknown): string {
 export function createBridge<H extends { type: string } = never>(options: CreateBridgeOptions): Bridge<H> {
   const { config, adapter, platform } = options;
   if ((adapter.turns === undefined) === (adapter.runTurn === undefined))
-    throw new Error(
-      'createBridge: give the adapter exactly one of `turns` (in-process) and `runTurn` (delegated)',
+    throw new AgentMailError(
+      ERROR_CODES.BRIDGE_CONFIG_INVALID,
+      'createBridge: give the adapter exactly one of `turns` (in-process turns) and `runTurn` (delegated turns)',
     );
+  checkBridgeConfig(config);
   const events = new BridgeEventBus<BridgeEvent | H>();
   if (options.log) logBridgeEvents(events, options.log);
   const emit: EmitEvent = (e) => events.emit(e);
@@ -238,18 +287,30 @@ export function createBridge<H extends { type: string } = never>(options: Create
   let rpcStarted: Promise<void> | undefined;
 
   const heartbeat = async (): Promise<HeartbeatSnapshot> => {
-    const snap = await adapter.snapshot();
-    let sessions = snap.sessions;
+    // A host that cannot give its snapshot must not keep the agent offline (and its backlog
+    // waiting, B-20): the heartbeat goes out without the unreadable parts (G-25), advisory (P-8).
+    let snap: HostSnapshot;
+    try {
+      snap = await adapter.snapshot();
+    } catch (err) {
+      const reason = `the host snapshot failed: ${messageOf(err)}`;
+      emit({ type: 'snapshot_partial', part: 'sessions', error: reason });
+      return { mode_enforcement: 'advisory', mode_enforcement_reason: reason };
+    }
+    const checked = checkSnapshot(snap, emit);
+    let sessions = checked.sessions;
     if (sessions !== undefined) {
       // G-37: only sessions a person opened are offered for adoption, never the bridge's own.
       const own = await bindings.ownPlatformSessionIds();
       sessions = sessions.filter((s) => !own.has(s.platform_id)).slice(0, HEARTBEAT_MAX_SESSIONS);
     }
     return {
-      mode_enforcement: snap.mode_enforcement,
-      ...(snap.mode_enforcement_reason ? { mode_enforcement_reason: snap.mode_enforcement_reason } : {}),
+      mode_enforcement: checked.mode_enforcement,
+      ...(checked.mode_enforcement_reason
+        ? { mode_enforcement_reason: checked.mode_enforcement_reason }
+        : {}),
       ...(sessions === undefined ? {} : { sessions }),
-      ...(snap.models === undefined ? {} : { models: snap.models.slice(0, HEARTBEAT_MAX_MODELS) }),
+      ...(checked.models === undefined ? {} : { models: checked.models.slice(0, HEARTBEAT_MAX_MODELS) }),
     };
   };
 
@@ -266,6 +327,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     dataDir: config.dataDir,
     locale: config.locale,
     turnTimeoutMs: run.turnTimeoutMs,
+    questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
   });
 
   const runtime: BridgeRuntime = new BridgeRuntime(
@@ -294,11 +356,8 @@ export function createBridge<H extends { type: string } = never>(options: Create
       runMail: async (run) => {
         const job = jobOf(run);
         if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
-        if (rpc) {
-          rpcStarted ??= rpc.start();
-          await rpcStarted;
-        }
         return runTurnJob(job, adapter.turns as TurnAdapter, {
+          released: run.released,
           pending,
           signal: run.signal,
           emit,
@@ -330,11 +389,19 @@ export function createBridge<H extends { type: string } = never>(options: Create
         await adapter.stop?.();
       },
       onLockLost: () => adapter.onLockLost?.(),
+      // The turn RPC belongs to the bridge: started once this process holds the lock, so a bad
+      // socket path fails start() instead of every mail.
+      onLead: async () => {
+        if (!rpc) return;
+        rpcStarted ??= rpc.start();
+        await rpcStarted;
+      },
     },
     emit,
   );
 
   let started: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   const bridge: Bridge<H> = {
     events,
     emit: (e) => events.emit(e),
@@ -357,9 +424,22 @@ export function createBridge<H extends { type: string } = never>(options: Create
           try {
             await runtime.start();
             return;
-          } catch (err) {
+          } catch (thrown) {
             if (stopping.signal.aborted) return;
-            const permanent = isPermanent(err);
+            const tls = isTlsMismatch(thrown);
+            // A TLS handshake against plain HTTP, or a turn-RPC socket that cannot be served, is
+            // never fixed by waiting.
+            const permanent =
+              isPermanent(thrown) ||
+              tls ||
+              (thrown as { code?: unknown }).code?.toString().startsWith('AM_RPC_') === true;
+            const err = tls
+              ? new AgentMailError(
+                  ERROR_CODES.BRIDGE_CONFIG_INVALID,
+                  `the Gateway at ${config.gatewayUrl} does not speak TLS (${messageOf(thrown)}): use an http:// URL for it, or put it behind an HTTPS proxy`,
+                  { cause: thrown },
+                )
+              : thrown;
             emit({ type: 'start_failed', error: messageOf(err), permanent, retry_ms: delayMs });
             if (permanent && (options.onPermanentStartError ?? 'throw') === 'throw') throw err;
             await sleep(delayMs, stopping.signal);
@@ -369,10 +449,14 @@ export function createBridge<H extends { type: string } = never>(options: Create
       })();
       return started;
     },
-    async stop() {
-      if (stopping.signal.aborted) return;
-      stopping.abort('shutdown');
-      await runtime.stop();
+    stop() {
+      // Every caller waits for the one stop (a plugin host may stop it from a signal handler and
+      // again from its own unload: the second must not return before the lock is released).
+      stopped ??= (async () => {
+        stopping.abort('shutdown');
+        await runtime.stop();
+      })();
+      return stopped;
     },
     reconnect: (url, key) => runtime.reconnect(url, key),
     standaloneToolContext: () => ({

@@ -93,6 +93,19 @@ export type BridgeEvent =
   | { type: 'permission_decided'; tool: string; relay_key: string; decision: string; source: string }
   | { type: 'permission_failed'; tool: string; outcome: 'allow' | 'deny' | 'yield'; reason: string }
   | { type: 'grant_not_stored'; tool: string; error: string }
+  /**
+   * The wait ended without a person's decision (timeout, stop, shutdown): the request was
+   * withdrawn at the Gateway (`status` after the call: `withdrawn`, or `decided` when the person
+   * was first), or the withdrawal failed (`error`; the Gateway expires it when the bridge starts again).
+   */
+  | {
+      type: 'permission_withdrawn';
+      tool: string;
+      request_id: string;
+      reason: string;
+      status?: string;
+      error?: string;
+    }
   | {
       type: 'decision_unclaimed';
       relay_key: string;

@@ -17,14 +17,21 @@ export type {
 export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
+  BRIDGE_MIN_PERIOD_MS,
+  BRIDGE_OPTION_VARIABLES,
   BRIDGE_TURN_TIMEOUT_MS_DEFAULT,
   type BridgeConfig,
+  type BridgeOptionName,
   type BridgeSettings,
   bridgeDataDir,
+  checkBridgeConfig,
+  checkBridgeSettings,
   dataDirVariable,
+  questionTimeoutOf,
   readBridgeConfig,
   readBridgeSettings,
   type SettingSource,
+  withPluginOptions,
 } from './bridge-config.js';
 export {
   BRIDGE_LOCK_RETRY_MS,
@@ -57,7 +64,7 @@ export {
 } from './events.js';
 export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
 export { GrantStore, type GrantStoreOptions } from './grant-store.js';
-export { logBridgeEvents } from './log-events.js';
+export { type HostLogEntry, hostLogEntry, logBridgeEvents } from './log-events.js';
 export type { BridgeLogger } from './logger.js';
 export {
   type JsonSchemaObject,
@@ -82,6 +89,7 @@ export {
   type PermissionOutcome,
 } from './permission-flow.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
+export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
 export { type AbandonResult, type CommitFn, TurnGate } from './turn-gate.js';
 export { runTurnJob, type TurnIo, type TurnJob } from './turn-job.js';
 export { type ActiveTurn, type GuardedCallInput, TurnRegistry } from './turn-registry.js';
@@ -133,3 +141,4 @@ export {
   TurnRpcError,
   type TurnRpcMethod,
 } from './rpc/wire.js';
+export { WITHDRAW_TIMEOUT_MS, withdrawalsSettled } from './withdraw.js';

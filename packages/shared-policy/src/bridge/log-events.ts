@@ -56,6 +56,7 @@ const LINES = {
   permission_decided: ['info', 'permission decided'],
   permission_failed: ['warn', 'permission request failed'],
   grant_not_stored: ['warn', 'could not store the "always" grant'],
+  permission_withdrawn: ['info', 'permission request withdrawn (nobody waits for it any more)'],
   decision_unclaimed: ['info', 'permission decision for no waiting call'],
   rpc_problem: ['warn', 'turn rpc problem'],
   stopping: ['info', 'shutting down'],
@@ -91,4 +92,36 @@ export function logBridgeEvents<E extends { type: string }>(
           : (line?.[1] ?? type.replaceAll('_', ' '));
     log[level]({ event: type, ...fields }, msg);
   });
+}
+
+/** Event types a host's own log shows although they are info (the bridge's milestones). */
+const HOST_LOG_MILESTONES: ReadonlySet<string> = new Set([
+  'registered',
+  'ready',
+  'stopped',
+  'lock_taken',
+  'standby',
+]);
+
+/** One line for a host's own log. */
+export interface HostLogEntry {
+  level: Level;
+  /** The event type, or `AgentMail connected` for the first event-stream open. */
+  message: string;
+}
+
+/**
+ * What a host's own log (opencode's app log, DSH's `ctx.logger`) shows of a bridge event, beside
+ * the full JSON log: the first event-stream open as `AgentMail connected` (mail can arrive from
+ * then on), the milestones at info, every warning and error of the kit at its level; undefined for
+ * the rest and for host events (a bridge adds its own).
+ * @example const entry = hostLogEntry(event); if (entry) hostLog[entry.level](`agentmail: ${entry.message}`);
+ */
+export function hostLogEntry(event: { type: string; connection?: unknown }): HostLogEntry | undefined {
+  if (event.type === 'stream_open')
+    return event.connection === 1 ? { level: 'info', message: 'AgentMail connected' } : undefined;
+  if (!(event.type in LINES)) return undefined;
+  if (HOST_LOG_MILESTONES.has(event.type)) return { level: 'info', message: event.type };
+  const level = levelOf(event as BridgeEvent);
+  return level === 'info' ? undefined : { level, message: event.type };
 }

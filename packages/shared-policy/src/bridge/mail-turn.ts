@@ -4,7 +4,8 @@
  * sync. The host runs attempts behind {@link TurnAdapter}; everything else is decided here once.
  */
 import type { NewMailEvent } from '@agentmail/protocol';
-import { GatewayClient } from '../client/gateway-client.js';
+import { z } from 'zod';
+import { GatewayClient, isTransient } from '../client/gateway-client.js';
 import type { FailureKind } from '../failure-mail.js';
 import { modelAttemptOrder } from '../model-order.js';
 import { decideNamingSync, namingFingerprint, namingStateAfterSync } from '../naming-sync.js';
@@ -56,11 +57,15 @@ export interface MailTurnInput {
   signal: AbortSignal;
   /** The turn timeout, in ms, named in a timeout failure mail (B-7, B-9). */
   turnTimeoutMs?: number;
+  /** How long a question waits for the person, in ms (P-9): then the model gets a timeout error. @default the turn's own signal only */
+  questionTimeoutMs?: number;
   emit: EmitEvent;
   /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
   commit?: CommitFn;
   /** Running turns, for host hooks. @default a turn is not registered */
   registry?: TurnRegistry;
+  /** Aborted when the runtime gave the turn up (its work did not end in time): the turn's seams close at once. */
+  released?: AbortSignal;
   /** Called with the running turn before the first attempt (e.g. to open its RPC token) and its end. */
   onTurn?: (turn: ActiveTurn) => (() => void) | undefined;
   /** B-18: the connect_to_server tool switched Gateway (already probed). */
@@ -135,6 +140,15 @@ async function locate(input: MailTurnInput, adapter: TurnAdapter): Promise<Locat
 }
 
 /**
+ * The turn's signal, or — when the host gives one for a single call (its own cancellation of that
+ * tool call) — both: the call's wait ends on whichever aborts first. The turn's reason is kept
+ * when it aborted (a `'shutdown'` is a shutdown, P-7).
+ */
+function withHostSignal(turn: AbortSignal, host: AbortSignal | undefined): AbortSignal {
+  return host === undefined ? turn : AbortSignal.any([turn, host]);
+}
+
+/**
  * Run one mail turn end to end (see SPEC B-3..B-11):
  * 1. locate the session (B-4): an adopted one by its platform id (gone → `session_missing`, no
  *    attempt); a mail session by its binding (gone → unbound, a new one);
@@ -153,6 +167,51 @@ async function locate(input: MailTurnInput, adapter: TurnAdapter): Promise<Locat
  * Never throws: every failure ends in a failure mail and `{ ok: false }`.
  */
 export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<MailTurnReport> {
+  try {
+    return await runTurn(input, adapter);
+  } catch (err) {
+    // Never throws: a bug here (or a host that broke the adapter contract) is a failure mail.
+    if (input.signal.aborted && input.signal.reason === 'shutdown')
+      return { ok: false, kind: 'bridge_error', cause: messageOf(err), failureMailSent: false };
+    return sendFailureMail(input.client, {
+      kind: 'bridge_error',
+      mail: input.mail,
+      cause: messageOf(err),
+      agentName: input.agentName,
+      locale: input.locale,
+      emit: input.emit,
+    });
+  }
+}
+
+/** The schema of an attempt's outcome: a host adapter is outside the type system at run time. */
+const AttemptOutcomeSchema = z.object({
+  ok: z.boolean(),
+  cause: z.string().optional(),
+  finalParts: z.array(z.object({ type: z.string(), text: z.string().optional() })).optional(),
+  model: z.string().optional(),
+  platformSessionId: z.string().optional(),
+  lastEntryId: z.string().optional(),
+  sessionName: z.string().optional(),
+  setupProblem: z.boolean().optional(),
+});
+
+/** The host's outcome, checked: a malformed one is a failed attempt that says what was wrong. */
+function checkOutcome(value: unknown, platform: string): AttemptOutcome {
+  const r = AttemptOutcomeSchema.safeParse(value);
+  if (r.success) return r.data as AttemptOutcome;
+  const issue = r.error.issues[0];
+  const where = issue?.path.length ? `field "${issue.path.join('.')}"` : 'the outcome';
+  return {
+    ok: false,
+    cause: `the ${platform} adapter returned an invalid attempt outcome: ${where}: ${issue?.message ?? 'invalid'}`,
+  };
+}
+
+/** Attempts of the relay send: a Gateway that is briefly unavailable must not lose the reply (B-10). */
+const RELAY_RETRY_DELAYS_MS = [1_000, 2_000] as const;
+
+async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<MailTurnReport> {
   const { mail, locale, signal, emit, bindings } = input;
   const mailId = mail.mail_id;
   let client = input.client;
@@ -251,6 +310,9 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
   };
   const platformSessionIds = new Set<string>();
   let questionCount = 0;
+  /** The turn is over (it returned, or the runtime gave it up): its seams refuse (P-7, B-21). */
+  let ended = false;
+  const endedReason = (): string => formatText('permission.turn_ended', {}, locale);
   const turn: ActiveTurn & { platformSessionIds: Set<string> } = {
     turnId,
     mail,
@@ -259,8 +321,9 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
     signal,
     toolContext,
     platformSessionIds,
-    decide: (call) =>
-      decideGuardedCall(
+    decide: async (call, options = {}) => {
+      if (ended) return { allow: false, reason: endedReason() };
+      return decideGuardedCall(
         {
           ...call,
           cwd: call.cwd ?? ws.cwd,
@@ -278,11 +341,14 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           hasLocalUi: false,
           locale,
           emit,
+          mailId,
         },
-        signal,
-      ),
-    ask: (questions, call = {}) =>
-      askQuestions(
+        withHostSignal(signal, options.signal),
+      );
+    },
+    ask: async (questions, call = {}) => {
+      if (ended) return { ok: false, error: endedReason() };
+      return askQuestions(
         questions,
         {
           agentName: input.agentName,
@@ -291,24 +357,37 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           pending: input.pending,
           locale,
           emit,
+          ...(input.questionTimeoutMs === undefined ? {} : { timeoutMs: input.questionTimeoutMs }),
         },
         {
           platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
           toolCallId: call.toolCallId ?? `q${++questionCount}`,
           cwd: ws.cwd,
         },
-        signal,
-      ),
-    recordSend: (targets) => input.explicitSends.record(turnId, targets),
+        withHostSignal(signal, call.signal),
+      );
+    },
+    recordSend: async (targets) => {
+      if (!ended) await input.explicitSends.record(turnId, targets);
+    },
   };
   if (where.kind === 'resume') platformSessionIds.add(where.session.platformSessionId);
   const unregister = input.registry?.add(turn);
   const onTurnEnd = input.onTurn?.(turn);
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    onTurnEnd?.();
+    unregister?.();
+  };
+  // Given up by the runtime (its work did not end within the grace period): the turn loses its
+  // powers at once — no registry entry, no RPC token, no more asking (B-7, B-21).
+  input.released?.addEventListener('abort', end, { once: true });
   try {
     return await runAttempts();
   } finally {
-    onTurnEnd?.();
-    unregister?.();
+    input.released?.removeEventListener('abort', end);
+    end();
   }
 
   async function runAttempts(): Promise<MailTurnReport> {
@@ -321,7 +400,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
       lastModel =
         attempt.model?.key ?? (attempt.kind === 'resume' ? '(the session model)' : '(host default)');
       try {
-        last = await adapter.runAttempt(attempt, {
+        const outcome: unknown = await adapter.runAttempt(attempt, {
           mail,
           prompt,
           cwd: ws.cwd,
@@ -329,6 +408,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
           toolContext,
           turn,
           sessionCreated: async (s) => {
+            if (ended) return; // a late call of a finished turn rebinds nothing
             const session = {
               platformSessionId: s.platformSessionId,
               ...(s.locator ? { locator: s.locator } : {}),
@@ -343,6 +423,7 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
             });
           },
         });
+        last = checkOutcome(outcome, adapter.platform);
       } catch (err) {
         last = { ok: false, cause: messageOf(err) };
       }
@@ -409,18 +490,29 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
       return { ...base, relay: { sent: false, reason: decision.reason } };
     }
     const commit: CommitFn = input.commit ?? ((fn) => fn());
+    const body = {
+      to: decision.to,
+      subject: relaySubject(mail.subject, locale),
+      body: decision.body,
+      reply_to: mailId,
+      from_session_id: mail.session_id,
+      relay: 'summary' as const,
+      relay_key: decision.relayKey,
+    };
+    // The relay key makes a resend idempotent (G-32): a transient failure is retried briefly.
+    const sendWithRetry = async (): Promise<Awaited<ReturnType<GatewayClient['send']>>> => {
+      for (const delayMs of [0, ...RELAY_RETRY_DELAYS_MS]) {
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        try {
+          return await client.send(body);
+        } catch (err) {
+          if (!isTransient(err) || delayMs === RELAY_RETRY_DELAYS_MS.at(-1)) throw err;
+        }
+      }
+      throw new Error('unreachable');
+    };
     try {
-      const res = await commit(() =>
-        client.send({
-          to: decision.to,
-          subject: relaySubject(mail.subject, locale),
-          body: decision.body,
-          reply_to: mailId,
-          from_session_id: mail.session_id,
-          relay: 'summary',
-          relay_key: decision.relayKey,
-        }),
-      );
+      const res = await commit(sendWithRetry);
       if (res === undefined) {
         const reason = 'the turn was given up after its timeout: its answer is not relayed (B-7)';
         emit({ type: 'relay_skipped', mail_id: mailId, reason });
@@ -431,7 +523,11 @@ export async function runMailTurn(input: MailTurnInput, adapter: TurnAdapter): P
       return { ...base, relay: { sent: true, mailId: res.mail_id, duplicate } };
     } catch (err) {
       emit({ type: 'relay_failed', mail_id: mailId, error: messageOf(err) });
-      return { ...base, relay: { sent: false, reason: `relay failed: ${messageOf(err)}` } };
+      // Not lost: the runtime leaves the mail unread and delivers it again (B-20).
+      return {
+        ...base,
+        relay: { sent: false, reason: `relay failed: ${messageOf(err)}`, undelivered: true },
+      };
     }
   }
 

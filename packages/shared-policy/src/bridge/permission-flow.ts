@@ -8,9 +8,10 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import { denialText, type PermissionDecision } from '../pending-permissions.js';
 import { classifyPermissionFailure, isDuplicateRelay } from '../permission-failure.js';
 import { decideToolCall, type Platform } from '../permission-mode.js';
-import type { Locale } from '../texts/index.js';
+import { formatText, type Locale } from '../texts/index.js';
 import type { EmitEvent } from './events.js';
 import type { GrantStore } from './grant-store.js';
+import { withdrawRequest } from './withdraw.js';
 
 /** One tool call the platform's seam saw. */
 export interface GuardedCall {
@@ -49,6 +50,8 @@ export interface PermissionFlowOptions {
   locale: Locale;
   /** Where the flow's events go (`permission_refused`, `permission_asked`, `permission_decided`, …). @default dropped */
   emit?: EmitEvent;
+  /** The mail the turn handles: part of the request's relay key (ids of a host may repeat). @default none */
+  mailId?: string;
 }
 
 /**
@@ -72,7 +75,9 @@ export type PermissionOutcome =
  * - a failed request fails closed (P-5): 409 denies with the server's words unless it says the
  *   mode is `full` (allow); `duplicate_relay` and other 4xx deny; 5xx/network yield to the local
  *   prompt only when `hasLocalUi`, else deny. Not an AgentMail session (`sessionId() === ''`):
- *   yield when `hasLocalUi`, else deny.
+ *   yield when `hasLocalUi`, else deny;
+ * - a wait that ends without a person's decision (timeout, a stopped turn, shutdown) withdraws the
+ *   request at the Gateway, so the person is told it no longer waits.
  *
  * Never throws.
  * @example const o = await decideGuardedCall({ toolName: 'bash', input, toolCallId, platformSessionId, cwd }, options, signal);
@@ -84,6 +89,32 @@ export async function decideGuardedCall(
 ): Promise<PermissionOutcome> {
   const { locale } = options;
   const emit: EmitEvent = options.emit ?? (() => undefined);
+  try {
+    return await decide(call, options, signal, emit);
+  } catch (err) {
+    // Never throws (a host that read a throw as "go ahead" would fail open): a bug is a denial.
+    const reason = formatText('permission.failure.unavailable', { cause: String(err) }, locale);
+    emit({ type: 'permission_failed', tool: call.toolName, outcome: 'deny', reason });
+    return { allow: false, reason };
+  }
+}
+
+async function decide(
+  call: GuardedCall,
+  options: PermissionFlowOptions,
+  signal: AbortSignal | undefined,
+  emit: EmitEvent,
+): Promise<PermissionOutcome> {
+  const { locale } = options;
+  // A stopped turn asks nobody: its answer would wake no one (P-7).
+  const stopped = (): PermissionOutcome => ({
+    allow: false,
+    reason:
+      signal?.reason === 'shutdown'
+        ? denialText({ cause: 'shutdown', locale })
+        : formatText('permission.turn_ended', {}, locale),
+  });
+  if (signal?.aborted) return stopped();
   const toolName = call.toolName;
   const sessionId = options.sessionId();
   const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
@@ -102,6 +133,17 @@ export async function decideGuardedCall(
   }
 
   const failed = (err: unknown): PermissionOutcome => {
+    // The request was cut short by the turn's own stop (shutdown, timeout): not a Gateway failure.
+    if (signal?.aborted) {
+      const o = stopped();
+      emit({
+        type: 'permission_failed',
+        tool: toolName,
+        outcome: 'deny',
+        reason: (o as { reason: string }).reason,
+      });
+      return o;
+    }
     const f = classifyPermissionFailure(err, { hasLocalUi: options.hasLocalUi, locale });
     emit({ type: 'permission_failed', tool: toolName, outcome: f.decision, reason: f.reason });
     if (f.decision === 'allow') return { allow: true };
@@ -114,14 +156,18 @@ export async function decideGuardedCall(
     toolName,
     input: call.input,
     sessionId,
-    platformSessionId: call.platformSessionId,
-    toolCallId: call.toolCallId,
+    platformSessionId: call.platformSessionId || sessionId,
+    // A seam that gives no call id (Claude Code's PermissionRequest) still gets a unique key.
+    toolCallId: call.toolCallId || `call-${globalThis.crypto.randomUUID()}`,
     cwd: call.cwd,
     locale,
+    ...(options.mailId ? { mailId: options.mailId } : {}),
   });
+  let requestId: string;
   try {
     const res = await options.client().permissionRequest(request, signal ? { signal } : {});
     if (isDuplicateRelay(res)) throw res;
+    requestId = res.request_id;
     emit({
       type: 'permission_asked',
       tool: toolName,
@@ -141,6 +187,10 @@ export async function decideGuardedCall(
     decision: d.decision,
     source: d.source,
   });
+  // Nobody waits any more (timeout, stop, shutdown): say so, so a late approval is not mistaken
+  // for one that runs. In the background: the host gets its answer at once; a process that exits
+  // after the turn awaits `withdrawalsSettled()`.
+  void withdrawRequest(options.client(), requestId, d.source, toolName, emit);
   if (d.decision === 'approve_once' || d.decision === 'approve_always') {
     if (d.decision === 'approve_always')
       await options.grants.record(sessionId, toolName, d.decision).catch((err: unknown) => {

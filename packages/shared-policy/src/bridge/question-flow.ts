@@ -11,6 +11,7 @@ import { buildQuestionMail, mapQuestionAnswers, type Question, type QuestionAnsw
 import { clampRelayKey } from '../relay-key.js';
 import { formatText, type Locale } from '../texts/index.js';
 import type { EmitEvent } from './events.js';
+import { withdrawRequest } from './withdraw.js';
 
 /** What {@link askQuestions} needs from its turn. */
 export interface QuestionFlowOptions {
@@ -34,7 +35,8 @@ function messageOf(err: unknown): string {
 
 /**
  * Ask a person `questions` by mail and wait for the answer (see SPEC P-9, G-38). The relay key is
- * `question:<platformSessionId>:<toolCallId>` (clamped). Never throws.
+ * `question:<platformSessionId>:<toolCallId>` (clamped). A wait that ends without an answer
+ * (timeout, a stopped turn, shutdown) withdraws the request at the Gateway. Never throws.
  * @example const o = await askQuestions(qs, { agentName, sessionId, client, pending, locale }, { platformSessionId, toolCallId, cwd }, signal);
  */
 export async function askQuestions(
@@ -56,6 +58,7 @@ export async function askQuestions(
     `question:${call.platformSessionId || options.sessionId}:${call.toolCallId}`,
   );
   const tool = 'ask_user_question';
+  let requestId: string;
   try {
     const res = await options.client.permissionRequest(
       {
@@ -71,6 +74,7 @@ export async function askQuestions(
       signal ? { signal } : {},
     );
     if (isDuplicateRelay(res)) return failed('it was already asked under the same key');
+    requestId = res.request_id;
     emit({
       type: 'permission_asked',
       tool,
@@ -93,6 +97,8 @@ export async function askQuestions(
     decision: d.raw || d.decision,
     source: d.source,
   });
+  // In the background, like the permission flow's (a process that exits awaits withdrawalsSettled()).
+  void withdrawRequest(options.client, requestId, d.source, tool, emit);
   if (d.source !== 'person')
     return {
       ok: false,

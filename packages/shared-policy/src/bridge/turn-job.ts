@@ -40,6 +40,8 @@ export interface TurnJob {
   locale: string;
   /** The turn timeout, in ms (B-7): named in a timeout failure mail. */
   turnTimeoutMs: number;
+  /** How long a question waits for the person, in ms (P-9). @default the turn's own signal only */
+  questionTimeoutMs?: number;
 }
 
 /** What the process running a turn provides besides the job. */
@@ -48,6 +50,8 @@ export interface TurnIo {
   pending: PendingPermissions;
   /** Aborted on timeout or shutdown. */
   signal: AbortSignal;
+  /** Aborted when the runtime gave the turn up: its seams close at once. @default never */
+  released?: AbortSignal;
   emit: EmitEvent;
   /** The relay's commit gate (in a child process: a round trip to the runtime). @default none */
   commit?: CommitFn;
@@ -82,7 +86,9 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     pending: io.pending,
     locale: resolveLocale(job.locale),
     signal: io.signal,
+    ...(io.released ? { released: io.released } : {}),
     turnTimeoutMs: job.turnTimeoutMs,
+    ...(job.questionTimeoutMs === undefined ? {} : { questionTimeoutMs: job.questionTimeoutMs }),
     emit: io.emit,
     ...(io.commit ? { commit: io.commit } : {}),
     ...(io.registry ? { registry: io.registry } : {}),

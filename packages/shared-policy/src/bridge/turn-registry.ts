@@ -34,16 +34,19 @@ export interface ActiveTurn {
   /**
    * Decide a guarded call of this mail-driven turn (P-1..P-8): mode, "always" grants, asking the
    * person by mail and waiting (woken on decision; denied on timeout, abort, shutdown), fail
-   * closed on every failure (no local UI to yield to). Never throws.
+   * closed on every failure (no local UI to yield to). Never throws. `options.signal`: the host's
+   * own cancellation of this call (e.g. DSH's `exec.signal`); the wait ends, denied, when it aborts.
    */
-  decide(call: GuardedCallInput): Promise<PermissionOutcome>;
+  decide(call: GuardedCallInput, options?: { signal?: AbortSignal }): Promise<PermissionOutcome>;
   /**
    * Ask the person the questions of one `ask_user_question`-style call by mail and wait (P-9).
    * Never throws: a failure is `{ ok: false, error }`, the text to answer the model with at once.
+   * The answer is waited for until the bridge's question timeout (`AGENTMAIL_QUESTION_TIMEOUT_MS`,
+   * default half the turn timeout), the turn's end or `call.signal` (the host's own cancellation).
    */
   ask(
     questions: readonly Question[],
-    call?: { toolCallId?: string; platformSessionId?: string },
+    call?: { toolCallId?: string; platformSessionId?: string; signal?: AbortSignal },
   ): Promise<QuestionOutcome>;
   /** Record that the model mailed `targets` itself (B-10: the auto relay then skips them). */
   recordSend(targets: readonly string[]): Promise<void>;

@@ -9,7 +9,13 @@ export type MailTurnReport =
       ok: true;
       model: string;
       platformSessionId: string;
-      relay: { sent: true; mailId: string; duplicate: boolean } | { sent: false; reason: string };
+      /**
+       * `undelivered`: the reply was due but could not be sent (the Gateway kept failing): the mail
+       * is not settled and is delivered again (B-20).
+       */
+      relay:
+        | { sent: true; mailId: string; duplicate: boolean }
+        | { sent: false; reason: string; undelivered?: boolean };
       /** Extra fields for the bridge's "turn done" log line (e.g. worker RSS). */
       logFields?: Readonly<Record<string, string | number | boolean>>;
     }

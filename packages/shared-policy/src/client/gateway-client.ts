@@ -25,6 +25,8 @@ import type {
   SuggestQuery,
   SuggestResponse,
   ThreadResponse,
+  WithdrawPermissionResponse,
+  WithdrawReason,
 } from '@agentmail/protocol';
 import type { Dispatcher } from 'undici';
 import {
@@ -170,6 +172,18 @@ export class GatewayClient {
   /** `POST /permission/request` (see SPEC G-38, P-5, P-9). */
   permissionRequest(body: PermissionRequest, options?: CallOptions): Promise<PermissionRequestResponse> {
     return this.#api.call('permissionRequest', { body, ...options });
+  }
+
+  /**
+   * `POST /permission/{id}/withdraw`: the call that asked stopped waiting (its turn timed out or
+   * was stopped, or the bridge shuts down); the person is told it no longer waits.
+   */
+  permissionWithdraw(
+    id: string,
+    reason: WithdrawReason,
+    options?: CallOptions,
+  ): Promise<WithdrawPermissionResponse> {
+    return this.#api.call('permissionWithdraw', { params: { id }, body: { reason }, ...options });
   }
 
   /** `GET /agent/contacts`: agents and people (read only). */

@@ -4,6 +4,8 @@
  * its core) the web mailbox to come.
  */
 import type {
+  AgentKeysResponse,
+  AgentsResponse,
   AllowedModelsResponse,
   ContactsResponse,
   CreateUserResponse,
@@ -16,11 +18,15 @@ import type {
   MarkReadResponse,
   PermissionsResponse,
   PersonSendRequest,
+  ResetTokenResponse,
   RevokeAgentKeyResponse,
   SendMailResponse,
+  SuggestResponse,
   ThreadResponse,
   UploadAttachmentResponse,
   UsersResponse,
+  WebSessionResponse,
+  WebSignOutResponse,
 } from '@agentmail/protocol';
 import {
   ApiClient,
@@ -93,6 +99,43 @@ export class PersonApi {
     return this.client.call('meSend', { body, ...options });
   }
 
+  /** `POST /me/mail/{id}/forward`: forward a mail the person can read, quoting it and its attachments. */
+  forward(id: string, to: string, comment?: string, options?: CallOptions): Promise<SendMailResponse> {
+    return this.client.call('meForward', {
+      params: { id },
+      body: comment === undefined ? { to } : { to, comment },
+      ...options,
+    });
+  }
+
+  /** `GET /me/contacts/suggest`: addresses for a (partial) name and/or path, as agents get them. */
+  suggest(query: { name?: string; path?: string }, options?: CallOptions): Promise<SuggestResponse> {
+    return this.client.call('meSuggest', { query, ...options });
+  }
+
+  /** `GET /me/agents`: agents with presence, mode enforcement and the person's sessions with them (SPEC H-4). */
+  agents(options?: CallOptions): Promise<AgentsResponse> {
+    return this.client.call('meAgents', { ...options });
+  }
+
+  /**
+   * `POST /web/session`: sign in with a user token; the Gateway sets the session cookie (a
+   * browser keeps it; the token is not sent again).
+   */
+  signIn(token: string, options?: CallOptions): Promise<WebSessionResponse> {
+    return this.client.call('webSignIn', { body: { token }, ...options });
+  }
+
+  /** `GET /web/session`: who is signed in, and until when. */
+  session(options?: CallOptions): Promise<WebSessionResponse> {
+    return this.client.call('webSession', { ...options });
+  }
+
+  /** `DELETE /web/session`: end the web session and clear its cookie. */
+  signOut(options?: CallOptions): Promise<WebSignOutResponse> {
+    return this.client.call('webSignOut', { ...options });
+  }
+
   /** `POST /me/attachments`: upload one file (multipart field `file`, ≤25 MB; a file-backed Blob streams). */
   upload(blob: Blob, filename: string, options?: CallOptions): Promise<UploadAttachmentResponse> {
     return this.client.call('meUploadAttachment', { file: { blob, filename }, ...options });
@@ -121,6 +164,16 @@ export class PersonApi {
   /** `GET /admin/users` (admin). */
   users(options?: CallOptions): Promise<UsersResponse> {
     return this.client.call('adminUsers', { ...options });
+  }
+
+  /** `POST /admin/users/{name}/token` (admin): a new token, shown once; the old ones and their web sessions end. */
+  resetToken(name: string, options?: CallOptions): Promise<ResetTokenResponse> {
+    return this.client.call('adminResetToken', { params: { name }, ...options });
+  }
+
+  /** `GET /admin/agent-keys` (admin): ids, names, created, last used and revoked times, oldest first (never the keys). */
+  agentKeys(options?: CallOptions): Promise<AgentKeysResponse> {
+    return this.client.call('adminAgentKeys', { ...options });
   }
 
   /** `POST /admin/agent-keys` (admin): a key bound to one agent name, shown once (SPEC G-12). */

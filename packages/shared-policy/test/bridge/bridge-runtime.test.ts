@@ -104,7 +104,12 @@ describe('BridgeRuntime: start (B-1, B-20, G-25)', () => {
       'GET /api/v1/events',
       'GET /api/v1/mail/inbox',
     ]);
-    expect(gw.requests[0]?.json).toEqual({ name: 'pi', platform: 'pi', version: 'test/1' });
+    expect(gw.requests[0]?.json).toEqual({
+      name: 'pi',
+      platform: 'pi',
+      version: 'test/1',
+      expire_pending: true,
+    });
     expect(gw.requests[1]?.json).toEqual({
       mode_enforcement: 'native',
       version: 'test/1',

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import type { NewMailEvent } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeConfig } from '../../src/bridge/bridge-config.js';
-import { type Bridge, createBridge } from '../../src/bridge/create-bridge.js';
+import { type Bridge, type BridgeAdapter, createBridge } from '../../src/bridge/create-bridge.js';
 import type { BridgeEvent } from '../../src/bridge/events.js';
 import { autoRelayKey, failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
 import { formatText } from '../../src/texts/index.js';
 import { agentGateway, type Gw } from '../support/agent-gateway.js';
 import { deferred, frame, newMail } from '../support/bridge-fixtures.js';
+import { summary } from '../support/fake-gateway.js';
 import { ReferenceHost, type ReferenceHostOptions } from '../support/reference-host.js';
 
 // The kit end to end over a real loopback HTTP + SSE stand-in Gateway (support/agent-gateway) and
@@ -20,7 +21,19 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-async function setup(hostOptions: ReferenceHostOptions = {}, over: Partial<BridgeConfig> = {}, gwReady?: Gw) {
+interface Extra {
+  /** Change the reference adapter (a host that breaks the contract). */
+  adapter?: (a: BridgeAdapter) => BridgeAdapter;
+  rpc?: boolean;
+  dataDir?: string;
+}
+
+async function setup(
+  hostOptions: ReferenceHostOptions = {},
+  over: Partial<BridgeConfig> = {},
+  gwReady?: Gw,
+  extra: Extra = {},
+) {
   const gw = gwReady ?? (await agentGateway());
   cleanup.push(() => gw.close());
   gw.on('POST', '/api/v1/agent/heartbeat', () => ({
@@ -32,7 +45,7 @@ async function setup(hostOptions: ReferenceHostOptions = {}, over: Partial<Bridg
       heartbeat_interval_ms: 30_000,
     },
   }));
-  const dataDir = await mkdtemp(join(tmpdir(), 'am-kit-'));
+  const dataDir = extra.dataDir ?? (await mkdtemp(join(tmpdir(), 'am-kit-')));
   cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
   const host = new ReferenceHost(hostOptions);
   const config: BridgeConfig = {
@@ -51,7 +64,8 @@ async function setup(hostOptions: ReferenceHostOptions = {}, over: Partial<Bridg
     platform: 'opencode',
     version: 'ref/1',
     config,
-    adapter: host.adapter(),
+    adapter: extra.adapter ? extra.adapter(host.adapter()) : host.adapter(),
+    ...(extra.rpc ? { rpc: true } : {}),
     timing: { stopGraceMs: 1_000, firstSseOpenWaitMs: 5_000, startRetryInitialMs: 10 },
   });
   const events: BridgeEvent[] = [];
@@ -80,7 +94,12 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
       'catch_up_done',
       'ready',
     ]);
-    expect(gw.requests[0]?.json).toEqual({ name: 'ref', platform: 'opencode', version: 'ref/1' });
+    expect(gw.requests[0]?.json).toEqual({
+      name: 'ref',
+      platform: 'opencode',
+      version: 'ref/1',
+      expire_pending: true,
+    });
     expect(bridge.allowedModels).toEqual(['ref/good']);
   });
 
@@ -110,6 +129,18 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
     const { bridge, events } = await setup({}, {}, gw);
     await expect(bridge.start()).rejects.toMatchObject({ status: 401 });
     expect(events.find((e) => e.type === 'start_failed')).toMatchObject({ permanent: true });
+  });
+
+  it('a second stop() waits for the first one to finish (lock released, `stopped` emitted)', async () => {
+    const { bridge, events } = await setup();
+    await bridge.start();
+    const first = bridge.stop();
+    await bridge.stop();
+    expect(
+      events.filter((e) => e.type === 'stopped'),
+      'the second call returned only after the stop',
+    ).toHaveLength(1);
+    await first;
   });
 
   it('the heartbeat offers only sessions a person opened: the bridge’s own mail sessions are filtered (G-37)', async () => {
@@ -142,7 +173,7 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     await gw.push(mailFrame(1, newMail('m1')));
     const done = await settled(bridge, 'm1');
     expect(done).toMatchObject({ platform_session_id: 'ref_1', relay: { sent: true } });
-    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2')]);
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2', 'm1')]);
     expect((await bridge.bindings.get('s1'))?.platformSessionId).toBe('ref_1');
     await gw.push(mailFrame(2, newMail('m2')));
     await settled(bridge, 'm2');
@@ -199,7 +230,7 @@ describe('createBridge: one outcome per mail at the timeout (B-7, B-9, B-10)', (
     });
     expect(timedOut.late).toBe(true);
     await settled(bridge, 'm_grace');
-    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2')]);
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2', 'm_grace')]);
   });
 
   it('a turn that does not end within the grace period: one timeout failure mail, and its late answer is never relayed', async () => {
@@ -282,5 +313,249 @@ describe('createBridge: the permission seam of a turn (P-1..P-7)', () => {
     expect(host.toolLog[0]).toMatchObject({ allowed: false });
     expect(events.at(-1)?.type).toBe('stopped');
     expect(sends(gw), 'a shutdown sends no failure mail').toEqual([]);
+  });
+});
+
+// Found by a bridge author's trial of the kit (each test was red before its fix).
+describe('createBridge: hardening against odd hosts and Gateways', () => {
+  it('a reply the Gateway refuses once (503) is retried and delivered', async () => {
+    const gw = await agentGateway();
+    let sendCalls = 0;
+    gw.on('POST', '/api/v1/mail/send', () =>
+      ++sendCalls === 1
+        ? { status: 503, json: { error: 'unavailable' } }
+        : {
+            json: {
+              status: 'sent',
+              mail_id: 'm_out',
+              session_id: 's1',
+              session_alias: 'a',
+              address: 'x',
+              rounds_left: null,
+            },
+          },
+    );
+    const { bridge } = await setup({}, {}, gw);
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    const done = await settled(bridge, 'm1');
+    expect(done).toMatchObject({ relay: { sent: true } });
+    expect(sendCalls).toBe(2);
+  });
+
+  it('a reply the Gateway keeps refusing leaves the mail unread, and the next catch-up delivers it again', async () => {
+    const gw = await agentGateway();
+    let refuse = true;
+    gw.on('POST', '/api/v1/mail/send', () =>
+      refuse
+        ? { status: 503, json: { error: 'unavailable' } }
+        : {
+            json: {
+              status: 'sent',
+              mail_id: 'm_out',
+              session_id: 's1',
+              session_alias: 'a',
+              address: 'x',
+              rounds_left: null,
+            },
+          },
+    );
+    const { bridge } = await setup({}, { heartbeatMs: 1_000 }, gw);
+    await bridge.start();
+    const first = bridge.events.next('turn_done', (e) => e.mail_id === 'm1', { timeoutMs: 15_000 });
+    await gw.push(mailFrame(1, newMail('m1')));
+    expect((await first).relay).toMatchObject({ sent: false, undelivered: true });
+    expect(
+      gw.requests.filter((r) => r.path === '/api/v1/mail/read'),
+      'not marked read',
+    ).toEqual([]);
+    // The mail is still unread at the Gateway: the next pass (after the next heartbeat) runs it again.
+    refuse = false;
+    gw.on('GET', '/api/v1/mail/inbox', () => ({
+      json: { mails: [summary('m1')], unread_count: 1, has_more: false },
+    }));
+    const again = await bridge.events.next('turn_done', (e) => e.mail_id === 'm1', { timeoutMs: 15_000 });
+    expect(again.relay).toMatchObject({ sent: true });
+  }, 30_000);
+
+  it('ids a host repeats across mails never drop a reply as a duplicate', async () => {
+    const { bridge, gw } = await setup();
+    await bridge.start();
+    await gw.push(
+      mailFrame(1, newMail('m1', { session_id: 'sA' })),
+      mailFrame(2, newMail('m2', { session_id: 'sB' })),
+    );
+    await settled(bridge, 'm1');
+    await settled(bridge, 'm2');
+    const keys = sends(gw).map((s) => s.relay_key);
+    expect(new Set(keys).size, `two replies, two keys: ${keys.join(', ')}`).toBe(2);
+  });
+
+  it('stop() during start() returns at once and leaves no timer behind', async () => {
+    const gw = await agentGateway();
+    // An event stream that never answers: start() would wait out the first-open grace.
+    gw.on('GET', '/api/v1/events', () => () => undefined);
+    const { bridge } = await setup({}, {}, gw);
+    const started = bridge.start();
+    await bridge.events.next('registered', undefined, { timeoutMs: 5_000 });
+    const t0 = Date.now();
+    await bridge.stop();
+    await started;
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(bridge.events).toBeDefined();
+  });
+
+  it('a turn given up after its timeout loses its powers: unregistered, its seam refuses, its token revoked', async () => {
+    const hold = deferred();
+    let kept: { decide: () => Promise<unknown>; env?: Record<string, string> } | undefined;
+    const { bridge, gw } = await setup(
+      { onAbort: 'ignore', hold: () => hold.promise },
+      { turnTimeoutMs: 100 },
+      undefined,
+      {
+        rpc: true,
+        adapter: (a) => ({
+          ...a,
+          turns: {
+            ...(a.turns as NonNullable<BridgeAdapter['turns']>),
+            runAttempt: (attempt, ctx) => {
+              kept = {
+                decide: () => ctx.turn.decide({ toolName: 'bash', input: {}, toolCallId: 'c1' }),
+                ...(ctx.turn.rpcEnv ? { env: { ...ctx.turn.rpcEnv } } : {}),
+              };
+              return (a.turns as NonNullable<BridgeAdapter['turns']>).runAttempt(attempt, ctx);
+            },
+          },
+        }),
+      },
+    );
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m_stuck')));
+    await bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
+    expect(bridge.turns.size, 'no longer registered').toBe(0);
+    expect(await kept?.decide()).toMatchObject({ allow: false, reason: formatText('permission.turn_ended') });
+    const { TurnRpcClient } = await import('../../src/bridge/rpc/client.js');
+    const client = TurnRpcClient.fromEnv(kept?.env ?? {});
+    await expect(client.context()).rejects.toMatchObject({ code: 'AM_RPC_TOKEN_INVALID' });
+    hold.resolve();
+  });
+
+  it('a failing snapshot still sends the heartbeat (advisory) and the backlog runs', async () => {
+    const gw = await agentGateway([summary('m_old')]);
+    const { bridge } = await setup({}, {}, gw, {
+      adapter: (a) => ({
+        ...a,
+        snapshot: async () => {
+          throw new Error('host is sleepy');
+        },
+      }),
+    });
+    const backlog = settled(bridge, 'm_old');
+    await bridge.start();
+    const beat = gw.requests.find((r) => r.path === '/api/v1/agent/heartbeat')?.json as Record<
+      string,
+      unknown
+    >;
+    expect(beat).toMatchObject({ mode_enforcement: 'advisory' });
+    expect(String(beat.mode_enforcement_reason)).toContain('host is sleepy');
+    await backlog;
+  });
+
+  it('a snapshot with a wrong enforcement word is advisory, and bad sessions are left out', async () => {
+    const gw = await agentGateway();
+    const { bridge } = await setup({}, {}, gw, {
+      adapter: (a) => ({
+        ...a,
+        snapshot: async () => ({ mode_enforcement: 'sometimes', sessions: [{ nope: 1 }] }) as never,
+      }),
+    });
+    await bridge.start();
+    const beat = gw.requests.find((r) => r.path === '/api/v1/agent/heartbeat')?.json as Record<
+      string,
+      unknown
+    >;
+    expect(beat.mode_enforcement).toBe('advisory');
+    expect(beat.sessions).toBeUndefined();
+  });
+
+  it('a malformed attempt outcome is a failed attempt naming the field, never a silent success or a crash', async () => {
+    const outcomes: unknown[] = [{ ok: 'yes' }, undefined, { ok: true, finalParts: 'a string' }];
+    for (const [i, outcome] of outcomes.entries()) {
+      const { bridge, gw } = await setup({}, {}, undefined, {
+        adapter: (a) => ({
+          ...a,
+          turns: {
+            ...(a.turns as NonNullable<BridgeAdapter['turns']>),
+            runAttempt: async () => outcome as never,
+          },
+        }),
+      });
+      await bridge.start();
+      const failed = bridge.events.next('turn_failed', undefined, { timeoutMs: 5_000 });
+      await gw.push(mailFrame(1, newMail(`m_bad${i}`)));
+      expect((await failed).cause).toMatch(/invalid attempt outcome/);
+      await bridge.stop();
+    }
+  });
+
+  it('a guarded call without a call id is still asked (a unique key), never a throw', async () => {
+    let outcome: unknown;
+    const { bridge, gw } = await setup({}, {}, undefined, {
+      adapter: (a) => ({
+        ...a,
+        turns: {
+          ...(a.turns as NonNullable<BridgeAdapter['turns']>),
+          runAttempt: async (_attempt, ctx) => {
+            outcome = await ctx.turn.decide({ toolName: 'bash', input: { command: 'make' }, toolCallId: '' });
+            return { ok: true, finalParts: [{ type: 'text', text: 'done' }] };
+          },
+        },
+      }),
+    });
+    await bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    const asked = await bridge.events.next('permission_asked', undefined, { timeoutMs: 5_000 });
+    expect(asked.relay_key).toMatch(/^permission:m1:/);
+    await gw.push(
+      frame(2, 'permission_decision', {
+        relay_key: asked.relay_key,
+        request_id: asked.request_id,
+        session_id: 's1',
+        answers: [],
+        decision: 'approve_once',
+        note: '',
+        fresh_mails: [],
+      }),
+    );
+    await settled(bridge, 'm1');
+    expect(outcome).toEqual({ allow: true });
+  });
+
+  it('a socket path that is too long fails start(), not every mail', async () => {
+    const long = join(tmpdir(), `am-kit-${'x'.repeat(120)}`);
+    const { bridge } = await setup({}, {}, undefined, { rpc: true, dataDir: long });
+    await expect(bridge.start()).rejects.toMatchObject({ code: 'AM_RPC_SOCKET_PATH_TOO_LONG' });
+  });
+
+  it('a hand-built configuration is checked: bad values name the setting', async () => {
+    await expect(setup({}, { heartbeatMs: 0 })).rejects.toMatchObject({
+      code: 'AM_BRIDGE_CONFIG_INVALID',
+      message: expect.stringContaining('heartbeatMs'),
+    });
+    await expect(setup({}, { turnTimeoutMs: -5 })).rejects.toMatchObject({
+      message: expect.stringContaining('turnTimeoutMs'),
+    });
+    await expect(setup({}, { dataDir: 'relative/dir' })).rejects.toMatchObject({
+      message: expect.stringContaining('dataDir'),
+    });
+  });
+
+  it('https:// for a plain-HTTP Gateway fails start() with the fix, instead of retrying forever', async () => {
+    const gw = await agentGateway();
+    const { bridge } = await setup({}, { gatewayUrl: gw.url.replace('http://', 'https://') }, gw);
+    await expect(bridge.start()).rejects.toMatchObject({
+      code: 'AM_BRIDGE_CONFIG_INVALID',
+      message: expect.stringMatching(/does not speak TLS[\s\S]*use an http:\/\/ URL/),
+    });
   });
 });

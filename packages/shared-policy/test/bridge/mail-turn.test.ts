@@ -376,10 +376,10 @@ describe('runMailTurn: relay (B-10)', () => {
       reply_to: 'm1',
       from_session_id: 's1',
       relay: 'summary',
-      relay_key: autoRelayKey('ps1', 'e0'),
+      relay_key: autoRelayKey('ps1', 'e0', 'm1'),
     });
     expect(i.bus.events.find((e) => e.type === 'relayed')).toMatchObject({
-      relay_key: autoRelayKey('ps1', 'e0'),
+      relay_key: autoRelayKey('ps1', 'e0', 'm1'),
     });
   });
 
@@ -479,6 +479,38 @@ describe('runMailTurn: naming sync (B-11)', () => {
 });
 
 describe('runMailTurn: the running turn (registry, permission seam)', () => {
+  it('after the turn ended, its kept seams refuse and a late sessionCreated rebinds nothing', async () => {
+    let kept: { ctx: Parameters<TurnAdapter['runAttempt']>[1] } | undefined;
+    const { adapter } = host({
+      onAttempt: (_a, ctx) => {
+        kept = { ctx };
+      },
+    });
+    const i = input(newMail('m1'));
+    await runMailTurn(i, adapter);
+    const bound = (await i.bindings.get('s1'))?.platformSessionId;
+    expect(await kept?.ctx.turn.decide({ toolName: 'bash', input: {}, toolCallId: 'c9' })).toEqual({
+      allow: false,
+      reason: formatText('permission.turn_ended'),
+    });
+    expect(await kept?.ctx.turn.ask([{ question: 'q?' }])).toMatchObject({ ok: false });
+    await kept?.ctx.sessionCreated({ platformSessionId: 'late' });
+    expect((await i.bindings.get('s1'))?.platformSessionId).toBe(bound);
+    expect(gw.requests.filter((r) => r.path === '/api/v1/permission/request')).toEqual([]);
+  });
+
+  it('a host that throws a non-Error or breaks in an unexpected place still ends in one failure mail', async () => {
+    const adapter: TurnAdapter = {
+      platform: 'pi',
+      findSession: async () => undefined,
+      // A bug in the host: the outcome's finalParts is not an array.
+      runAttempt: async () => ({ ok: true, finalParts: 'text' }) as never,
+    };
+    const report = await runMailTurn(input(newMail('m1')), adapter);
+    expect(report).toMatchObject({ ok: false, failureMailSent: true });
+    expect(sends()[0]?.body).toContain('invalid attempt outcome');
+  });
+
   it('is found by its platform session while it runs, and its seam applies the mail mode (P-1)', async () => {
     const registry = new TurnRegistry();
     let found: unknown;

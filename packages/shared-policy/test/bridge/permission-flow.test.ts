@@ -6,10 +6,11 @@ import {
   type GuardedCall,
   type PermissionFlowOptions,
 } from '../../src/bridge/permission-flow.js';
+import { withdrawalsSettled } from '../../src/bridge/withdraw.js';
 import { GatewayClient } from '../../src/client/gateway-client.js';
-import { PendingPermissions } from '../../src/pending-permissions.js';
+import { denialText, PendingPermissions } from '../../src/pending-permissions.js';
 import { formatText } from '../../src/texts/index.js';
-import { recordingBus } from '../support/bridge-fixtures.js';
+import { recordingBus, until } from '../support/bridge-fixtures.js';
 import { type FakeGateway, fakeGateway, type Reply } from '../support/fake-gateway.js';
 
 // The Gateway is a real loopback HTTP server (support/fake-gateway); decisions arrive through a
@@ -20,7 +21,9 @@ beforeAll(async () => {
   gw = await fakeGateway();
 });
 afterAll(() => gw.close());
-beforeEach(() => {
+beforeEach(async () => {
+  // A withdrawal an earlier test left under way (they run in the background) lands first.
+  await withdrawalsSettled();
   gw.requests.length = 0;
 });
 
@@ -209,6 +212,27 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
     expect(reason).toContain(formatText('permission.denied.person'));
   });
 
+  it('a shutdown that cuts the request short is a shutdown denial, not "could not reach the Gateway"', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    gw.on('POST', '/api/v1/permission/request', async () => {
+      await held;
+      return { json: { status: 'pending', request_id: 'p1', mail_id: 'mp1', asked: 'alice' } };
+    });
+    const { options } = setup();
+    const ac = new AbortController();
+    const o = decideGuardedCall(call, options, ac.signal);
+    await until(() => gw.requests.some((r) => r.path === '/api/v1/permission/request'), {
+      on: (cb) => setImmediate(cb),
+    });
+    ac.abort('shutdown');
+    const out = await o;
+    release();
+    expect(out).toEqual({ allow: false, reason: denialText({ cause: 'shutdown', locale: 'en' }) });
+  });
+
   it('an aborted wait denies (the turn was stopped)', async () => {
     const log = recordingBus();
     const { options } = setup({ emit: log.emitFn });
@@ -220,5 +244,57 @@ describe('decideGuardedCall: the denial text (P-6)', () => {
       allow: false,
       reason: expect.stringContaining(formatText('permission.denied.aborted')),
     });
+  });
+});
+
+describe('decideGuardedCall: a wait that ends without a decision withdraws the request', () => {
+  const withdrawals = () => gw.requests.filter((r) => r.path === '/api/v1/permission/p1/withdraw');
+
+  it("a stopped turn withdraws (reason aborted) and says so in an event; a person's decision withdraws nothing", async () => {
+    gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ json: { id: 'p1', status: 'withdrawn' } }));
+    const bus = recordingBus();
+    const { options } = setup({ emit: bus.emitFn });
+    const stop = new AbortController();
+    const outcome = decideGuardedCall(call, options, stop.signal);
+    await expect.poll(() => asked().length).toBe(1);
+    stop.abort();
+    expect((await outcome).allow).toBe(false);
+    await withdrawalsSettled();
+    expect(withdrawals().map((r) => r.json)).toEqual([{ reason: 'aborted' }]);
+    expect(bus.events.filter((e) => e.type === 'permission_withdrawn')).toEqual([
+      {
+        type: 'permission_withdrawn',
+        tool: 'bash',
+        request_id: 'p1',
+        reason: 'aborted',
+        status: 'withdrawn',
+      },
+    ]);
+
+    gw.requests.length = 0;
+    const decided = setup({}, { decision: 'approve_once' });
+    expect(await decideGuardedCall(call, decided.options)).toEqual({ allow: true });
+    expect(withdrawals()).toEqual([]);
+  });
+
+  it('a failed withdrawal is an event, never a throw (the Gateway expires the request on the next start)', async () => {
+    gw.on('POST', '/api/v1/permission/p1/withdraw', () => ({ status: 500, json: { error: 'internal' } }));
+    const bus = recordingBus();
+    const { options } = setup({
+      emit: bus.emitFn,
+      waitForDecision: () =>
+        Promise.resolve({
+          decision: 'deny',
+          raw: '',
+          answers: [],
+          note: '',
+          freshMails: [],
+          source: 'timeout',
+        }),
+    });
+    expect((await decideGuardedCall(call, options)).allow).toBe(false);
+    await withdrawalsSettled();
+    const event = bus.events.find((e) => e.type === 'permission_withdrawn');
+    expect(event).toMatchObject({ reason: 'timeout', error: expect.stringContaining('500') });
   });
 });

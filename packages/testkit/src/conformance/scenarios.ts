@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { type Mail, routePath } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import { expect } from 'vitest';
-import type { BridgeAdapter } from '../harness/bridge.js';
+import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harness/bridge.js';
 import type { SentMail } from '../harness/person.js';
 import type { Stack } from '../harness/stack.js';
 import type { Scenario } from '../scenario.js';
@@ -28,6 +28,7 @@ import {
   CONFORMANCE_STEP_TIMEOUT_MS,
   CONFORMANCE_TURN_TIMEOUT_MS,
   mailIdOf,
+  mailToolCall,
   marker,
   promptOf,
   readFileCall,
@@ -50,6 +51,8 @@ export interface ConformanceScenario {
   /** SPEC rules it covers. */
   rules: readonly string[];
   run(stack: Stack, adapter: BridgeAdapter): Promise<void>;
+  /** Why `adapter`'s host cannot run this scenario (it is then skipped with that reason), or undefined. */
+  unsupportedBy?(adapter: BridgeAdapter): string | undefined;
 }
 
 function stepTimeout(adapter: BridgeAdapter): number {
@@ -79,7 +82,7 @@ export async function personTaskGetsOneThreadedReply(stack: Stack, adapter: Brid
   const barrier = marker('barrier');
   stack.model.addScenarios([
     answerAtOnce(barrier, `ACK ${barrier}`),
-    ...readMailThenAnswer(task, `body ${task}`, `RESULT ${task}`),
+    ...readMailThenAnswer(task, `body ${task}`, `RESULT ${task}`, adapter),
     unexpectedResult(task),
   ]);
   await stack.startBridge(adapter);
@@ -144,20 +147,13 @@ export async function agentMailIsNotRelayed(stack: Stack, adapter: BridgeAdapter
     {
       name: `${barrier}:send_mail`,
       match: turnStart(barrier),
-      reply: (request) => ({
-        type: 'tool_calls',
-        calls: [
-          {
-            name: 'send_mail',
-            arguments: {
-              to: peer.name,
-              subject: `Explicit ${barrier}`,
-              body: `EXPLICIT ${barrier}`,
-              reply_to: mailIdOf(request),
-            },
-          },
-        ],
-      }),
+      reply: (request) =>
+        mailToolCall(adapter, 'send_mail', {
+          to: peer.name,
+          subject: `Explicit ${barrier}`,
+          body: `EXPLICIT ${barrier}`,
+          reply_to: mailIdOf(request),
+        }),
     },
     {
       name: `${barrier}:answer`,
@@ -454,38 +450,25 @@ export async function attachmentRoundTrip(stack: Stack, adapter: BridgeAdapter):
     {
       name: `${task}:download`,
       match: turnStart(task),
-      reply: {
-        type: 'tool_calls',
-        calls: [{ name: 'download_attachment', arguments: { attachment_id: original.id, path: downloaded } }],
-      },
+      reply: mailToolCall(adapter, 'download_attachment', { attachment_id: original.id, path: downloaded }),
     },
     {
       name: `${task}:upload`,
       match: { lastUserMessage: task, toolResultContains: textPattern('tools.download.done') },
-      reply: {
-        type: 'tool_calls',
-        calls: [{ name: 'upload_attachment', arguments: { path: downloaded, filename: `out-${task}.txt` } }],
-      },
+      reply: mailToolCall(adapter, 'upload_attachment', { path: downloaded, filename: `out-${task}.txt` }),
     },
     {
       name: `${task}:send`,
       match: { lastUserMessage: task, toolResultContains: textPattern('tools.upload.done') },
-      reply: (request) => ({
-        type: 'tool_calls',
-        calls: [
-          {
-            name: 'send_mail',
-            arguments: {
-              to: stack.person.name,
-              subject: `Files ${task}`,
-              body: `Here it is ${task}`,
-              reply_to: mailIdOf(request),
-              // B-16: a JSON array given as a string, as models often write it.
-              attachment_ids: JSON.stringify([uploadedIdOf(request)]),
-            },
-          },
-        ],
-      }),
+      reply: (request) =>
+        mailToolCall(adapter, 'send_mail', {
+          to: stack.person.name,
+          subject: `Files ${task}`,
+          body: `Here it is ${task}`,
+          reply_to: mailIdOf(request),
+          // B-16: a JSON array given as a string, as models often write it.
+          attachment_ids: JSON.stringify([uploadedIdOf(request)]),
+        }),
     },
     {
       name: `${task}:answer`,
@@ -822,7 +805,7 @@ export async function badServerLeavesConnection(stack: Stack, adapter: BridgeAda
   const connect = (mark: string, url: string): Scenario => ({
     name: `${mark}:connect`,
     match: turnStart(mark),
-    reply: { type: 'tool_calls', calls: [{ name: 'connect_to_server', arguments: { url } }] },
+    reply: mailToolCall(adapter, 'connect_to_server', { url }),
   });
   stack.model.addScenarios([
     connect(bad, badUrl),
@@ -1035,6 +1018,121 @@ export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: Bri
   expectAllRequestsScripted(stack);
 }
 
+/**
+ * Question wait the `question` scenario configures, in ms (SPEC P-9): long enough for a person who
+ * answers at once on a loaded machine, short enough to wait out once. @default 8_000
+ */
+export const CONFORMANCE_QUESTION_TIMEOUT_MS = 8_000;
+
+function questionToolOf(adapter: BridgeAdapter): BridgeQuestionTool {
+  const q = adapter.questions;
+  if (q === undefined || 'unsupported' in q)
+    throw new Error(`the ${adapter.platform} adapter declares no question tool`);
+  return q;
+}
+
+/**
+ * (16) Questions (SPEC P-9): the model calls the host's question tool. With options: one question
+ * mail reaches the person with those options, the person's choice (`agentmail answer`) comes back
+ * to the model in the tool result. Without options: a free-text question (no options, never an
+ * approve/deny pair), the person's words come back. Never answered: after the bridge's question
+ * timeout the model gets an error at once and the turn still ends in a reply — no hang.
+ */
+export async function questionsReachThePerson(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+  const tool = questionToolOf(adapter);
+  const questionTimeoutMs = CONFORMANCE_QUESTION_TIMEOUT_MS;
+  const timeoutMs = stepTimeout(adapter) + questionTimeoutMs;
+  const [choose, free, silent] = [marker('choose'), marker('free'), marker('silent')];
+  const [alpha, beta] = [`alpha-${choose.split('.')[1]}`, `beta-${choose.split('.')[1]}`];
+  const word = `Orchid-${free.split('.')[1]}`;
+  const ask = (mark: string, questions: NeutralQuestion[]): Scenario => ({
+    name: `${mark}:ask`,
+    match: turnStart(mark),
+    reply: { type: 'tool_calls', calls: [{ name: tool.tool, arguments: tool.args(questions) }] },
+  });
+  stack.model.addScenarios([
+    ask(choose, [
+      {
+        id: 'q1',
+        question: `Which variant for ${choose}?`,
+        header: 'Variant',
+        options: [{ label: alpha, description: 'the first' }, { label: beta }],
+      },
+    ]),
+    {
+      name: `${choose}:answer`,
+      match: { lastUserMessage: choose, toolResultContains: beta },
+      reply: { type: 'text', text: `PICKED ${choose}` },
+    },
+    unexpectedResult(choose),
+    ask(free, [{ id: 'q1', question: `What name for ${free}?` }]),
+    {
+      name: `${free}:answer`,
+      match: { lastUserMessage: free, toolResultContains: word },
+      reply: { type: 'text', text: `NAMED ${free}` },
+    },
+    unexpectedResult(free),
+    ask(silent, [
+      { id: 'q1', question: `Anyone there for ${silent}?`, options: [{ label: 'yes' }, { label: 'no' }] },
+    ]),
+    {
+      name: `${silent}:answer`,
+      match: { lastUserMessage: silent, toolResultContains: textPattern('permission.question.no_answer') },
+      reply: { type: 'text', text: `NO ANSWER ${silent}` },
+    },
+    unexpectedResult(silent),
+  ]);
+  await stack.startBridge(adapter, {}, { questionTimeoutMs });
+
+  // Options: one question mail with exactly those options; the choice reaches the model.
+  const first = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Choose ${choose}`,
+    body: 'Pick one.',
+  });
+  const asked = await stack.awaitPermission({ timeoutMs });
+  expect(asked).toMatchObject({ kind: 'question', status: 'pending', session_id: first.session_id });
+  expect(asked.options, 'the options of the question, nothing else (no approve/deny)').toEqual([alpha, beta]);
+  expect(asked.question).toContain(`Which variant for ${choose}?`);
+  expect((await stack.person.mail(asked.mail_id)).is_permission, 'a question mail reached the person').toBe(
+    true,
+  );
+  await stack.person.answer(asked.id, [beta]);
+  const picked = await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name, timeoutMs });
+  expect(picked.body).toContain(`PICKED ${choose}`);
+  expect(toolResultsSeen(stack.model, choose)).toContain(beta);
+
+  // Free text: no options at all; the person's words reach the model.
+  const second = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Name ${free}`,
+    body: 'Ask me.',
+  });
+  const open = await stack.awaitPermission({ timeoutMs });
+  expect(open).toMatchObject({ kind: 'question', session_id: second.session_id });
+  expect(open.options, 'a question without options is free text').toEqual([]);
+  await stack.person.answer(open.id, [word]);
+  const named = await stack.awaitReply({ inReplyTo: second.mail_id, from: stack.agent.name, timeoutMs });
+  expect(named.body).toContain(`NAMED ${free}`);
+  expect(toolResultsSeen(stack.model, free)).toContain(word);
+
+  // Never answered: the question times out, the model is told at once, the turn ends in a reply.
+  const third = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Silent ${silent}`,
+    body: 'Ask.',
+  });
+  const ignored = await stack.awaitPermission({ timeoutMs });
+  expect(ignored).toMatchObject({ kind: 'question', session_id: third.session_id });
+  const after = await stack.awaitReply({ inReplyTo: third.mail_id, from: stack.agent.name, timeoutMs });
+  expect(after.body, 'the model got the timeout error and finished its turn').toContain(
+    `NO ANSWER ${silent}`,
+  );
+  expect(toolResultsSeen(stack.model, silent)).toMatch(textPattern('permission.question.no_answer'));
+  expect(
+    fromAgent(stack, await stack.thread(third.mail_id)).map((m) => m.in_reply_to),
+    'one reply, no failure mail: the question timed out, not the turn',
+  ).toEqual([third.mail_id]);
+  expectAllRequestsScripted(stack);
+}
+
 /** Every conformance scenario: the issue's list, then the robustness checks. */
 export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
   {
@@ -1131,6 +1229,19 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     title: 'a mail on the event stream that the catch-up also lists runs exactly once',
     rules: ['B-20', 'B-1', 'B-13'],
     run: catchUpSkipsMailTakenFromStream,
+  },
+  {
+    id: 'question',
+    title:
+      "the host's question tool: one question mail with the options, the answer reaches the model; free text; never answered → a timeout error, no hang",
+    rules: ['P-9', 'G-38'],
+    run: questionsReachThePerson,
+    unsupportedBy: (adapter) =>
+      adapter.questions === undefined
+        ? 'the adapter declares no question seam (BridgeAdapter.questions)'
+        : 'unsupported' in adapter.questions
+          ? adapter.questions.unsupported
+          : undefined,
   },
   {
     id: 'restart-no-rerun',

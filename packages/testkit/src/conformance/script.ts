@@ -90,6 +90,18 @@ export function shellCall(adapter: BridgeAdapter, command: string): ScenarioRepl
   };
 }
 
+/**
+ * A call of mail tool `name` (SPEC B-17) with `args`, by the name the adapter's host gives it
+ * ({@link BridgeAdapter.mailTool}); without an adapter, by its own name.
+ */
+export function mailToolCall(
+  adapter: BridgeAdapter | undefined,
+  name: string,
+  args: Readonly<Record<string, unknown>>,
+): ScenarioReply {
+  return { type: 'tool_calls', calls: [{ name: adapter?.mailTool?.(name) ?? name, arguments: args }] };
+}
+
 /** A call of the adapter's read-file tool for the absolute `path`. */
 export function readFileCall(adapter: BridgeAdapter, path: string): ScenarioReply {
   return {
@@ -144,16 +156,19 @@ export const TITLE_SCENARIO: Scenario = {
 /**
  * The steps of a simple mail turn: the model reads the mail with `read_mail` (id from the
  * prompt), and once the body (which carries `bodyMark`) is in a tool result, answers `finalText`.
+ * `adapter` names the tool as its host does ({@link mailToolCall}).
  */
-export function readMailThenAnswer(mark: string, bodyMark: string, finalText: string): Scenario[] {
+export function readMailThenAnswer(
+  mark: string,
+  bodyMark: string,
+  finalText: string,
+  adapter?: BridgeAdapter,
+): Scenario[] {
   return [
     {
       name: `${mark}:read_mail`,
       match: turnStart(mark),
-      reply: (request) => ({
-        type: 'tool_calls',
-        calls: [{ name: 'read_mail', arguments: { mail_id: mailIdOf(request) } }],
-      }),
+      reply: (request) => mailToolCall(adapter, 'read_mail', { mail_id: mailIdOf(request) }),
     },
     {
       name: `${mark}:answer`,

@@ -38,6 +38,7 @@ export function startConformanceStack(
     platform: adapter.platform,
     models: [CONFORMANCE_MODELS.working, CONFORMANCE_MODELS.failingA, CONFORMANCE_MODELS.failingB],
     scenarios: [TITLE_SCENARIO],
+    ...(adapter.modelProvider === undefined ? {} : { modelProvider: adapter.modelProvider }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
 }
@@ -73,7 +74,7 @@ export function conformanceSuite(adapter: BridgeAdapter, options: ConformanceOpt
     for (const scenario of CONFORMANCE_SCENARIOS) {
       if (options.only !== undefined && !options.only.includes(scenario.id)) continue;
       const name = `${scenario.id}: ${scenario.title} (${scenario.rules.join(', ')})`;
-      const skip = options.skip?.[scenario.id];
+      const skip = options.skip?.[scenario.id] ?? scenario.unsupportedBy?.(adapter);
       if (skip !== undefined) {
         it.skip(`${name} — skipped: ${skip}`, () => {});
         continue;

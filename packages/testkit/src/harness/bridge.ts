@@ -93,6 +93,12 @@ export interface BridgeAdapter {
   /** Arguments of a read-file tool call for an absolute `path`. @default `{ path }` */
   readFileArgs?: (path: string) => Record<string, unknown>;
   /**
+   * The name the model calls a mail tool by (SPEC B-17 names it, e.g. `read_mail`): hosts that
+   * serve the mail tools over MCP prefix them (Claude Code: `mcp__plugin_agentmail_mail__read_mail`).
+   * @default the mail tool's own name
+   */
+  mailTool?: (name: string) => string;
+  /**
    * Starts the bridge and returns its process: preferably one made with `env.spawn`; a
    * `ChildProcess` spawned otherwise is adopted (spawn it `detached` so its whole group can be
    * killed). The bridge counts as started once it holds its event stream (SPEC B-1).
@@ -108,11 +114,38 @@ export interface BridgeAdapter {
    */
   stepTimeoutMs?: number;
   /**
+   * The provider id under which the host lists the scripted model (catalogue keys, allowed-model
+   * keys: `<modelProvider>/<model>`), when the host fixes it (DSH's OpenAI-compatible route is
+   * `deepseek-official`). @default the stack's, `scripted`
+   */
+  modelProvider?: string;
+  /**
+   * The host's question seam (an `ask_user_question`-style tool, SPEC P-9), for the `question`
+   * scenario; or why the host has none (the scenario is skipped with that reason).
+   */
+  questions?: BridgeQuestionTool | { unsupported: string };
+  /**
    * The short turn timeout the `turn-timeout` scenario configures, in ms: long enough for one
    * ordinary turn of this bridge on a loaded machine (the scenario's next mail must still finish
    * within it), short enough to wait for. @default CONFORMANCE_TURN_TIMEOUT_MS (15_000)
    */
   shortTurnTimeoutMs?: number;
+}
+
+/** One question as the `question` scenario asks it: no `options` means free text. */
+export interface NeutralQuestion {
+  id: string;
+  question: string;
+  header?: string;
+  options?: Array<{ label: string; description?: string }>;
+}
+
+/** How the model calls the host's question tool. */
+export interface BridgeQuestionTool {
+  /** Tool name, e.g. DSH `ask_user_question`. */
+  tool: string;
+  /** The tool call's arguments for `questions`. */
+  args(questions: readonly NeutralQuestion[]): Record<string, unknown>;
 }
 
 /**
@@ -122,10 +155,15 @@ export interface BridgeAdapter {
 export interface BridgeSettings {
   /** Turn timeout, in ms (`AGENTMAIL_TURN_TIMEOUT_MS`, SPEC B-7). @default the bridge's own */
   turnTimeoutMs?: number;
+  /** How long a question waits for its answer, in ms (`AGENTMAIL_QUESTION_TIMEOUT_MS`, SPEC P-9). @default the bridge's own */
+  questionTimeoutMs?: number;
 }
 
 /** Environment variable carrying {@link BridgeSettings.turnTimeoutMs} (SPEC §8, B-7). */
 export const TURN_TIMEOUT_ENV = 'AGENTMAIL_TURN_TIMEOUT_MS';
+
+/** Environment variable carrying {@link BridgeSettings.questionTimeoutMs} (SPEC §8, P-9). */
+export const QUESTION_TIMEOUT_ENV = 'AGENTMAIL_QUESTION_TIMEOUT_MS';
 
 /** Default of {@link BridgeAdapter.readyTimeoutMs}, in ms. */
 export const BRIDGE_READY_TIMEOUT_MS = 30_000;

@@ -20,6 +20,8 @@ function describeEvent(e: PersonEvent): string {
     return `#${e.id} new_mail ${e.data.mail_id} from ${e.data.from_name} "${e.data.subject}" in_reply_to=${e.data.in_reply_to || '-'}`;
   if (e.type === 'permission_request')
     return `#${e.id} permission_request ${e.data.request_id} ${e.data.kind} "${e.data.question.slice(0, 60)}"`;
+  if (e.type === 'permission_withdrawn')
+    return `#${e.id} permission_withdrawn ${e.data.request_id} ${e.data.status} (${e.data.reason})`;
   return `#${e.id} permission_decision ${e.data.request_id} ${e.data.decision}`;
 }
 

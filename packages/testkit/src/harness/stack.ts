@@ -26,6 +26,7 @@ import {
   type BridgeAdapter,
   type BridgeEnv,
   type BridgeSettings,
+  QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
 } from './bridge.js';
 import { gatewayCliPath } from './gateway-build.js';
@@ -434,6 +435,9 @@ export class Stack {
       AGENTMAIL_REPLY_PROVIDER: this.modelProvider,
       AGENTMAIL_REPLY_MODEL: modelId,
       ...(settings.turnTimeoutMs === undefined ? {} : { [TURN_TIMEOUT_ENV]: String(settings.turnTimeoutMs) }),
+      ...(settings.questionTimeoutMs === undefined
+        ? {}
+        : { [QUESTION_TIMEOUT_ENV]: String(settings.questionTimeoutMs) }),
       ...extraEnv,
     });
     return {

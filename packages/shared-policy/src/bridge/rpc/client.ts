@@ -21,6 +21,7 @@ import type {
 import {
   encodeLine,
   isKnownErrorCode,
+  type RpcDenialKind,
   readLines,
   rpcDenialText,
   TURN_RPC_SOCKET_ENV,
@@ -28,6 +29,9 @@ import {
   TurnRpcError,
   type TurnRpcMethod,
 } from './wire.js';
+
+// A hook process words its own fail-closed denials (bad input from the host) with the same texts.
+export { type RpcDenialKind, rpcDenialText };
 
 /**
  * Default time `context`, `callTool` and `recordSend` may take, in ms. Generous: `callTool` may

@@ -1,0 +1,107 @@
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatText } from '@agentmail/shared-policy';
+import { marker, shellCall, turnStart } from '@agentmail/testkit/conformance';
+import { describe, expect, it } from 'vitest';
+import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
+import { stackPerTest } from '../harness/person.js';
+
+// The daemon with the real `claude` binary on a real Gateway: what the conformance suite does not
+// look at — the agent key never reaches Claude Code's processes (B-21), and a plugin whose hooks do
+// not run is caught before any model request (P-8, fail closed).
+
+const STEP_MS = 60_000;
+const current = stackPerTest();
+
+describe('agentmail-claude', () => {
+  it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async () => {
+    const stack = current();
+    const task = marker('secret');
+    stack.model.addScenarios([
+      {
+        name: `${task}:env`,
+        match: turnStart(task),
+        reply: shellCall(claudeAdapter, `echo ENV-${task}; env; cat /proc/$PPID/environ | tr '\\0' '\\n'`),
+      },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, toolResultContains: `ENV-${task}` },
+        reply: (r) => ({ type: 'text', text: `SEEN ${r.toolResults.map((t) => t.text).join('\n')}` }),
+      },
+    ]);
+    await stack.startBridge(claudeAdapter);
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+      subject: `Env ${task}`,
+      body: 'Show the environment.',
+      permissionMode: 'full',
+    });
+    const reply = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
+    expect(reply.body, 'the shell ran and printed its environment').toContain('AGENTMAIL_TURN_TOKEN=');
+    expect(reply.body).toContain('AGENTMAIL_BRIDGE_SOCKET=');
+    expect(reply.body, 'the agent key is in no variable of the shell or of claude itself').not.toContain(
+      stack.agent.key,
+    );
+    expect(reply.body).not.toMatch(/AGENTMAIL_AGENT_(KEY|SECRET)=/);
+    expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
+  });
+
+  it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before the model is asked (P-8)', async () => {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const broken = join(stack.bridgeStateDir, 'broken-plugin');
+    await cp(pluginDir, broken, { recursive: true });
+    await rm(join(broken, 'hooks'), { recursive: true });
+    const bridge = await stack.startBridge(createClaudeAdapter({ pluginDir: broken }));
+    const check = bridge.bridgeEvents('self_check')[0];
+    expect(check?.ok).toBe(false);
+    expect(check?.reason).toContain('hooks');
+    expect(bridge.bridgeEvents('enforcement')[0]).toMatchObject({ mode: 'advisory' });
+
+    const task = marker('broken');
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+    const failure = await stack.awaitReply({
+      inReplyTo: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
+    expect(failure.body).toContain(
+      formatText('host.setup.hooks_missing', {
+        host: 'Claude Code',
+        detail: 'its SessionStart hook did not reach the bridge',
+      }).slice(0, 40),
+    );
+    expect(stack.model.requests({ match: { lastUserMessage: task } }), 'the model was never asked').toEqual(
+      [],
+    );
+    expect(bridge.bridgeEvents('claude_spawned'), 'no claude run for the mail').toEqual([]);
+    expect(
+      bridge.bridgeEvents('self_check').length,
+      'the check was repeated before the turn',
+    ).toBeGreaterThan(1);
+    const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
+    expect(failed).toMatchObject({ kind: 'bridge_setup' });
+  });
+
+  it('hooks that stop loading after the start: the run is stopped at its init line, the mail fails with the setup cause (P-8)', async () => {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const plugin = join(stack.bridgeStateDir, 'plugin-copy');
+    await cp(pluginDir, plugin, { recursive: true });
+    const bridge = await stack.startBridge(createClaudeAdapter({ pluginDir: plugin }));
+    expect(bridge.bridgeEvents('self_check')[0]?.ok).toBe(true);
+    await rm(join(plugin, 'hooks'), { recursive: true });
+
+    const task = marker('gone');
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Run ${task}`, body: 'Run.' });
+    const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
+    expect(failed).toMatchObject({ kind: 'bridge_setup' });
+    expect(failed.cause).toContain('SessionStart');
+    const exited = bridge.bridgeEvents('claude_exited').find((e) => e.mail_id === sent.mail_id);
+    expect(exited).toMatchObject({ stopped: 'setup', result: 'missing' });
+    expect(bridge.bridgeEvents('claude_ready').filter((e) => e.mail_id === sent.mail_id)).toEqual([]);
+  });
+});

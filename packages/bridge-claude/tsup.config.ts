@@ -1,0 +1,28 @@
+/**
+ * `pnpm build`: the daemon (`dist/daemon-main.js`, `dist/index.js` + types) and the plugin's
+ * scripts (`plugin/dist/mcp.js`, `plugin/dist/hook.js`), each a self-contained file
+ * (`@agentmail/host-tools/bundle`), so the plugin directory works wherever it is copied.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HOST_TOOL_ENTRIES, nodeBundleOptions } from '@agentmail/host-tools/bundle';
+import { defineConfig } from 'tsup';
+
+/** Root directory of the bridge-claude package. */
+export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
+
+/** The daemon's entry files. */
+export const DAEMON_ENTRIES: Readonly<Record<string, string>> = {
+  'daemon-main': join(BRIDGE_ROOT, 'src', 'daemon-main.ts'),
+};
+
+export default defineConfig([
+  nodeBundleOptions(DAEMON_ENTRIES, join(BRIDGE_ROOT, 'dist')),
+  {
+    ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), {
+      dts: true,
+    }),
+    tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
+  },
+  nodeBundleOptions(HOST_TOOL_ENTRIES, join(BRIDGE_ROOT, 'plugin', 'dist')),
+]);

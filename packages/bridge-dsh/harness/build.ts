@@ -1,0 +1,56 @@
+/**
+ * Builds the plugin for the tests as DSH users install it: a **bundle package** directory (the
+ * tsup bundle `plugin.js`, a `package.json` named `@agentmail/bridge-dsh` with `"dsh": {"bundle":
+ * {"patch": …}}` and this package's `cordis.patch.yml`), under node_modules/.cache so the bundle's
+ * imports (`pino`, `@deepseek-ai/*`) resolve from this package's node_modules — as they do for the
+ * published `dist/` — and one copy of each DSH package is shared with the dsh under test.
+ */
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DSH_BRIDGE_ROOT, dshPluginBuild } from '../tsup.config.js';
+
+/** A built bundle package. */
+export interface BuiltBundle {
+  /** The bundle package directory (for `dsh plugin add <dir>`). */
+  dir: string;
+  /** Absolute path of `plugin.js` (for a `--patch` row `name`). */
+  pluginJs: string;
+  remove(): Promise<void>;
+}
+
+/** Bundles src/index.ts into a fresh bundle package directory. */
+export async function buildBundle(): Promise<BuiltBundle> {
+  const { build } = await import('tsup');
+  const dir = join(DSH_BRIDGE_ROOT, 'node_modules', '.cache', `bridge-dsh-${process.pid}-${Date.now()}`);
+  await mkdir(dir, { recursive: true });
+  await build({ ...dshPluginBuild(dir), config: false });
+  const manifest = {
+    name: '@agentmail/bridge-dsh',
+    version: '0.0.0-test',
+    type: 'module',
+    exports: {
+      '.': './plugin.js',
+      './cordis.patch.yml': './cordis.patch.yml',
+      './package.json': './package.json',
+    },
+    dsh: { bundle: { patch: './cordis.patch.yml' } },
+  };
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  await copyFile(join(DSH_BRIDGE_ROOT, 'cordis.patch.yml'), join(dir, 'cordis.patch.yml'));
+  return { dir, pluginJs: join(dir, 'plugin.js'), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+let shared: Promise<BuiltBundle> | undefined;
+
+/** One bundle per test process, built on first use; {@link removeSharedBundle} in `afterAll`. */
+export function sharedBundle(): Promise<BuiltBundle> {
+  shared ??= buildBundle();
+  return shared;
+}
+
+/** Removes the shared bundle (call in `afterAll`). */
+export async function removeSharedBundle(): Promise<void> {
+  const built = shared;
+  shared = undefined;
+  if (built) await (await built).remove();
+}

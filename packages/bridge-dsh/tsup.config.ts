@@ -1,0 +1,42 @@
+/**
+ * The one build of the DSH plugin: `src/index.ts` bundled into a single ESM file `plugin.js` with
+ * every `@agentmail/*` package inlined from its TypeScript sources (the `@agentmail/source`
+ * condition); `pino` and every `@deepseek-ai/*` import stay imports — DSH's own copies, resolved
+ * from where the file lies (this package's node_modules, or the dsh profile's), so the bundle is
+ * small and the plugin shares DSH's service classes. Used by `pnpm build` (`dist/plugin.js`) and
+ * by the test harness (`harness/build.ts`, into node_modules/.cache).
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Options } from 'tsup';
+
+/** Root directory of the bridge-dsh package. */
+export const DSH_BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
+
+/** tsup options that bundle the plugin into `<outDir>/plugin.js` (`dts`: also `plugin.d.ts`). */
+export function dshPluginBuild(outDir: string, dts = false): Options {
+  return {
+    entry: { plugin: join(DSH_BRIDGE_ROOT, 'src', 'index.ts') },
+    outDir,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node22',
+    tsconfig: join(DSH_BRIDGE_ROOT, 'tsconfig.build.json'),
+    dts,
+    sourcemap: true,
+    splitting: false,
+    clean: true,
+    silent: true,
+    noExternal: [/^@agentmail\//],
+    external: [/^@deepseek-ai\//, /^pino(?:\/|$)/],
+    // Inlined CommonJS dependencies (undici) call `require`, which an ESM file on Node.js lacks.
+    banner: {
+      js: "import { createRequire as __amRequire } from 'node:module'; const require = __amRequire(import.meta.url);",
+    },
+    esbuildOptions(options) {
+      options.conditions = ['@agentmail/source'];
+    },
+  };
+}
+
+export default defineConfig(dshPluginBuild(join(DSH_BRIDGE_ROOT, 'dist'), true));
