@@ -122,7 +122,7 @@ describe('heartbeat (G-25..G-27)', () => {
       ],
       catalogue: [
         { key: 'scripted/echo', name: 'Echo', agents: ['pi-a', 'pi-b'] },
-        { key: 'x/y', agents: ['pi-b'] },
+        { key: 'x/y', name: '', agents: ['pi-b'] },
       ],
       reported_by: ['pi-a', 'pi-b'],
     });

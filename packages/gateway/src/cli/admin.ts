@@ -74,7 +74,7 @@ export function modelLines(res: AllowedModelsResponse, justSet: readonly string[
     lines.push(`catalogue (what the ${platform} agents ${res.reported_by.map(oneLine).join(', ')} report):`);
     for (const m of res.catalogue)
       lines.push(
-        `  ${selected.has(m.key) ? '*' : ' '} ${oneLine(m.key)}${m.name === undefined ? '' : `  ${oneLine(m.name)}`}`,
+        `  ${selected.has(m.key) ? '*' : ' '} ${oneLine(m.key)}${m.name === '' ? '' : `  ${oneLine(m.name)}`}`,
       );
     lines.push('  (* selected)');
   }
