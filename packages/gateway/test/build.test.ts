@@ -24,7 +24,9 @@ import { cleanEnv, PROCESS_TEST_TIMEOUT_MS, run } from './helpers/processes.js';
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const REPO = resolve(GATEWAY_ROOT, '../..');
-const PACKAGES = ['packages/protocol', 'packages/shared-policy', 'packages/gateway'];
+const PACKAGES = ['packages/protocol', 'packages/shared-policy', 'packages/gateway', 'packages/web'];
+// The web package's tsconfig references these (for its tests); vite's build reads them.
+const TSCONFIGS_ONLY = ['packages/testkit/tsconfig.json', 'packages/bridge-pi/tsconfig.json'];
 let clone = '';
 let env: NodeJS.ProcessEnv = {};
 
@@ -43,6 +45,7 @@ async function freshClone(): Promise<string> {
       'pnpm-workspace.yaml',
       'tsconfig.base.json',
       ...PACKAGES,
+      ...TSCONFIGS_ONLY,
     ],
     { cwd: REPO, encoding: 'utf8' },
   )
@@ -108,7 +111,7 @@ describe('building and starting the Gateway from a fresh clone', () => {
     expect(version).toMatchObject({ code: 0, stderr: '' });
   });
 
-  it('regression: `pnpm serve` builds only the CLI and the Gateway answers', async () => {
+  it('regression: `pnpm serve` builds only the CLI and the web mailbox; the Gateway and the page answer', async () => {
     await rm(join(clone, 'packages/gateway/dist'), { recursive: true, force: true });
     const started = Date.now();
     // Its own process group, so the test ends pnpm and the Gateway under it together.
@@ -132,9 +135,12 @@ describe('building and starting the Gateway from a fresh clone', () => {
         });
       });
       console.info(`pnpm serve on a fresh clone: listening after ${Date.now() - started} ms`);
-      // Only the JavaScript was built: no declarations, no sibling package.
+      // Only the JavaScript was built: no declarations, no sibling package but the web page.
       expect(existsSync(join(clone, 'packages/gateway/dist/index.d.ts'))).toBe(false);
       expect(existsSync(join(clone, 'packages/shared-policy/dist'))).toBe(false);
+      // The web mailbox the README sends a person to is there, not "not built" (503).
+      const page = await fetch(`${url}/`);
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
       const status = await run(
         process.execPath,
         [join(clone, 'packages/gateway/dist/cli/main.js'), 'status', '--url', url],
