@@ -338,9 +338,10 @@ export const EN = {
   'web.compose.subject': 'Subject',
   'web.compose.body': 'Message',
   'web.compose.comment': 'Comment (optional)',
-  'web.compose.mode': 'Permission mode (for a new session)',
+  'web.compose.mode': 'Permission mode',
+  'web.compose.mode_keep': "The session's own (workspace for a new session)",
   'web.compose.mode_help':
-    'Workspace asks you before the agent runs commands or changes files; plan only reads; full never asks.',
+    'Workspace asks you before the agent runs commands or changes files; plan only reads; full never asks. Only the person who started a session may change its mode.',
   'web.compose.attach': 'Attach files',
   'web.compose.remove': 'Remove',
   'web.compose.send': 'Send',

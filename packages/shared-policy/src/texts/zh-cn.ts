@@ -311,8 +311,10 @@ export const ZH_CN: Record<TextKey, string> = {
   'web.compose.subject': '主题',
   'web.compose.body': '正文',
   'web.compose.comment': '附言（可选）',
-  'web.compose.mode': '权限模式（用于新会话）',
-  'web.compose.mode_help': 'workspace：智能体运行命令或修改文件前先问你；plan：只读；full：从不询问。',
+  'web.compose.mode': '权限模式',
+  'web.compose.mode_keep': '保持会话自己的模式（新会话为 workspace）',
+  'web.compose.mode_help':
+    'workspace：智能体运行命令或修改文件前先问你；plan：只读；full：从不询问。只有发起会话的人可以更改其模式。',
   'web.compose.attach': '添加附件',
   'web.compose.remove': '移除',
   'web.compose.send': '发送',
