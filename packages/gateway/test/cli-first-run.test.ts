@@ -238,6 +238,38 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     expect(contacts).toMatch(/^alice\s+alice@\.$/m);
   });
 
+  it('regression (new-user trial): a bad address is named by its argument or flag, with no field list, rule id or route', async () => {
+    const to = await cli(['send', 'echo@relative.x', '-s', 'x', '-b', 'y']);
+    expect(to.code).toBe(1);
+    expect(to.stderr).toBe(
+      'agentmail: the recipient "echo@relative.x" is not an address\n' +
+        '  the path "relative" is relative; give an absolute path starting with "/", or leave it out for the default workspace (name@. or name@.session).\n',
+    );
+    const empty = await cli(['send', '', '-s', 'x', '-b', 'y']);
+    expect(empty.stderr).toMatch(/^agentmail: the recipient "" is not an address\n {2}the address is empty;/);
+    const cc = await cli(['send', 'echo', '-s', 'x', '-b', 'y', '--cc', 'bob@.', '--cc', 'bob@rel.x']);
+    expect(cc.stderr).toMatch(/^agentmail: the --cc address "bob@rel\.x" is not an address\n/);
+    for (const res of [to, empty, cc]) expect(res.stderr).not.toMatch(/Accepted fields|SPEC|field "|\/api\//);
+    // --json keeps the Gateway's body exactly.
+    const json = await cli(['--json', 'send', 'echo@relative.x', '-s', 'x', '-b', 'y']);
+    expect(
+      (JSON.parse(json.stderr) as { body: { accepted_fields: string[] } }).body.accepted_fields,
+    ).toContain('to');
+  });
+
+  it('regression (new-user trial): an API URL (…/api/v1) is taken as the Gateway; a server without the route says what to check', async () => {
+    const api = await run(process.execPath, [mainJs, '--url', `${server?.url}/api/v1/`, 'status'], { env });
+    expect(api.code, api.stderr).toBe(0);
+    expect(api.stdout).toContain(`${server?.url}: ok`);
+    const prefixed = await run(process.execPath, [mainJs, '--url', `${server?.url}/some/prefix`, 'status'], {
+      env,
+    });
+    expect(prefixed.code).toBe(1);
+    expect(prefixed.stderr).toContain(`the Gateway at ${server?.url} does not know this command's request`);
+    expect(prefixed.stderr).toContain('no path');
+    expect(prefixed.stderr).not.toMatch(/no route|\/api\//);
+  });
+
   it('regression: --json makes a usage error one JSON line', async () => {
     const res = await cli(['--json', 'send', 'echo', '-b', 'no subject']);
     expect(res.code).toBe(2);

@@ -48,6 +48,56 @@ function split(detail: string): { message: string; detail?: string } {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** The Gateway's closing list of a body's accepted fields: for API clients, not for a person. */
+const ACCEPTED_FIELDS = /\s*Accepted fields:[\s\S]*$/;
+
+/** A request field as the person wrote it: the CLI's argument or flag. */
+const FIELD_WORDS: Readonly<Record<string, string>> = {
+  to: 'the recipient',
+  cc: '--cc',
+  subject: '--subject',
+  body: '--body',
+  comment: '--body',
+  reply_to: '--reply-to',
+  attachment_ids: '--attach',
+  permission_mode: '--mode',
+  max_rounds: '--max-rounds',
+  limit: '--limit',
+  before: '--before',
+  name: 'the name',
+  agent_name: 'the agent name',
+  models: 'the models',
+};
+
+/**
+ * A 400 of the Gateway in the person's words: the Gateway joins every issue
+ * (`field "to": must be at least 1 characters; field "to": address "": …`) and appends the accepted
+ * fields. The person gets the most telling issue (an address's own explanation before a bare
+ * schema limit), named by their argument or flag, and no field list.
+ */
+function badRequestWords(body: ErrorBody): PersonWords {
+  // `cc[1]` for the second --cc: the flag is what the person wrote.
+  const field = str((body as { field?: unknown }).field)?.replace(/\[\d+\]$/, '');
+  const issues = (str(body.detail) ?? body.error)
+    .replace(ACCEPTED_FIELDS, '')
+    .replace(RULE_IDS, '')
+    .split(/;\s*(?=field ")/)
+    .map((issue) => issue.replace(/^field "[^"]+": /, '').trim())
+    .filter((issue) => issue !== '');
+  const best = issues.find((issue) => issue.startsWith('address "')) ?? issues[0] ?? body.error;
+  const who = field === undefined ? undefined : (FIELD_WORDS[field] ?? `field "${field}"`);
+  const address = /^address ("(?:[^"\\]|\\.)*"): ([\s\S]*)$/.exec(best);
+  if (address) {
+    const what = field === 'to' ? 'the recipient' : field === 'cc' ? 'the --cc address' : 'the address';
+    return { message: `${what} ${address[1]} is not an address`, detail: address[2] ?? '' };
+  }
+  const { message, detail } = split(best);
+  return {
+    message: who === undefined ? message : `${who}: ${message}`,
+    ...(detail === undefined ? {} : { detail }),
+  };
+}
+
 /** Where an id that was not found can be looked up, by the endpoint that did not find it. */
 const NOT_FOUND_HINTS: Partial<Record<ApiRequestInfo['id'], string>> = {
   meMail: 'your mails and their ids: agentmail inbox --all',
@@ -58,6 +108,12 @@ const NOT_FOUND_HINTS: Partial<Record<ApiRequestInfo['id'], string>> = {
   adminRevokeAgentKey: 'the keys and their ids: agentmail agent key list',
   adminResetToken: 'the users: agentmail user list',
 };
+
+/** An id that was not found, with where to look it up. */
+function notFoundWords(request: ApiRequestInfo, message: string): PersonWords {
+  const hint = NOT_FOUND_HINTS[request.id];
+  return hint === undefined ? { message } : { message, suggestion: hint };
+}
 
 /**
  * The person's words for the Gateway's refusal `body` of `request` (SPEC H-2):
@@ -70,6 +126,8 @@ export function personWords(request: ApiRequestInfo, body: ErrorBody): PersonWor
   const fromServer = serverSuggestion(body);
   const base = split(detail === '' ? body.error : detail);
   switch (code) {
+    case 'AM_GW_BAD_REQUEST':
+      return badRequestWords(body);
     case 'AM_GW_UNKNOWN_RECIPIENT':
       return { message: base.message, suggestion: 'see who you can write to: agentmail contacts' };
     case 'AM_GW_UNAUTHENTICATED':
@@ -99,10 +157,16 @@ export function personWords(request: ApiRequestInfo, body: ErrorBody): PersonWor
       return fromServer === undefined ? base : { ...base, suggestion: fromServer };
     }
     case 'AM_GW_NOT_FOUND':
-    case 'AM_GW_UNKNOWN_ATTACHMENT': {
-      const hint = NOT_FOUND_HINTS[request.id];
-      return hint === undefined ? { message: base.message } : { message: base.message, suggestion: hint };
-    }
+      // No such route: the URL has a path of its own, or the Gateway is of another version.
+      if (/^no route /.test(body.detail ?? ''))
+        return {
+          message: `the Gateway at ${new URL(request.url).origin} does not know this command's request`,
+          suggestion:
+            'give --url as the Gateway prints it (http://host:port, no path), and use a CLI of the same version as the Gateway',
+        };
+      return notFoundWords(request, base.message);
+    case 'AM_GW_UNKNOWN_ATTACHMENT':
+      return notFoundWords(request, base.message);
     case 'AM_GW_ALREADY_DECIDED':
       return { message: base.message, suggestion: 'how it was decided: agentmail permissions --all' };
     case 'AM_GW_INTERNAL':
