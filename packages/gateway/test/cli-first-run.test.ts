@@ -173,6 +173,12 @@ describe('attachments (items 4, 5, 13)', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('"docs" is a directory');
     expect(res.stderr).not.toContain('cannot reach');
+    // A device (new-user trial): named as such, once, with what to do instead.
+    const device = await cli(['send', 'echo', '-s', 'x', '-b', 'y', '--attach', '/dev/zero']);
+    expect(device.code).toBe(2);
+    expect(device.stderr).toBe(
+      'agentmail: cannot attach "/dev/zero": not a regular file\n  try: save what it gives to a file first, and attach that file; nothing was uploaded or sent\n',
+    );
   });
 
   it('regression: every file is checked before the first upload (no orphan blob); text goes up as text/plain', async () => {

@@ -232,6 +232,12 @@ export async function attachmentFiles(paths: readonly string[]): Promise<UploadF
         throw new CliError('FILE_UNREADABLE', `--attach ${JSON.stringify(path)} is a directory, not a file`, {
           suggestion: 'attach the files in it one by one, or an archive of it (tar -czf dir.tgz dir)',
         });
+      // A device, a pipe or a socket has no size to announce (and /dev/zero never ends).
+      if (!info.isFile())
+        throw new CliError('FILE_UNREADABLE', `cannot attach ${JSON.stringify(path)}: not a regular file`, {
+          suggestion:
+            'save what it gives to a file first, and attach that file; nothing was uploaded or sent',
+        });
       await access(absolute, constants.R_OK);
       files.push(
         await fileUpload(absolute, { contentType: mime.getType(absolute) ?? 'application/octet-stream' }),
