@@ -109,6 +109,10 @@ class Gateway:
     def mark_read(self, ids):
         return self._request("POST", "/mail/read", {"ids": ids})
 
+    def offline(self):
+        # A client that stops says so: the agent is offline at once, not 90 s later (SPEC H-3).
+        return self._request("POST", "/agent/offline", {"reason": "stopped"})
+
     def open_events(self, last_event_id):
         headers = {"Authorization": f"Bearer {self.key}", "Accept": "text/event-stream"}
         if last_event_id is not None:
@@ -282,6 +286,12 @@ def main(argv):
         return 1
     except KeyboardInterrupt:
         return 0
+    finally:
+        try:
+            gateway.offline()
+            log("said goodbye: offline")
+        except Exception:  # best effort: an older Gateway, or one that is gone
+            pass
 
 
 if __name__ == "__main__":

@@ -1,29 +1,64 @@
 #!/usr/bin/env node
 /**
  * `agentmail-pi`: the pi bridge daemon, configured by environment variables only (see
- * {@link readConfig}). SIGTERM/SIGINT stop it gracefully (B-15); exit code 0 then, 2 on a
- * configuration error, 1 when it cannot start or lost the bridge lock. A second daemon for the
- * same agent and data directory waits as a standby (one log line) and takes over when the first
- * stops or dies (SPEC G-22, shared-policy BridgeLock). With `AGENTMAIL_LOOP_STATS=1`, SIGUSR2 logs the
- * event-loop delay since the previous report (see loop-stats.ts).
+ * {@link readConfig}). It checks its configuration and registers before it loads pi, so a wrong
+ * setting or key fails at once; a Gateway that is not up yet is retried with backoff (1 s doubling
+ * to 30 s). SIGTERM/SIGINT stop it gracefully (B-15); exit code 0 then, 2 on a configuration
+ * error (a setting, or a key or name the Gateway refuses), 1 when it cannot start otherwise or lost
+ * the bridge lock. A second daemon for the same agent and data directory waits as a standby (one
+ * log line) and takes over when the first stops or dies (SPEC G-22, shared-policy BridgeLock).
+ * With `AGENTMAIL_LOOP_STATS=1`, SIGUSR2 logs the event-loop delay since the previous report (see
+ * loop-stats.ts).
+ *
+ * Logs are pino JSON lines on stderr (journald). On a terminal (stderr is a TTY) a failure to
+ * start is also said as one plain line with its fix, and a Gateway that is not up yet as a plain
+ * "waiting" line: a person starting the daemon by hand reads those, not JSON.
  */
 import { fileURLToPath } from 'node:url';
-import { readConfig } from './config.js';
+import { isPermanent } from '@agentmail/shared-policy/client';
+import { type PiBridgeConfig, readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';
 import { createLogger } from './log.js';
 import { LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
 
 const log = createLogger('agentmail-pi');
+const onTerminal = process.stderr.isTTY === true;
+
+/** One plain line (and its fix) for a person at a terminal; nothing when stderr is not a TTY. */
+function say(line: string, fix?: string): void {
+  if (onTerminal)
+    process.stderr.write(`agentmail-pi: ${line}\n${fix === undefined ? '' : `  fix: ${fix}\n`}`);
+}
+
+/** The words of a start the Gateway refused for good (SPEC G-13): which Gateway, what it said, the fix. */
+function refusal(err: unknown, config: PiBridgeConfig): { line: string; fix?: string } {
+  const e = err as { status?: unknown; body?: { detail?: unknown; suggestion?: unknown } };
+  const detail = typeof e.body?.detail === 'string' ? e.body.detail : (err as Error).message;
+  const fix = typeof e.body?.suggestion === 'string' ? e.body.suggestion : undefined;
+  return {
+    line: `the Gateway at ${config.gatewayUrl} refused agent "${config.agentName}": ${detail} (HTTP ${String(e.status)})`,
+    ...(fix === undefined ? {} : { fix }),
+  };
+}
+
+let config: PiBridgeConfig;
 let daemon: PiBridgeDaemon;
 try {
-  daemon = new PiBridgeDaemon(
-    readConfig(process.env, fileURLToPath(new URL('./worker-main.js', import.meta.url))),
-    log,
-  );
+  config = readConfig(process.env, fileURLToPath(new URL('./worker-main.js', import.meta.url)));
+  daemon = new PiBridgeDaemon(config, log);
 } catch (err) {
   log.fatal({ code: (err as { code?: string }).code, err: (err as Error).message }, 'bad configuration');
+  say(`bad configuration: ${(err as Error).message}`);
   process.exit(2);
 }
+if (onTerminal)
+  daemon.bridge.events.subscribe((e) => {
+    if (e.type === 'start_failed' && !e.permanent)
+      say(
+        `waiting for the Gateway at ${config.gatewayUrl} (${e.error}); trying again in ${Math.round(e.retry_ms / 1000)} s`,
+      );
+    else if (e.type === 'ready') say(`connected to ${config.gatewayUrl} as agent "${config.agentName}"`);
+  });
 const loop = loopStatsEnabled(process.env) ? new LoopDelayMonitor() : undefined;
 if (loop) process.on('SIGUSR2', () => daemon.bridge.emit({ type: 'loop_delay', ...loop.take() }));
 let stopping = false;
@@ -41,7 +76,14 @@ const stop = (signal: string): void => {
 daemon.lockLostHandler = () => process.exit(1);
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
-daemon.start().catch((err: unknown) => {
-  log.fatal({ err: String(err) }, 'start failed');
-  process.exit(1);
+daemon.start().catch(async (err: unknown) => {
+  // A refusal for good (a wrong key, a name the key is not bound to) is a configuration error.
+  const permanent = isPermanent(err);
+  log.fatal({ err: String(err), permanent }, 'start failed');
+  if (permanent) {
+    const { line, fix } = refusal(err, config);
+    say(line, fix);
+  } else say(`cannot start: ${(err as Error).message}`);
+  await daemon.stop().catch(() => undefined);
+  process.exit(permanent ? 2 : 1);
 });

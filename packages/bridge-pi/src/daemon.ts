@@ -30,9 +30,9 @@ import { type WorkerHandle, WorkerLauncher } from './launcher.js';
 import { listPiSessions } from './session-files.js';
 
 /**
- * The daemon: the pi adapter of the kit. `start()` probes pi (P-8, catalogue), then the kit
- * connects (B-1, B-20) and resolves after the start catch-up; `stop()` is the graceful shutdown
- * (B-15, P-7).
+ * The daemon: the pi adapter of the kit. `start()` registers first, then the first heartbeat
+ * probes pi (P-8, catalogue), then SSE and catch-up (B-1, B-20); it resolves after the start
+ * catch-up. `stop()` is the graceful shutdown (B-15, P-7).
  */
 export class PiBridgeDaemon {
   readonly bridge: Bridge<PiEvent>;
@@ -78,10 +78,14 @@ export class PiBridgeDaemon {
     );
   }
 
-  /** Probe (P-8, catalogue), then register, first heartbeat, SSE, catch-up (B-1, B-20). */
+  /**
+   * Register first (B-1): a wrong key or a name the key is not bound to is refused at once (a
+   * throw, see daemon-main), and a Gateway that is not up yet is retried with backoff (the kit's
+   * start, event `start_failed`) — before pi is ever loaded. The first heartbeat's snapshot then
+   * probes pi (P-8 permission hook, catalogue; that first spawn forks the launcher), then SSE and
+   * catch-up (B-20). Resolves at `ready`.
+   */
   async start(): Promise<void> {
-    this.#launcher.start(); // its fork blocks this loop once, before the bridge registers
-    await this.#catalogue(); // the probe: permission hook (P-8) and catalogue, before anything else
     await this.bridge.start();
   }
 

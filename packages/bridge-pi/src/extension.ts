@@ -25,6 +25,8 @@ export interface MailExtensionOptions {
   decide?: DecideToolCall;
   /** Called once the `tool_call` handler is registered (P-8: verified, not assumed). */
   onSeamInstalled?: () => void;
+  /** Awaited before every mail tool runs (a person's own pi: register the agent first). Must not throw. */
+  beforeTool?: () => Promise<void>;
 }
 
 /**
@@ -33,11 +35,46 @@ export interface MailExtensionOptions {
  */
 export function createMailExtension(options: MailExtensionOptions): ExtensionFactory {
   return (pi: ExtensionAPI) => {
-    for (const tool of piMailTools(mailTools(options.locale), options.toolContext)) pi.registerTool(tool);
+    const before = options.beforeTool;
+    for (const tool of piMailTools(mailTools(options.locale), options.toolContext))
+      pi.registerTool(
+        before === undefined
+          ? tool
+          : {
+              ...tool,
+              execute: async (...args) => {
+                await before();
+                return tool.execute(...args);
+              },
+            },
+      );
     if (options.decide) {
       pi.on('tool_call', createPermissionHandler(options.decide));
       options.onSeamInstalled?.();
     }
+  };
+}
+
+/**
+ * Registration of the agent for a person's own pi (no daemon registered the name): once at
+ * session start and, until it succeeded, again before a mail tool runs (the Gateway may have been
+ * down at start). `POST /agent/register` is idempotent, so a name a daemon registered is fine too.
+ * A failure is left to the tool itself, whose error then says what is wrong (key, URL, Gateway).
+ */
+export function registration(register: () => Promise<unknown>): () => Promise<void> {
+  let done = false;
+  let running: Promise<void> | undefined;
+  return async () => {
+    if (done) return;
+    running ??= register().then(
+      () => {
+        done = true;
+      },
+      () => {
+        running = undefined;
+      },
+    );
+    await running;
   };
 }
 
@@ -47,7 +84,8 @@ export function createMailExtension(options: MailExtensionOptions): ExtensionFac
  * `AGENTMAIL_AGENT_NAME` (default `pi`), `AGENTMAIL_LOCALE`. With `AGENTMAIL_SESSION_ID` (a
  * Gateway session this pi session works for) the permission seam is installed too, with
  * `AGENTMAIL_PERMISSION_MODE` (default `workspace`) and `AGENTMAIL_GRANT_FILE`; decisions arrive
- * on the extension's own SSE stream (the Gateway fans events out to every stream, G-22).
+ * on the extension's own SSE stream (the Gateway fans events out to every stream, G-22). The agent
+ * name is registered by the extension itself ({@link registration}), so it needs no daemon.
  * @throws Error when the Gateway URL or key is missing (pi lists it as an extension load error).
  */
 export default function agentMailExtension(pi: ExtensionAPI): void {
@@ -87,11 +125,14 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
     ...(sessionId ? { mail: { session_id: sessionId } } : {}),
     ...(signal ? { signal } : {}),
   });
+  // The name may be one no daemon registered (`AGENTMAIL_AGENT_NAME=mypi`): register it (idempotent).
+  const ensureRegistered = registration(() => client.register({ name: agentName, platform: 'pi' }));
   const grantFile = process.env.AGENTMAIL_GRANT_FILE;
   const grants = new GrantStore(grantFile ? { file: grantFile } : {});
   const factory = createMailExtension({
     locale,
     toolContext,
+    beforeTool: ensureRegistered,
     ...(sessionId
       ? {
           decide: (call, how) =>
@@ -116,6 +157,7 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
         }
       : {}),
   });
+  pi.on('session_start', () => ensureRegistered());
   pi.on('session_shutdown', () => {
     shutdown.abort();
   });

@@ -5,10 +5,11 @@
  * refuse agent keys; admin routes take an admin's. Secrets are stored as SHA-256 only.
  */
 import type { FastifyRequest } from 'fastify';
-import type { GatewayContext } from './context.js';
+import type { Db, GatewayContext } from './context.js';
 import type { GatewayDb } from './db/database.js';
+import { KEY_USE_RESOLUTION_MS } from './db/schema.js';
 import { GatewayError } from './errors.js';
-import { hashSecret } from './ids.js';
+import { hashSecret, newId, newSecret } from './ids.js';
 import { isUnsafeMethod, requireSameOrigin, sessionCookie, sessionUser } from './web-session.js';
 
 /** The authenticated agent of a request. */
@@ -16,6 +17,25 @@ export interface AgentPrincipal {
   /** The name the key is bound to. */
   name: string;
   keyId: string;
+}
+
+/**
+ * A new user token for `userId` (`amu_…`): returned once, stored as its SHA-256 only. Every way a
+ * person gets a token goes through here: the first admin, `POST /admin/users`, a token reset.
+ */
+export async function newUserToken(db: Db, userId: string, nowMs: number): Promise<string> {
+  const token = newSecret('amu');
+  await db
+    .insertInto('user_tokens')
+    .values({
+      id: newId('t', nowMs),
+      user_id: userId,
+      token_hash: hashSecret(token),
+      created_at: nowMs,
+      revoked_at: null,
+    })
+    .execute();
+  return token;
 }
 
 /** The credential of a request: Bearer token, else `X-Agent-Secret` (agents only). */
@@ -31,12 +51,30 @@ export function credentialOf(req: FastifyRequest, allowAgentSecret: boolean): st
 }
 
 /**
+ * Remember when a key was last used, to the minute ({@link KEY_USE_RESOLUTION_MS}): at most one
+ * write per key and minute, not one per request.
+ */
+async function noteKeyUse(
+  db: GatewayDb,
+  keyId: string,
+  lastUsed: number | null,
+  nowMs: number,
+): Promise<void> {
+  if (lastUsed !== null && nowMs - Number(lastUsed) < KEY_USE_RESOLUTION_MS) return;
+  await db.updateTable('agent_keys').set({ last_used_at: nowMs }).where('id', '=', keyId).execute();
+}
+
+/**
  * Resolve the agent key of a request.
  * @throws GatewayError `AM_GW_UNAUTHENTICATED` (401) when no key, an unknown or a revoked key is
  *   given; `AM_GW_FORBIDDEN` (403) for a user token (a valid credential of the wrong kind, like
  *   an agent key on a human route).
  */
-export async function authenticateAgent(db: GatewayDb, req: FastifyRequest): Promise<AgentPrincipal> {
+export async function authenticateAgent(
+  db: GatewayDb,
+  req: FastifyRequest,
+  nowMs: number = Date.now(),
+): Promise<AgentPrincipal> {
   const secret = credentialOf(req, true);
   if (secret === undefined)
     throw new GatewayError('UNAUTHENTICATED', 'missing agent key', {
@@ -46,10 +84,13 @@ export async function authenticateAgent(db: GatewayDb, req: FastifyRequest): Pro
   const hash = hashSecret(secret);
   const key = await db
     .selectFrom('agent_keys')
-    .select(['id', 'agent_name', 'revoked_at'])
+    .select(['id', 'agent_name', 'revoked_at', 'last_used_at'])
     .where('key_hash', '=', hash)
     .executeTakeFirst();
-  if (key && key.revoked_at === null) return { name: key.agent_name, keyId: key.id };
+  if (key && key.revoked_at === null) {
+    await noteKeyUse(db, key.id, key.last_used_at, nowMs);
+    return { name: key.agent_name, keyId: key.id };
+  }
   if (key)
     throw new GatewayError('UNAUTHENTICATED', `the agent key ${key.id} was revoked`, {
       suggestion: 'ask an admin for a new key',

@@ -5,7 +5,7 @@
  */
 import {
   type Address,
-  type AgentKeyView,
+  type AgentKeysResponse,
   type AgentView,
   type AllowedModelsResponse,
   type CatalogueEntry,
@@ -19,15 +19,17 @@ import {
   ModeEnforcement,
   PermissionMode,
   type RegisterResponse,
+  type ResetTokenResponse,
   type SessionSyncResponse,
   type Suggestion,
 } from '@agentmail/protocol';
-import { ONLINE_WINDOW_MS } from './config.js';
+import { newUserToken } from './auth.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
-import { isUniqueViolation } from './db/database.js';
+import { type GatewayDb, isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
+import { presenceOf } from './presence.js';
 import { sessionById } from './sessions.js';
 
 function parseJsonArray(text: string): unknown[] {
@@ -119,13 +121,15 @@ export async function heartbeat(
 ): Promise<HeartbeatResponse> {
   const { platform } = await requireRegistered(ctx.db, name);
   const now = ctx.config.clock();
+  // A heartbeat is the agent being back: it clears a goodbye (H-3).
   const set: {
     last_seen: number;
     workspaces?: string;
     platform_sessions?: string;
     models?: string;
     mode_enforcement?: string;
-  } = { last_seen: now };
+    offline_since: null;
+  } = { last_seen: now, offline_since: null };
   if (body.workspaces !== undefined) set.workspaces = JSON.stringify(body.workspaces);
   if (body.sessions !== undefined) set.platform_sessions = JSON.stringify(body.sessions);
   if (body.models !== undefined) set.models = JSON.stringify(body.models);
@@ -178,8 +182,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       name: a.name,
       kind: 'agent' as const,
       platform: a.platform,
-      online: a.last_seen !== null && now - Number(a.last_seen) <= ONLINE_WINDOW_MS,
-      last_seen: a.last_seen === null ? null : iso(Number(a.last_seen)),
+      ...presenceOf(a, now),
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),
@@ -195,6 +198,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       platform: '',
       online: false,
       last_seen: null,
+      offline_since: null,
       workspaces: [],
       address,
     });
@@ -381,11 +385,13 @@ export async function agentsFor(
     if (address === undefined) continue;
     const enforcement = ModeEnforcement.safeParse(a.mode_enforcement);
     const own = sessions.filter((x) => x.agent_name === a.name);
+    // One presence rule for every view: a bridge's goodbye makes it offline at once (H-3).
+    const { online, last_seen } = presenceOf(a, now);
     out.push({
       name: a.name,
       platform: a.platform,
-      online: a.last_seen !== null && now - Number(a.last_seen) <= ONLINE_WINDOW_MS,
-      last_seen: a.last_seen === null ? null : iso(Number(a.last_seen)),
+      online,
+      last_seen,
       mode_enforcement: enforcement.success ? enforcement.data : null,
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
@@ -418,55 +424,6 @@ export async function agentsFor(
 
 // ---- admin ----
 
-/** Every agent key, newest first (never the key: it was shown once). */
-export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeyView[]> {
-  const rows = await ctx.db.selectFrom('agent_keys').selectAll().orderBy('id', 'desc').execute();
-  return rows.map((k) => ({
-    key_id: k.id,
-    agent_name: k.agent_name,
-    created_at: iso(Number(k.created_at)),
-    revoked_at: k.revoked_at === null ? null : iso(Number(k.revoked_at)),
-  }));
-}
-
-/**
- * Give a person a new token (shown once): every other token of theirs is revoked, which ends
- * the web sessions made from them.
- * @throws GatewayError `AM_GW_NOT_FOUND` (no such person)
- */
-export async function resetUserToken(
-  ctx: GatewayContext,
-  name: string,
-): Promise<{ token: string; revoked: number }> {
-  return ctx.db.transaction().execute(async (trx) => {
-    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
-    if (!user)
-      throw new GatewayError('NOT_FOUND', `no person named "${name}"`, {
-        suggestion: 'pick a name from the list of people',
-      });
-    const now = ctx.config.clock();
-    const revoked = await trx
-      .updateTable('user_tokens')
-      .set({ revoked_at: now })
-      .where('user_id', '=', user.id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    await trx.deleteFrom('web_sessions').where('user_id', '=', user.id).execute();
-    const token = newSecret('amu');
-    await trx
-      .insertInto('user_tokens')
-      .values({
-        id: newId('t', now),
-        user_id: user.id,
-        token_hash: hashSecret(token),
-        created_at: now,
-        revoked_at: null,
-      })
-      .execute();
-    return { token, revoked: Number(revoked.numUpdatedRows) };
-  });
-}
-
 /**
  * Create a user with a fresh token (shown once, stored hashed).
  * @throws GatewayError `AM_GW_CONFLICT` when the name is taken by a person or an agent
@@ -486,18 +443,7 @@ export async function createUser(
         .insertInto('users')
         .values({ id, name, is_admin: admin ? 1 : 0, created_at: now })
         .execute();
-      const token = newSecret('amu');
-      await trx
-        .insertInto('user_tokens')
-        .values({
-          id: newId('t', now),
-          user_id: id,
-          token_hash: hashSecret(token),
-          created_at: now,
-          revoked_at: null,
-        })
-        .execute();
-      return { token, id };
+      return { token: await newUserToken(trx, id, now), id };
     });
   } catch (err) {
     if (isUniqueViolation(err, 'name')) throw new GatewayError('CONFLICT', `a user named "${name}" exists`);
@@ -523,9 +469,57 @@ export async function issueAgentKey(
       key_hash: hashSecret(key),
       created_at: now,
       revoked_at: null,
+      last_used_at: null,
     })
     .execute();
   return { keyId, key };
+}
+
+/** Every agent key, oldest first: id, bound name, created, last used, revoked (never the key). */
+export async function listAgentKeys(ctx: GatewayContext): Promise<AgentKeysResponse> {
+  const rows = await ctx.db
+    .selectFrom('agent_keys')
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const at = (ms: number | null): string | null => (ms === null ? null : iso(Number(ms)));
+  return {
+    keys: rows.map((k) => ({
+      key_id: k.id,
+      agent_name: k.agent_name,
+      created_at: iso(Number(k.created_at)),
+      last_used_at: at(k.last_used_at),
+      revoked_at: at(k.revoked_at),
+    })),
+  };
+}
+
+/**
+ * Give user `name` a new token (shown once, stored hashed) and revoke every older one, ending the
+ * web sessions made from them, in one transaction: for a person who lost theirs, or whose token leaked. Takes the store itself, so
+ * `agentmail admin reset-token` can run it on a data directory without a Gateway.
+ * @throws GatewayError `AM_GW_NOT_FOUND` when no user has the name.
+ */
+export async function resetUserToken(db: GatewayDb, name: string, now: number): Promise<ResetTokenResponse> {
+  return db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
+    if (!user)
+      throw new GatewayError('NOT_FOUND', `no user is named "${name}"`, {
+        suggestion: 'list the users (GET /api/v1/admin/users)',
+        extra: { name },
+      });
+    const revoked = await trx
+      .updateTable('user_tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', user.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    // A session made from a revoked token must end with it (a leaked token's sessions too).
+    await trx.deleteFrom('web_sessions').where('user_id', '=', user.id).execute();
+    const token = await newUserToken(trx, user.id, now);
+    return { name, token, revoked_tokens: Number(revoked.numUpdatedRows) };
+  });
 }
 
 /** Revoke an agent key. @throws GatewayError `AM_GW_NOT_FOUND` */
@@ -541,8 +535,11 @@ export async function revokeAgentKey(ctx: GatewayContext, keyId: string): Promis
 }
 
 /**
- * The selection of a platform with stale flags: a selected model no agent of the platform has in
- * its catalogue any more stays selected and is shown stale (SPEC G-26).
+ * The selection of a platform beside what its agents have (SPEC G-26): the union of the
+ * catalogues the platform's agents last reported, each model with the agents that have it, and
+ * the selection with stale flags — a selected model that no reporting agent has stays selected
+ * and is flagged stale. While no agent has reported a catalogue nothing is stale (nothing is known
+ * yet); `reported_by` is empty then.
  */
 export async function allowedModelsView(
   ctx: GatewayContext,
@@ -556,8 +553,12 @@ export async function allowedModelsView(
     .orderBy('name')
     .execute();
   const catalogue = new Map<string, CatalogueEntry>();
-  for (const a of agents)
-    for (const m of parseJsonArray(a.models)) {
+  const reportedBy: string[] = [];
+  for (const a of agents) {
+    const models = parseJsonArray(a.models);
+    // '[]' is also what registration stores: an empty list counts as "not reported".
+    if (models.length > 0) reportedBy.push(a.name);
+    for (const m of models) {
       if (typeof m !== 'object' || m === null) continue;
       const { key, name } = m as { key?: unknown; name?: unknown };
       if (typeof key !== 'string') continue;
@@ -566,10 +567,12 @@ export async function allowedModelsView(
       if (!entry.agents.includes(a.name)) entry.agents.push(a.name);
       catalogue.set(key, entry);
     }
+  }
   return {
     platform,
-    models: selection.map((key) => ({ key, stale: !catalogue.has(key) })),
-    catalogue: [...catalogue.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    models: selection.map((key) => ({ key, stale: reportedBy.length > 0 && !catalogue.has(key) })),
+    catalogue: [...catalogue.values()].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)),
+    reported_by: reportedBy,
   };
 }
 

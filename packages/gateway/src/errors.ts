@@ -16,6 +16,7 @@ export const GATEWAY_ERRORS = {
   UNKNOWN_ATTACHMENT: { code: 'AM_GW_UNKNOWN_ATTACHMENT', status: 404, error: 'not_found' },
   NOT_REGISTERED: { code: 'AM_GW_NOT_REGISTERED', status: 409, error: 'conflict' },
   CONFLICT: { code: 'AM_GW_CONFLICT', status: 409, error: 'conflict' },
+  ALIAS_ELSEWHERE: { code: 'AM_GW_ALIAS_ELSEWHERE', status: 409, error: 'conflict' },
   BUDGET_EXHAUSTED: { code: 'AM_GW_BUDGET_EXHAUSTED', status: 409, error: 'budget_exhausted' },
   HOP_LIMIT: { code: 'AM_GW_HOP_LIMIT', status: 409, error: 'hop_limit_reached' },
   NO_PERSON_REACHABLE: { code: 'AM_GW_NO_PERSON_REACHABLE', status: 409, error: 'no_person_reachable' },

@@ -3,7 +3,7 @@
  * `@agentmail/protocol`, the JSON body parser that reports syntax errors by byte offset, and the
  * error handler that turns every failure into the G-13 JSON body.
  */
-import { type DecodeErrorBody, decode, jsonSyntaxError } from '@agentmail/protocol';
+import { type DecodeErrorBody, decode, jsonSyntaxError, MAIL_BODY_MAX_CHARS } from '@agentmail/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { isBusyError } from './db/database.js';
@@ -11,6 +11,16 @@ import { GatewayError, isGatewayError } from './errors.js';
 
 /** JSON bodies larger than this are refused with 413, in bytes. @default 2 MiB */
 export const JSON_BODY_MAX_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Request size limit of the routes that carry a mail body (send, forward), in bytes: above any
+ * request whose body keeps to `MAIL_BODY_MAX_CHARS` (a character takes at most 6 bytes in JSON,
+ * `\u0001`), so the body's own limit is the one a sender meets, with one message. @default 8 MiB
+ */
+export const MAIL_REQUEST_MAX_BYTES = 8 * 1024 * 1024;
+
+/** The endpoints whose body carries a mail body or comment ({@link MAIL_REQUEST_MAX_BYTES}). */
+export const MAIL_BODY_ENDPOINTS: ReadonlySet<string> = new Set(['send', 'meSend', 'forward', 'meForward']);
 
 /**
  * Longest path parameter (an id) the router takes, in characters (Fastify's `maxParamLength`);
@@ -164,13 +174,16 @@ export function errorResponse(err: unknown, info: ErrorRequestInfo = {}): ErrorR
     }
     case 'FST_ERR_CTP_BODY_TOO_LARGE': {
       const limit = info.bodyLimitBytes ?? JSON_BODY_MAX_BYTES;
+      const mail = info.bodyLimitBytes === MAIL_REQUEST_MAX_BYTES;
       return framework(
         413,
         'payload_too_large',
         'AM_GW_PAYLOAD_TOO_LARGE',
-        `the body is larger than ${limit} bytes`,
+        mail
+          ? `the request is larger than ${limit} bytes: a mail body has at most ${MAIL_BODY_MAX_CHARS} characters`
+          : `the body is larger than ${limit} bytes`,
         'send less: split the text, or upload large content as an attachment',
-        { max_bytes: limit },
+        { max_bytes: limit, ...(mail ? { max_chars: MAIL_BODY_MAX_CHARS } : {}) },
       );
     }
     case 'FST_REQ_FILE_TOO_LARGE':

@@ -1,8 +1,10 @@
 /**
  * First start of a data directory: create the admin user and hand its token out once.
  */
+
+import { newUserToken } from './auth.js';
 import { type GatewayDb, openDatabase } from './db/database.js';
-import { hashSecret, newId, newSecret } from './ids.js';
+import { newId } from './ids.js';
 
 /** Name of the admin user created on first start. @default 'admin' */
 export const ADMIN_USER_NAME = 'admin';
@@ -31,18 +33,7 @@ export async function createAdminIfMissing(db: GatewayDb, nowMs: number = Date.n
       .insertInto('users')
       .values({ id, name: ADMIN_USER_NAME, is_admin: 1, created_at: nowMs })
       .execute();
-    const adminToken = newSecret('amu');
-    await trx
-      .insertInto('user_tokens')
-      .values({
-        id: newId('t', nowMs),
-        user_id: id,
-        token_hash: hashSecret(adminToken),
-        created_at: nowMs,
-        revoked_at: null,
-      })
-      .execute();
-    return { adminToken };
+    return { adminToken: await newUserToken(trx, id, nowMs) };
   });
 }
 

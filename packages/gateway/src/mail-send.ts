@@ -26,6 +26,7 @@ import { GatewayError } from './errors.js';
 import { agentStream, type EventBatch, userStream } from './event-hub.js';
 import { newId } from './ids.js';
 import { actorSessionFor, canSeeAttachment, mailRow, PERMISSION_KIND } from './mail-views.js';
+import { offlineAgents } from './presence.js';
 import {
   addressIn,
   defaultSession,
@@ -67,6 +68,8 @@ interface Recipient {
   address: Address;
   field: string;
   session?: SessionRow;
+  /** The session existed before this send (a reply's, a default or an alias one). */
+  existingSession?: boolean;
 }
 
 function parseField(value: string, field: string): Address {
@@ -342,11 +345,16 @@ async function sendInTransaction(
       const s = counterpart !== undefined ? parentSessions.get(counterpart) : undefined;
       if (s && s.agent_name === r.name) {
         r.session = s;
+        r.existingSession = true;
         continue;
       }
     }
-    r.session = (await resolveAgentSession(ctx, trx, r.name, a.path, a.session, baseSeed())).session;
+    const resolved = await resolveAgentSession(ctx, trx, r.name, a.path, a.session, baseSeed());
+    r.session = resolved.session;
+    r.existingSession = !resolved.created;
   }
+  if (input.permission_mode !== undefined)
+    await applyMode(ctx, trx, actor, recipients, input.permission_mode);
 
   // The session the mail is written in: the sender's; for a person, the first agent's session
   // or, in a reply, the person's session of the parent.
@@ -526,6 +534,13 @@ async function sendInTransaction(
   const primary = recipients[0];
   const primarySession = primary?.session ?? threadSession;
   const free = isPerson || (input.relay === 'summary' && allHuman);
+  // H-3: the sender is told which agents are offline; the mail waits for them (G-39).
+  const offline = await offlineAgents(
+    trx,
+    agentRecipients.map((r) => r.name),
+    now,
+  );
+  const primaryMode = primarySession.permission_mode;
   return {
     status: 'sent',
     mail_id: mailId,
@@ -534,5 +549,60 @@ async function sendInTransaction(
     address: primary ? addressIn(primary.name, primary.human, primarySession) : '',
     rounds_left:
       free || !senderSession ? null : Math.max(0, senderSession.max_rounds - senderSession.rounds_used),
+    permission_mode: primaryMode === 'plan' || primaryMode === 'full' ? primaryMode : 'workspace',
+    ...(offline.length === 0 ? {} : { offline_recipients: offline }),
   };
+}
+
+/**
+ * `permission_mode` on a send into sessions that already exist (P-1): the mode changes when the
+ * sender is the person who owns the session (started it, or inherited it along delegations);
+ * anyone else is refused with the reason, never ignored silently. New sessions got the mode as
+ * their seed already.
+ * @throws GatewayError `AM_GW_FORBIDDEN` (403) naming the owner, or saying an agent started it.
+ */
+async function applyMode(
+  ctx: GatewayContext,
+  trx: Db,
+  actor: Actor,
+  recipients: readonly Recipient[],
+  mode: PermissionMode,
+): Promise<void> {
+  for (const r of recipients) {
+    const s = r.session;
+    if (r.human || !s || !r.existingSession || s.permission_mode === mode) continue;
+    const owns = actor.kind === 'user' && s.owner_user_id === actor.id;
+    if (!owns) {
+      const owner =
+        s.owner_user_id === null
+          ? undefined
+          : await trx.selectFrom('users').select('name').where('id', '=', s.owner_user_id).executeTakeFirst();
+      const alias = s.alias ?? s.id;
+      throw new GatewayError(
+        'FORBIDDEN',
+        `field "permission_mode": the session "${alias}" of agent "${s.agent_name}" is in mode ${s.permission_mode}; only ${owner ? `its owner "${owner.name}"` : 'the person who started it'} may change it`,
+        {
+          detail: owner
+            ? `"${owner.name}" started the session; the mail was not sent`
+            : 'the session was started by an agent or without an owner; its mode stays as it is and the mail was not sent',
+          suggestion: `send without permission_mode to keep mode ${s.permission_mode}, or start a new session (${s.agent_name}@${s.path}.new) in mode ${mode}`,
+          extra: {
+            field: 'permission_mode',
+            permission_mode: s.permission_mode,
+            ...(owner ? { owner: owner.name } : {}),
+          },
+        },
+      );
+    }
+    await trx
+      .updateTable('sessions')
+      .set({ permission_mode: mode, updated_at: ctx.config.clock() })
+      .where('id', '=', s.id)
+      .execute();
+    ctx.log.info(
+      { event: 'session_mode_changed', session_id: s.id, from: s.permission_mode, to: mode, by: actor.name },
+      'session mode changed by its owner',
+    );
+    s.permission_mode = mode;
+  }
 }

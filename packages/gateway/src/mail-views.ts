@@ -364,12 +364,20 @@ export async function readThread(
 }
 
 /**
- * A reader's inbox page. Unread: oldest first (a work queue; SPEC G-39, B-20). All: newest first.
+ * A reader's inbox page. By default unread is oldest first (a work queue; SPEC G-39, B-20) and all
+ * is newest first; `order` chooses either, and `before` (a mail id) keeps only older mails, for
+ * paging back through newest-first pages.
  */
 export async function readInbox(
   db: Db,
   actor: Actor,
-  query: { status: 'unread' | 'all'; limit: number; session_id?: string | undefined },
+  query: {
+    status: 'unread' | 'all';
+    limit: number;
+    session_id?: string | undefined;
+    order?: 'oldest' | 'newest' | undefined;
+    before?: string | undefined;
+  },
 ): Promise<InboxResponse> {
   const human = isHumanActor(actor) ? 1 : 0;
   let q = db
@@ -379,8 +387,11 @@ export async function readInbox(
     .where('recipient_human', '=', human);
   if (query.status === 'unread') q = q.where('read_at', 'is', null);
   if (query.session_id !== undefined) q = q.where('session_id', '=', query.session_id);
+  // Mail ids sort by creation time: `before` pages back from the last id of a newest-first page.
+  if (query.before !== undefined) q = q.where('mail_id', '<', query.before);
+  const order = query.order ?? (query.status === 'unread' ? 'oldest' : 'newest');
   const rows = await q
-    .orderBy('mail_id', query.status === 'unread' ? 'asc' : 'desc')
+    .orderBy('mail_id', order === 'oldest' ? 'asc' : 'desc')
     .limit(query.limit + 1)
     .execute();
   const pageIds = rows.slice(0, query.limit).map((r) => r.mail_id);

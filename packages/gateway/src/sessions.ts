@@ -246,10 +246,32 @@ export async function platformSnapshot(db: Db, agentName: string): Promise<Platf
 }
 
 /**
+ * An alias names one session, in one directory: an address that writes another path with it is
+ * refused, never delivered into the alias's session elsewhere (a mail would land in another
+ * project's session). An address without a path (`pi@.alias`) names the session by alias alone.
+ * @throws GatewayError `AM_GW_ALIAS_ELSEWHERE` (409) naming the alias's real address.
+ */
+function requireSamePath(agentName: string, path: string, alias: string, sessionPath: string): void {
+  if (path === '' || path === sessionPath) return;
+  const real = formatAddress({ name: agentName, path: sessionPath, session: alias });
+  throw new GatewayError(
+    'ALIAS_ELSEWHERE',
+    `the session "${alias}" of agent "${agentName}" is in ${sessionPath === '' ? 'its default workspace' : sessionPath}, not in ${path}`,
+    {
+      detail: 'an alias names one session in one directory; the mail was not sent',
+      suggestion: `write ${real} for that session, or ${formatAddress({ name: agentName, path, session: NEW_SESSION })} for a new one in ${path}`,
+      extra: { alias, session_address: real, path: sessionPath },
+    },
+  );
+}
+
+/**
  * Resolve the session part of an agent address (SPEC G-2): `''` → default session of (agent,
  * path); `new` → a new session; an alias → that session, or a platform session of the snapshot
  * whose slug or id it names (adopted, SPEC G-37).
- * @throws GatewayError `AM_GW_UNKNOWN_ALIAS` (404) naming the alias, never a silent new session.
+ * @throws GatewayError `AM_GW_UNKNOWN_ALIAS` (404) naming the alias, never a silent new session;
+ *   `AM_GW_ALIAS_ELSEWHERE` (409) when the alias's session is in another directory than the
+ *   address's path.
  */
 export async function resolveAgentSession(
   ctx: GatewayContext,
@@ -268,11 +290,15 @@ export async function resolveAgentSession(
     .where('agent_name', '=', agentName)
     .where('alias', '=', sessionPart)
     .executeTakeFirst();
-  if (found) return { session: found, created: false };
+  if (found) {
+    requireSamePath(agentName, path, sessionPart, found.path);
+    return { session: found, created: false };
+  }
   const snapshot = await platformSnapshot(db, agentName);
   const entry =
     snapshot.find((s) => s.slug === sessionPart) ?? snapshot.find((s) => s.platform_id === sessionPart);
   if (entry) {
+    requireSamePath(agentName, path, sessionPart, entry.path);
     const before = await db
       .selectFrom('sessions')
       .select('id')
@@ -287,7 +313,13 @@ export async function resolveAgentSession(
     `agent "${agentName}" has no session with the alias "${sessionPart}"`,
     {
       detail: 'an alias must already exist; it never creates a session (SPEC G-2)',
-      suggestion: `write ${agentName}@${path}.new for a new session, or ${agentName}@${path}. for the default one`,
+      // G-3: `pi@/srv/my.project` reads as the alias "project" in /srv/my; the form for the
+      // directory /srv/my.project is shown too, since that is often what was meant.
+      suggestion:
+        `write ${agentName}@${path}.new for a new session, or ${agentName}@${path}. for the default one` +
+        (path === ''
+          ? ''
+          : `; for the directory ${path}.${sessionPart}, end the address with a dot: ${agentName}@${path}.${sessionPart}.`),
       extra: { alias: sessionPart },
     },
   );

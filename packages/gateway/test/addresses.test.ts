@@ -59,3 +59,45 @@ describe('paths in addresses must be normalised (SPEC G-3)', () => {
     }
   });
 });
+
+describe('an alias names one session in one directory (SPEC G-2)', () => {
+  it('regression: an alias under another path is refused naming its real address, never delivered there', async () => {
+    const made = await api<{ session_alias: string; session_id: string }>(
+      gw,
+      'POST',
+      '/me/mail/send',
+      alice,
+      {
+        to: 'pi@/tmp/a b.new',
+        subject: 'echo x',
+        body: 'b',
+      },
+    );
+    expect(made.status).toBe(200);
+    const alias = made.body.session_alias;
+    const before = await gw.app.gateway.db.selectFrom('deliveries').select('mail_id').execute();
+    const r = await api(gw, 'POST', '/me/mail/send', alice, {
+      to: `pi@/tmp/x.${alias}`,
+      subject: 's',
+      body: 'b',
+    });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe('AM_GW_ALIAS_ELSEWHERE');
+    expect(r.body.session_address).toBe(`pi@/tmp/a b.${alias}`);
+    expect(String(r.body.detail)).toContain('/tmp/a b');
+    expect(String(r.body.suggestion)).toContain(`pi@/tmp/a b.${alias}`);
+    expect(await gw.app.gateway.db.selectFrom('deliveries').select('mail_id').execute()).toHaveLength(
+      before.length,
+    );
+    // The same alias with its own path, or with no path at all, reaches the session.
+    for (const to of [`pi@/tmp/a b.${alias}`, `pi@.${alias}`]) {
+      const ok = await api<{ session_id: string }>(gw, 'POST', '/me/mail/send', alice, {
+        to,
+        subject: 's',
+        body: 'b',
+      });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body.session_id).toBe(made.body.session_id);
+    }
+  });
+});

@@ -36,7 +36,7 @@ function fakeIo(env: NodeJS.ProcessEnv = {}): CliIo & { stdout: string[]; stderr
     out: (s) => stdout.push(s),
     err: (s) => stderr.push(s),
     env: { AGENTMAIL_CONFIG: join(tmp, 'absent.json'), ...env },
-    readStdin: async () => '',
+    stdin: async function* () {},
   };
 }
 
@@ -165,16 +165,25 @@ describe('answersFor (SPEC P-9)', () => {
   });
 });
 
-describe('runCli exit codes and error output (SPEC G-13)', () => {
+describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
+  // What the Gateway answers for a mail the reader cannot see (mail-views.ts), route in suggestion.
+  const refusal = {
+    error: 'not_found',
+    detail: 'mail "m_x" not found (SPEC G-2)',
+    suggestion: 'use an id from GET /api/v1/me/inbox',
+    code: 'AM_GW_NOT_FOUND',
+  };
   let server: Server;
   let url = '';
   beforeAll(async () => {
     server = createServer((req, res) => {
-      if (req.url?.startsWith('/api/v1/me/inbox')) {
+      if (req.url?.startsWith('/api/v1/me/mail/')) {
         res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({ error: 'not_found', detail: 'no mailbox "x"', suggestion: 'check the name' }),
-        );
+        res.end(JSON.stringify(refusal));
+      } else if (req.url?.startsWith('/api/v1/me/inbox')) {
+        // JSON, but not the Gateway's (no AM_GW_ code): some other API.
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'not_found', message: 'no such route' }));
       } else {
         res.writeHead(502, { 'content-type': 'text/html' });
         res.end('<html>Bad Gateway</html>');
@@ -199,39 +208,48 @@ describe('runCli exit codes and error output (SPEC G-13)', () => {
     expect(await runCli(['frobnicate'], fakeIo())).toBe(2);
   });
 
-  it('no token is a usage error that says how to log in', async () => {
+  it('no token is a usage error that says how to log in, naming no route', async () => {
     const io = fakeIo();
     expect(await runCli(['--url', url, 'inbox'], io)).toBe(2);
-    expect(io.stderr.join('\n')).toMatch(/needs a user token[\s\S]*agentmail login/);
+    expect(io.stderr.join('\n')).toMatch(/needs your user token[\s\S]*agentmail login/);
+    expect(io.stderr.join('\n')).not.toMatch(/\/api\/v1|GET /);
   });
 
-  it("a refusal exits 1 and prints the server's error, detail and suggestion", async () => {
+  it("regression (H-2): a refusal is the person's message, then its fix as a command, never an HTTP route or a rule id", async () => {
     const io = fakeIo();
-    expect(await runCli(['--url', url, '--token', 't', 'inbox'], io)).toBe(1);
+    expect(await runCli(['--url', url, '--token', 't', 'read', 'm_x'], io)).toBe(1);
     expect(io.stderr.join('\n')).toBe(
-      'agentmail: GET /api/v1/me/inbox answered 404 not_found\n  no mailbox "x"\n  suggestion: check the name',
+      'agentmail: mail "m_x" not found\n  try: your mails and their ids: agentmail inbox --all',
     );
+    // --json keeps the server's body exactly, with the person's words beside it.
     const json = fakeIo();
-    expect(await runCli(['--url', url, '--token', 't', '--json', 'inbox'], json)).toBe(1);
+    expect(await runCli(['--url', url, '--token', 't', '--json', 'read', 'm_x'], json)).toBe(1);
     expect(JSON.parse(json.stderr.join(''))).toEqual({
       code: 'AM_CLI_SERVER_REFUSED',
-      message: 'GET /api/v1/me/inbox answered 404 not_found',
+      message: 'mail "m_x" not found',
       status: 404,
-      body: { error: 'not_found', detail: 'no mailbox "x"', suggestion: 'check the name' },
+      body: refusal,
+      suggestion: 'your mails and their ids: agentmail inbox --all',
     });
   });
 
-  it('a non-JSON error page keeps its status and text; a dead port is AM_CLI_UNREACHABLE', async () => {
+  it('regression: a page from another server is AM_CLI_NOT_A_GATEWAY saying what to check, never the page; a dead port says nothing listens', async () => {
     const err = await new HumanApi({ baseUrl: url, token: 't' }).users().catch((e: unknown) => e);
-    expect(isCliError(err) && [err.code, err.status, err.body]).toEqual([
-      'AM_CLI_SERVER_REFUSED',
-      502,
-      { error: 'http_502', detail: '<html>Bad Gateway</html>' },
-    ]);
+    expect(isCliError(err) && [err.code, err.status]).toEqual(['AM_CLI_NOT_A_GATEWAY', 502]);
     const io = fakeIo();
-    expect(await runCli(['--url', 'http://127.0.0.1:9', '--token', 't', 'inbox'], io)).toBe(1);
-    expect(io.stderr.join('\n')).toMatch(
-      /cannot reach the Gateway at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED/,
+    expect(await runCli(['--url', url, 'status'], io)).toBe(1);
+    const text = io.stderr.join('\n');
+    expect(text).toContain(`the server at ${url} is not an AgentMail Gateway`);
+    expect(text).toContain('it answered 502 with an HTML page');
+    expect(text).toMatch(/try: check --url/);
+    expect(text).not.toContain('<html>');
+    const foreignJson = fakeIo();
+    expect(await runCli(['--url', url, '--token', 't', 'inbox'], foreignJson)).toBe(1);
+    expect(foreignJson.stderr.join('\n')).toContain('is not an AgentMail Gateway');
+    const dead = fakeIo();
+    expect(await runCli(['--url', 'http://127.0.0.1:9', '--token', 't', 'inbox'], dead)).toBe(1);
+    expect(dead.stderr.join('\n')).toMatch(
+      /nothing is listening at http:\/\/127\.0\.0\.1:9\n {2}try: start the Gateway/,
     );
   });
 });

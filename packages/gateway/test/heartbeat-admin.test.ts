@@ -1,7 +1,9 @@
 import {
+  AgentKeysResponse,
   AllowedModelsResponse,
   ContactsResponse,
   HeartbeatResponse,
+  ResetTokenResponse,
   SuggestResponse,
 } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -90,6 +92,42 @@ describe('heartbeat (G-25..G-27)', () => {
     expect(tooMany.status).toBe(400);
   });
 
+  it('regression: nothing is stale before any agent reported a catalogue; the view shows the catalogue beside the selection', async () => {
+    gw = await startGateway();
+    const a = await addAgent(gw, 'pi-a', 'pi');
+    const b = await addAgent(gw, 'pi-b', 'pi');
+    const set = await api(gw, 'PUT', '/admin/platforms/pi/models', gw.adminToken, {
+      models: ['scripted/nonexistent', 'scripted/echo'],
+    });
+    // No catalogue yet: nothing is known, so nothing is flagged (it used to say "stale").
+    expect(AllowedModelsResponse.parse(set.body)).toEqual({
+      platform: 'pi',
+      models: [
+        { key: 'scripted/nonexistent', stale: false },
+        { key: 'scripted/echo', stale: false },
+      ],
+      catalogue: [],
+      reported_by: [],
+    });
+    await api(gw, 'POST', '/agent/heartbeat', a, { models: [{ key: 'scripted/echo', name: 'Echo' }] });
+    await api(gw, 'POST', '/agent/heartbeat', b, { models: [{ key: 'scripted/echo' }, { key: 'x/y' }] });
+    const view = AllowedModelsResponse.parse(
+      (await api(gw, 'GET', '/admin/platforms/pi/models', gw.adminToken)).body,
+    );
+    expect(view).toEqual({
+      platform: 'pi',
+      models: [
+        { key: 'scripted/nonexistent', stale: true },
+        { key: 'scripted/echo', stale: false },
+      ],
+      catalogue: [
+        { key: 'scripted/echo', name: 'Echo', agents: ['pi-a', 'pi-b'] },
+        { key: 'x/y', name: '', agents: ['pi-b'] },
+      ],
+      reported_by: ['pi-a', 'pi-b'],
+    });
+  });
+
   it('heartbeat before register is a 409 that says to register', async () => {
     gw = await startGateway();
     const k = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
@@ -110,6 +148,44 @@ describe('admin and directory', () => {
     expect((await api(gw, 'POST', '/admin/users', gw.adminToken, { name: 'pi' })).status).toBe(409);
     const list = await api<{ users: { name: string }[] }>(gw, 'GET', '/admin/users', gw.adminToken);
     expect(list.body.users.map((u) => u.name)).toEqual(['admin', 'carol']);
+  });
+
+  it('agent keys are listed (id, name, created, last used, revoked; never the key)', async () => {
+    let now = Date.parse('2026-12-01T08:00:00.000Z');
+    gw = await startGateway({ clock: () => now });
+    const pi = await addAgent(gw, 'pi');
+    now += 30_000;
+    await api(gw, 'POST', '/agent/heartbeat', pi, {});
+    const idle = await api<{ key_id: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
+      agent_name: 'oc',
+    });
+    await api(gw, 'DELETE', `/admin/agent-keys/${idle.body.key_id}`, gw.adminToken);
+    const list = AgentKeysResponse.parse((await api(gw, 'GET', '/admin/agent-keys', gw.adminToken)).body);
+    expect(list.keys.map((k) => [k.agent_name, k.last_used_at, k.revoked_at === null])).toEqual([
+      // register (at 08:00:00) counted; the heartbeat 30 s later is within the same minute's resolution
+      ['pi', '2026-12-01T08:00:00.000Z', true],
+      ['oc', null, false],
+    ]);
+    expect(JSON.stringify(list)).not.toContain(pi);
+    now += 61_000;
+    await api(gw, 'POST', '/agent/heartbeat', pi, {});
+    const later = AgentKeysResponse.parse((await api(gw, 'GET', '/admin/agent-keys', gw.adminToken)).body);
+    expect(later.keys[0]?.last_used_at).toBe('2026-12-01T08:01:31.000Z');
+    const alice = await addUser(gw, 'alice');
+    expect((await api(gw, 'GET', '/admin/agent-keys', alice)).status).toBe(403);
+  });
+
+  it("a user's token is reset: the new one works, every older one is refused", async () => {
+    gw = await startGateway();
+    const old = await addUser(gw, 'alice');
+    const r = await api(gw, 'POST', '/admin/users/alice/token', gw.adminToken);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const reset = ResetTokenResponse.parse(r.body);
+    expect(reset).toMatchObject({ name: 'alice', revoked_tokens: 1 });
+    expect((await api(gw, 'GET', '/me/inbox', old)).status).toBe(401);
+    expect((await api(gw, 'GET', '/me/inbox', reset.token)).status).toBe(200);
+    const missing = await api(gw, 'POST', '/admin/users/nobody/token', gw.adminToken);
+    expect(missing.status).toBe(404);
   });
 
   it('register is idempotent', async () => {

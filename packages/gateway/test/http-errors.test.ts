@@ -5,7 +5,7 @@
  * was logged as a server error.
  */
 import { connect } from 'node:net';
-import { SendMailResponse } from '@agentmail/protocol';
+import { MAIL_BODY_MAX_CHARS, SendMailResponse } from '@agentmail/protocol';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAgent, addUser, api, startGateway, type TestGateway } from './helpers.js';
@@ -116,6 +116,35 @@ describe("Fastify's own errors in the G-13 shape", () => {
     expectG13(r, 'AM_GW_PAYLOAD_TOO_LARGE');
     expect(String(r.body.detail)).toContain('2097152 bytes');
     expect(r.body.max_bytes).toBe(2097152);
+  });
+
+  it('regression: a mail body has one limit: a body within it is never refused by the request size', async () => {
+    // Before, a body of 1,000,000 characters was refused by the 2 MiB request limit when its
+    // characters took more than two bytes (a 413 naming bytes), and a shorter one by the schema.
+    const key = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
+      agent_name: 'big',
+    });
+    await api(gw, 'POST', '/agent/register', key.body.key, { name: 'big', platform: 'pi' });
+    const person = await api<{ token: string }>(gw, 'POST', '/admin/users', gw.adminToken, {
+      name: 'writer',
+    });
+    const send = (body: string) =>
+      raw(
+        'POST',
+        '/api/v1/me/mail/send',
+        { 'content-type': 'application/json', authorization: `Bearer ${person.body.token}` },
+        JSON.stringify({ to: 'big@/w.new', subject: 's', body }),
+      );
+    // 1,000,000 characters of three UTF-8 bytes each: 3 MB of JSON.
+    expect((await send('界'.repeat(MAIL_BODY_MAX_CHARS))).status).toBe(200);
+    const over = await send('界'.repeat(MAIL_BODY_MAX_CHARS + 1));
+    expect(over.status).toBe(400);
+    expect(String(over.body.detail)).toContain(String(MAIL_BODY_MAX_CHARS));
+    // A request too large for any body names the body limit too.
+    const huge = await send('x'.repeat(9 * 1024 * 1024));
+    expect(huge.status).toBe(413);
+    expect(String(huge.body.detail)).toContain(`at most ${MAIL_BODY_MAX_CHARS} characters`);
+    expect(huge.body.max_chars).toBe(MAIL_BODY_MAX_CHARS);
   });
 
   it('an unknown route is a 404 that does not echo a huge path', async () => {

@@ -118,6 +118,43 @@ describe('sessions: default, new, alias (G-2, G-5)', () => {
   });
 });
 
+describe('permission mode of an existing session (P-1)', () => {
+  it('regression: --mode on an existing session is applied for its owner, refused for anyone else, never ignored', async () => {
+    const start = await personSend(alice, { to: 'pi@/srv/mode.new', subject: 'Mode', body: 'a' });
+    if (start.status !== 'sent') throw new Error('not sent');
+    expect(start.permission_mode).toBe('workspace');
+    const address = `pi@/srv/mode.${start.session_alias}`;
+    const changed = await personSend(alice, {
+      to: address,
+      subject: 'go full',
+      body: 'b',
+      permission_mode: 'full',
+    });
+    expect(changed.status === 'sent' && changed.permission_mode).toBe('full');
+    const event = await piEvents.next(
+      (e) => e.event === 'new_mail' && dataOf<NewMailEvent>(e).subject === 'go full',
+    );
+    expect(dataOf<NewMailEvent>(event).permission_mode).toBe('full');
+    const refused = await api(gw, 'POST', '/me/mail/send', bob, {
+      to: address,
+      subject: 'plan please',
+      body: 'c',
+      permission_mode: 'plan',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ field: 'permission_mode', owner: 'alice', permission_mode: 'full' });
+    expect(String(refused.body.detail)).toContain('alice');
+    // The same mode, or none, is no change: it passes for anyone.
+    const same = await api(gw, 'POST', '/me/mail/send', bob, {
+      to: address,
+      subject: 'ok',
+      body: 'd',
+      permission_mode: 'full',
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+  });
+});
+
 describe('new_mail payload (G-6, G-20, G-30)', () => {
   it('carries session_alias, reply_address, self_address, from_human and never .new', async () => {
     const sent = await personSend(alice, { to: 'pi@/srv/app.new', subject: 'Payload check', body: 'hello' });
@@ -213,6 +250,28 @@ describe('inbox, read, thread, participants (G-39)', () => {
     const page = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox?limit=1', key)).body);
     expect(page.mails.length).toBe(1);
     expect(page.has_more).toBe(true);
+  });
+
+  it('order=newest with before pages back through the inbox without gaps or repeats', async () => {
+    const key = await addAgent(gw, 'pager');
+    const ids: string[] = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      const sent = await personSend(alice, { to: 'pager', subject: `m${n}`, body: 'x' });
+      if (sent.status === 'sent') ids.push(sent.mail_id);
+    }
+    const page = async (query: string) =>
+      InboxResponse.parse((await api(gw, 'GET', `/mail/inbox?${query}`, key)).body);
+    const first = await page('status=unread&order=newest&limit=2');
+    expect(first.mails.map((m) => m.subject)).toEqual(['m5', 'm4']);
+    expect(first.has_more).toBe(true);
+    const second = await page(`status=unread&order=newest&limit=2&before=${first.mails[1]?.id}`);
+    expect(second.mails.map((m) => m.subject)).toEqual(['m3', 'm2']);
+    const last = await page(`status=unread&order=newest&limit=2&before=${second.mails[1]?.id}`);
+    expect(last.mails.map((m) => m.subject)).toEqual(['m1']);
+    expect(last.has_more).toBe(false);
+    // The defaults stay: unread oldest first (catch-up, B-20), all newest first.
+    expect((await page('limit=1')).mails[0]?.subject).toBe('m1');
+    expect((await page('status=all&limit=1')).mails[0]?.subject).toBe('m5');
   });
 
   it('thread pages the session oldest first; participants name who has not spoken', async () => {

@@ -95,6 +95,12 @@ describe('examples/remote-agent (G-40)', () => {
       const afterRestart = await send('after restart');
       await agent.waitForLine(new RegExp(`answered ${afterRestart} `));
       expect(await agent.exited).toBe(0);
+      // It said goodbye when it stopped: offline at once, not 90 s later (SPEC H-3).
+      const gone = await callApi<ContactsResponse>(url, 'GET', routePath('contacts'), key.body.key);
+      expect(gone.body.contacts.find((c) => c.name === 'echo')).toMatchObject({
+        online: false,
+        offline_since: expect.any(String),
+      });
 
       const inbox = await callApi<InboxResponse>(
         url,

@@ -77,7 +77,7 @@ describe('the first start is all or nothing (busy port)', () => {
       expect(failed.code).toBe(1);
       expect(failed.stdout).not.toMatch(/admin token/i);
       expect(failed.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
-      expect(failed.stderr).toMatch(/suggestion: .*--port/);
+      expect(failed.stderr).toMatch(/try: .*--port/);
       expect(failed.stderr).not.toMatch(/data directory is writable/);
       // nothing used up: no user, no lock left behind
       const db = await openDatabase(dataDir);
@@ -162,7 +162,7 @@ describe('one Gateway per data directory (lock file)', () => {
         });
         expect(second.code).toBe(1);
         expect(second.stderr).toMatch(/in use by another Gateway \(pid \d+/);
-        expect(second.stderr).toMatch(/suggestion: stop that Gateway/);
+        expect(second.stderr).toMatch(/try: stop that Gateway/);
         expect(second.stdout).not.toMatch(/listening/);
       } finally {
         expect(await first.stop()).toBe(0);
@@ -191,7 +191,7 @@ describe('the data directory is checked before anything is created', () => {
       });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(message);
-      expect(r.stderr).toMatch(/suggestion: choose another directory with --data-dir/);
+      expect(r.stderr).toMatch(/try: choose another directory with --data-dir/);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -136,13 +136,13 @@ describe('web session', () => {
     expect((await who(second))?.statusCode).toBe(401);
 
     const third = cookieOf(await signIn(gw.app, token));
-    const reset = await api<{ token: string; revoked: number }>(
+    const reset = await api<{ token: string; revoked_tokens: number }>(
       gw,
       'POST',
       '/admin/users/ann/token',
       gw.adminToken,
     );
-    expect(reset.body.revoked).toBe(1);
+    expect(reset.body.revoked_tokens).toBe(1);
     expect((await who(third))?.statusCode, 'the reset ended the session').toBe(401);
     expect((await signIn(gw.app, token)).statusCode, 'the old token is revoked').toBe(401);
     expect((await signIn(gw.app, reset.body.token)).statusCode).toBe(200);

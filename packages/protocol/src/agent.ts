@@ -109,3 +109,17 @@ export const HeartbeatResponse = z.object({
   heartbeat_interval_ms: z.number().int().positive(),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+/** `POST /agent/offline` body: a bridge that stops says so, so it is offline at once (H-3). */
+export const AgentOfflineRequest = z.strictObject({
+  /** Why, for the log (`shutdown`, `lock_lost`, …). */
+  reason: z.string().max(200).optional(),
+});
+export type AgentOfflineRequest = z.infer<typeof AgentOfflineRequest>;
+
+export const AgentOfflineResponse = z.object({
+  status: z.literal('offline'),
+  name: z.string(),
+  offline_since: Timestamp,
+});
+export type AgentOfflineResponse = z.infer<typeof AgentOfflineResponse>;

@@ -15,6 +15,14 @@ export const HEARTBEAT_INTERVAL_MS = 30_000;
 /** Largest relay key, in UTF-8 bytes (see SPEC G-32). */
 export const RELAY_KEY_MAX_BYTES = 160;
 
+/**
+ * Longest mail body (and forward comment), in characters as JavaScript counts them (UTF-16 code
+ * units): the one limit of a body, whoever sends it (agents `POST /mail/send`, people
+ * `POST /me/mail/send`). The Gateway's request-size limit on those routes is set above any
+ * request such a body can make, so this is the limit a sender meets.
+ */
+export const MAIL_BODY_MAX_CHARS = 1_000_000;
+
 /** Largest attachment upload, in bytes (25 MB). */
 export const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 

@@ -8,7 +8,13 @@ export const Contact = z.object({
   /** Platform of an agent, '' for a person. */
   platform: z.string(),
   online: z.boolean(),
+  /** Last heartbeat (or goodbye) of an agent; null for people and agents never seen. */
   last_seen: Timestamp.nullable(),
+  /**
+   * Since when an agent is offline: the moment its bridge said it stops, or the end of its online
+   * window after the last heartbeat (H-3); null while online, for people and agents never seen.
+   */
+  offline_since: Timestamp.nullable().default(null),
   /** Working directories the agent announced. */
   workspaces: z.array(z.string()),
   /** Default address, `name@.` */

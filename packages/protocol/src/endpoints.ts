@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import { HeartbeatRequest, HeartbeatResponse, RegisterRequest, RegisterResponse } from './agent.js';
+import {
+  AgentOfflineRequest,
+  AgentOfflineResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  RegisterRequest,
+  RegisterResponse,
+} from './agent.js';
 import { API_PREFIX, IdParams } from './common.js';
 import {
   ContactsResponse,
@@ -11,6 +18,7 @@ import {
 } from './directory.js';
 import { AGENT_EVENT_SCHEMAS, type EventSchemas, PERSON_EVENT_SCHEMAS } from './events.js';
 import {
+  AgentKeysResponse,
   AllowedModelsRequest,
   AllowedModelsResponse,
   CreateUserRequest,
@@ -18,8 +26,10 @@ import {
   HealthResponse,
   IssueAgentKeyRequest,
   IssueAgentKeyResponse,
+  NameParams,
   PersonSendRequest,
   PlatformParams,
+  ResetTokenResponse,
   RevokeAgentKeyResponse,
   UsersResponse,
 } from './human.js';
@@ -46,15 +56,7 @@ import {
   WithdrawPermissionRequest,
   WithdrawPermissionResponse,
 } from './permission.js';
-import {
-  AgentKeysResponse,
-  AgentsResponse,
-  NameParams,
-  ResetTokenResponse,
-  WebSessionResponse,
-  WebSignInRequest,
-  WebSignOutResponse,
-} from './web.js';
+import { AgentsResponse, WebSessionResponse, WebSignInRequest, WebSignOutResponse } from './web.js';
 
 /**
  * Who may call an endpoint (see SPEC G-12): an agent key, a user token (or the web session cookie
@@ -139,6 +141,16 @@ export const ENDPOINTS = {
     transport: 'json',
     body: HeartbeatRequest,
     response: HeartbeatResponse,
+  },
+  agentOffline: {
+    method: 'POST',
+    path: `${API_PREFIX}/agent/offline`,
+    auth: 'agent',
+    summary:
+      'A stopping bridge says goodbye: the agent is offline at once (H-3); its next heartbeat brings it back.',
+    transport: 'json',
+    body: AgentOfflineRequest,
+    response: AgentOfflineResponse,
   },
   events: {
     method: 'GET',
@@ -457,7 +469,7 @@ export const ENDPOINTS = {
     method: 'GET',
     path: `${API_PREFIX}/admin/agent-keys`,
     auth: 'admin',
-    summary: 'List agent keys (ids, names, created, revoked); never the keys themselves.',
+    summary: 'List agent keys, oldest first: id, agent name, created, last used, revoked (never the key).',
     transport: 'json',
     response: AgentKeysResponse,
   },

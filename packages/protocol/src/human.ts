@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import { AddressString } from './address.js';
 import { Name } from './agent.js';
-import { Id, PermissionMode, Timestamp } from './common.js';
+import { Id, MAIL_BODY_MAX_CHARS, PermissionMode, Timestamp } from './common.js';
 
 /** `POST /me/mail/send` body: a person sends a task or a reply. */
 export const PersonSendRequest = z.strictObject({
   to: AddressString,
   subject: z.string().max(500),
-  body: z.string().max(1_000_000),
+  body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),
   reply_to: Id.optional(),
   attachment_ids: z.array(Id).max(20).optional(),
-  /** Mode for a new session (P-1); ignored for an existing one. @default 'workspace' */
+  /**
+   * Mode for a new session (P-1) @default 'workspace'. For an existing session it changes the
+   * mode when the sender owns the session (started it); anyone else gets a 403 saying whose it is.
+   */
   permission_mode: PermissionMode.optional(),
   max_rounds: z.number().int().min(1).max(1000).optional(),
 });
@@ -52,6 +55,39 @@ export const IssueAgentKeyResponse = z.object({
 });
 export type IssueAgentKeyResponse = z.infer<typeof IssueAgentKeyResponse>;
 
+/** One agent key as `GET /admin/agent-keys` lists it (never the key itself: only its hash is stored). */
+export const AgentKeyView = z.object({
+  key_id: Id,
+  agent_name: z.string(),
+  created_at: Timestamp,
+  /** Last request the key authenticated (to the minute), or null when never used. */
+  last_used_at: Timestamp.nullable(),
+  /** When it was revoked, or null while it works. */
+  revoked_at: Timestamp.nullable(),
+});
+export type AgentKeyView = z.infer<typeof AgentKeyView>;
+
+/** `GET /admin/agent-keys` answer: every key, oldest first. */
+export const AgentKeysResponse = z.object({ keys: z.array(AgentKeyView) });
+export type AgentKeysResponse = z.infer<typeof AgentKeysResponse>;
+
+/** `{name}` path parameter of the routes that name one person. */
+export const NameParams = z.strictObject({ name: Name });
+export type NameParams = z.infer<typeof NameParams>;
+
+/**
+ * `POST /admin/users/{name}/token` answer: the person's new token (shown once); every older one
+ * is revoked and the web sessions made from them end.
+ */
+export const ResetTokenResponse = z.object({
+  name: z.string(),
+  /** Shown once; stored hashed. */
+  token: z.string(),
+  /** How many older tokens stopped working. */
+  revoked_tokens: z.number().int().nonnegative(),
+});
+export type ResetTokenResponse = z.infer<typeof ResetTokenResponse>;
+
 /** `DELETE /admin/agent-keys/{id}` answer: the key can no longer authenticate. */
 export const RevokeAgentKeyResponse = z.object({
   status: z.literal('revoked'),
@@ -74,22 +110,27 @@ export const CatalogueEntry = z.object({
   key: z.string(),
   /** Display name, when an agent gave one; '' otherwise. */
   name: z.string(),
-  /** Agents of the platform that report it. */
+  /** Agents of the platform whose last reported catalogue has it. */
   agents: z.array(z.string()),
 });
 export type CatalogueEntry = z.infer<typeof CatalogueEntry>;
 
 export const AllowedModelsResponse = z.object({
   platform: z.string(),
-  /** What the platform's agents have (from their heartbeats), beside the selection (G-26). */
-  catalogue: z.array(CatalogueEntry).optional(),
   models: z.array(
     z.object({
       key: z.string(),
-      /** true when no agent of the platform has the model in its catalogue any more (G-26). */
+      /**
+       * true when agents of the platform reported catalogues and none has the model (G-26);
+       * false while no agent reported one (nothing is known yet).
+       */
       stale: z.boolean(),
     }),
   ),
+  /** What the platform's agents have: the union of their last reported catalogues (G-25, G-26). */
+  catalogue: z.array(CatalogueEntry).default([]),
+  /** Agents of the platform that reported a catalogue; empty: none has yet. */
+  reported_by: z.array(z.string()).default([]),
 });
 export type AllowedModelsResponse = z.infer<typeof AllowedModelsResponse>;
 

@@ -1,12 +1,27 @@
 import { z } from 'zod';
 import { AddressString } from './address.js';
-import { AttachmentInfo, Id, MailKind, Participant, PermissionMode, Timestamp } from './common.js';
+import {
+  AttachmentInfo,
+  Id,
+  MAIL_BODY_MAX_CHARS,
+  MailKind,
+  Participant,
+  PermissionMode,
+  Timestamp,
+} from './common.js';
 
-/** `GET /mail/inbox` query (see SPEC §3): default unread, limit 5. */
+/**
+ * `GET /mail/inbox` query (see SPEC §3): default unread, limit 5. Order: `oldest` first by
+ * default for `status=unread` (catch-up, B-20), `newest` first by default for `status=all`;
+ * `order` chooses. `before` pages back through newest-first pages: only mails older than that
+ * mail id (the last id of the previous page).
+ */
 export const InboxQuery = z.strictObject({
   status: z.enum(['unread', 'all']).default('unread'),
   limit: z.coerce.number().int().min(1).max(100).default(5),
   session_id: Id.optional(),
+  order: z.enum(['oldest', 'newest']).optional(),
+  before: Id.optional(),
 });
 export type InboxQuery = z.infer<typeof InboxQuery>;
 
@@ -115,7 +130,7 @@ export const SendMailRequest = z.strictObject({
   /** Recipient address `name@path.session` (G-1), checked by the address grammar. */
   to: AddressString,
   subject: z.string().max(500),
-  body: z.string().max(1_000_000),
+  body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),
   /** Id of the mail this answers. */
   reply_to: Id.optional(),
@@ -137,6 +152,16 @@ export const SendMailRequest = z.strictObject({
 });
 export type SendMailRequest = z.infer<typeof SendMailRequest>;
 
+/** An agent recipient that was offline when the mail was sent: the mail waits for it (G-39, H-3). */
+export const OfflineRecipient = z.object({
+  name: z.string(),
+  /** Its last heartbeat (or goodbye), or null when it was never online. */
+  last_seen: Timestamp.nullable(),
+  /** Since when it counts as offline (a bridge's stop, or the end of its online window), or null when never online. */
+  offline_since: Timestamp.nullable(),
+});
+export type OfflineRecipient = z.infer<typeof OfflineRecipient>;
+
 /** Answer of a send or forward: a new mail, or the duplicate of an earlier relay (G-32). */
 export const SendMailResponse = z.discriminatedUnion('status', [
   z.object({
@@ -148,6 +173,10 @@ export const SendMailResponse = z.discriminatedUnion('status', [
     address: z.string(),
     /** Rounds left in the session's budget, or null when the send was free. */
     rounds_left: z.number().int().nullable(),
+    /** Permission mode of the primary recipient's session after this send (P-1). */
+    permission_mode: PermissionMode.optional(),
+    /** Agent recipients that were offline: the mail is kept and delivered when they are back (G-39, H-3). */
+    offline_recipients: z.array(OfflineRecipient).optional(),
   }),
   z.object({
     status: z.literal('duplicate_relay'),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { Name } from './agent.js';
 import { Id, ModeEnforcement, PermissionMode, Timestamp } from './common.js';
 
 /*
  * The web mailbox's own wire shapes: the browser session (a cookie instead of a token in every
- * request), the agents overview a person may see, and the admin lists the web pages show.
+ * request) and the agents overview a person may see. The admin lists (agent keys, token reset)
+ * are in human.ts, shared with the CLI.
  */
 
 /** Name of the web session cookie (HttpOnly, SameSite=Strict, Secure behind HTTPS). @default 'am_session' */
@@ -65,28 +65,3 @@ export type AgentView = z.infer<typeof AgentView>;
 
 export const AgentsResponse = z.object({ agents: z.array(AgentView) });
 export type AgentsResponse = z.infer<typeof AgentsResponse>;
-
-/** One agent key of `GET /admin/agent-keys` (never the key itself: it was shown once). */
-export const AgentKeyView = z.object({
-  key_id: Id,
-  agent_name: z.string(),
-  created_at: Timestamp,
-  revoked_at: Timestamp.nullable(),
-});
-export type AgentKeyView = z.infer<typeof AgentKeyView>;
-
-export const AgentKeysResponse = z.object({ keys: z.array(AgentKeyView) });
-export type AgentKeysResponse = z.infer<typeof AgentKeysResponse>;
-
-/** `{name}` path parameter of the routes that name one person. */
-export const NameParams = z.strictObject({ name: Name });
-export type NameParams = z.infer<typeof NameParams>;
-
-/** `POST /admin/users/{name}/token` answer: a new token (shown once); the old ones and their web sessions end. */
-export const ResetTokenResponse = z.object({
-  name: z.string(),
-  token: z.string(),
-  /** Tokens revoked by the reset. */
-  revoked: z.number().int().nonnegative(),
-});
-export type ResetTokenResponse = z.infer<typeof ResetTokenResponse>;

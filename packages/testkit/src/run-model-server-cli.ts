@@ -1,9 +1,19 @@
+import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TESTKIT_ERROR_CODES, TestkitError } from './errors.js';
 import { type ModelServer, startModelServer } from './model-server.js';
 import { loadScenarioFile } from './scenario-file.js';
 
 const USAGE = 'usage: agentmail-model-server <scenario.json> [--port <n>]';
+
+/**
+ * Where a scenario file named on the command line is: an absolute path as it is; a relative one
+ * against the directory the person ran the command in — `INIT_CWD` when pnpm runs it
+ * (`pnpm model-server …` from the repository root runs in packages/testkit), else the cwd.
+ */
+export function scenarioPath(file: string, env: NodeJS.ProcessEnv): string {
+  return isAbsolute(file) ? file : resolve(env.INIT_CWD || process.cwd(), file);
+}
 
 /** The line printed on stdout once the server listens (one JSON object, then `\n`). */
 export interface ModelServerReadyLine {
@@ -48,7 +58,7 @@ export async function runModelServerCli(
   } catch (error) {
     throw new TestkitError(TESTKIT_ERROR_CODES.CLI_USAGE, `${(error as Error).message}; ${USAGE}`);
   }
-  const scenarioFile = await loadScenarioFile(file as string);
+  const scenarioFile = await loadScenarioFile(scenarioPath(file as string, process.env));
   const server = await startModelServer({ ...scenarioFile, port });
   const line: ModelServerReadyLine = {
     url: server.url,

@@ -100,3 +100,46 @@ describe('model server CLI', () => {
     expect(() => parseScenarioFile('not json')).toThrow(/not JSON/);
   });
 });
+
+describe('`pnpm model-server` from a fresh clone (the bridge READMEs\u2019 "try it locally")', () => {
+  it('regression: the documented command runs from the repository root, no build, with the example scenario file', async () => {
+    const { spawn } = await import('node:child_process');
+    const { createInterface } = await import('node:readline');
+    const repo = join(import.meta.dirname, '..', '..', '..');
+    // Its own process group: the test ends pnpm and the server under it together.
+    const child = spawn('pnpm', ['model-server', 'packages/testkit/examples/hello.json', '--port', '0'], {
+      cwd: repo,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(async () => {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
+    const ready = await new Promise<ModelServerReadyLine>((done, fail) => {
+      child.once('exit', (code) => fail(new Error(`pnpm model-server exited with ${code}: ${stderr}`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.startsWith('{')) done(JSON.parse(line) as ModelServerReadyLine);
+      });
+    });
+    const answer = await fetch(`${ready.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'scripted-model',
+        messages: [{ role: 'user', content: 'a mail arrived' }],
+        tools: [{ type: 'function', function: { name: 'read_mail', parameters: { type: 'object' } } }],
+      }),
+    }).then((r) => r.json() as Promise<{ choices: { message: { content: string } }[] }>);
+    expect(answer.choices[0]?.message.content).toContain('scripted model');
+  });
+
+  it('a relative scenario path is the one of the directory pnpm ran in (INIT_CWD)', async () => {
+    const { scenarioPath } = await import('../src/run-model-server-cli.js');
+    expect(scenarioPath('x/s.json', { INIT_CWD: '/home/me/agentmail' })).toBe('/home/me/agentmail/x/s.json');
+    expect(scenarioPath('/abs/s.json', { INIT_CWD: '/home/me' })).toBe('/abs/s.json');
+  });
+});

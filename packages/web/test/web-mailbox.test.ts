@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatAddress } from '@agentmail/protocol';
+import { API_PREFIX, formatAddress } from '@agentmail/protocol';
 import { type Bridge, createBridge } from '@agentmail/shared-policy/bridge';
 import type { PersonClient, Stack } from '@agentmail/testkit';
 import type { Page } from 'playwright-core';
@@ -234,6 +234,25 @@ describe('compose', () => {
     );
     expect(await bobPage.locator('article.mail dl.addresses').textContent()).toMatch(/alice@.*pi@/s);
     expect(problems.errors).toEqual([]);
+  });
+
+  it("regression: a mail into someone else's session keeps its mode; the page sends a mode only when the person chose one (P-1)", async () => {
+    // bob starts a session in full mode; a mode on a send into it changes it (bob) or is refused (anyone else).
+    const started = await bob.send(formatAddress({ name: 'pi', path: stack.workdir, session: 'new' }), {
+      subject: 'full mode session',
+      body: 'x',
+      permissionMode: 'full',
+    });
+    const { page } = await openPage();
+    await compose(page, started.address, 'joining in', 'the mode select left as it is');
+    // Still full: bob's send without a mode answers the session's mode.
+    const again = await fetch(`${origin}${API_PREFIX}/me/mail/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ to: started.address, subject: 'still?', body: '' }),
+    });
+    expect(((await again.json()) as { permission_mode?: string }).permission_mode).toBe('full');
+    expect(await page.locator('select[name="mode"]').count()).toBe(0); // the page moved on to the mail
   });
 
   it("a bad address is named on the form, in the page's words, before anything is sent", async () => {

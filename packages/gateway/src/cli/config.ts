@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { API_PREFIX } from '@agentmail/protocol';
 import { z } from 'zod';
 import { CliError } from './errors.js';
 
@@ -104,6 +105,10 @@ export async function writeConfigFile(path: string, config: CliConfigFile): Prom
   await rename(temp, path);
 }
 
+function withoutApiPrefix(url: string): string {
+  return url.endsWith(API_PREFIX) ? url.slice(0, -API_PREFIX.length) : url;
+}
+
 function firstSet(...values: (string | undefined)[]): string | undefined {
   return values.find((v) => v !== undefined && v !== '');
 }
@@ -125,7 +130,8 @@ export async function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv):
     });
   }
   return {
-    url: url.replace(/\/+$/, ''),
+    // The Gateway's base URL: an API URL (`…/api/v1`, as in some agent setups) means its base.
+    url: withoutApiPrefix(url.replace(/\/+$/, '')),
     token: firstSet(flags.token, env[ENV_TOKEN], file.token),
     configPath: path,
   };

@@ -54,12 +54,29 @@ export function registerConnectionCommands(program: Command, ctx: CliContext): v
       lines.push(...agentLines(agents));
       ctx.io.out(lines.join('\n'));
     });
+
+  program
+    .command('contacts')
+    .description('who you can write to: agents (online, workspaces) and people, with their addresses')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const api = await ctx.api(cmd);
+      const res = await api.contacts();
+      if (ctx.globals(cmd).json) return printJson(ctx.io, res);
+      ctx.io.out(contactLines(res.contacts).join('\n'));
+    });
 }
 
-/** The agents part of `agentmail status`: one row per agent, online or offline, last seen. */
+/** `online`, `offline since 10:02`, or `never connected` (SPEC H-3); only an online agent shows the word "online". */
+function presence(a: Contact): string {
+  if (a.online) return 'online';
+  if (a.last_seen === null) return 'never connected';
+  return a.offline_since === null ? 'offline' : `offline since ${shortTime(a.offline_since)}`;
+}
+
+/** The agents part of `agentmail status`: one row per agent, online or offline since when, last seen. */
 export function agentLines(agents: readonly Contact[] | undefined): string[] {
   if (agents === undefined) return ['agents: log in (or pass --token) to list them'];
-  if (agents.length === 0) return ['agents: none registered yet'];
+  if (agents.length === 0) return ['agents: none registered yet (a bridge registers when it starts)'];
   const online = agents.filter((a) => a.online).length;
   return [
     `agents: ${online} of ${agents.length} online`,
@@ -68,9 +85,33 @@ export function agentLines(agents: readonly Contact[] | undefined): string[] {
       agents.map((a) => [
         a.name,
         a.platform,
-        a.online ? 'online' : 'offline',
+        presence(a),
         a.last_seen === null ? 'never' : shortTime(a.last_seen),
       ]),
     ),
   ];
+}
+
+/** `agentmail contacts`: agents (status, workspaces, address) and people, as the Gateway lists them. */
+export function contactLines(contacts: readonly Contact[]): string[] {
+  const agents = contacts.filter((c) => c.kind === 'agent');
+  const people = contacts.filter((c) => c.kind === 'person');
+  const lines = [
+    agents.length === 0
+      ? 'agents: none registered yet'
+      : table(
+          ['AGENT', 'PLATFORM', 'STATUS', 'WORKSPACES', 'WRITE TO'],
+          agents.map((a) => [a.name, a.platform, presence(a), a.workspaces.join(' ') || '-', a.address]),
+        ),
+  ];
+  if (people.length > 0)
+    lines.push(
+      '',
+      table(
+        ['PERSON', 'WRITE TO'],
+        people.map((p) => [p.name, p.address]),
+      ),
+    );
+  lines.push('', 'a new task for an agent in a directory: agentmail send <agent>@/abs/path.new -s … -b …');
+  return lines;
 }

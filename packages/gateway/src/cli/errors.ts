@@ -12,8 +12,13 @@ export const CLI_ERRORS = {
   NO_TOKEN: { code: 'AM_CLI_NO_TOKEN', exit: 2 },
   CONFIG_INVALID: { code: 'AM_CLI_CONFIG_INVALID', exit: 2 },
   FILE_UNREADABLE: { code: 'AM_CLI_FILE_UNREADABLE', exit: 2 },
+  FILE_EXISTS: { code: 'AM_CLI_FILE_EXISTS', exit: 2 },
+  BODY_TOO_LARGE: { code: 'AM_CLI_BODY_TOO_LARGE', exit: 2 },
+  NOT_UTF8: { code: 'AM_CLI_NOT_UTF8', exit: 2 },
+  DATA_DIR_INVALID: { code: 'AM_CLI_DATA_DIR_INVALID', exit: 2 },
   SERVER_REFUSED: { code: 'AM_CLI_SERVER_REFUSED', exit: 1 },
   UNREACHABLE: { code: 'AM_CLI_UNREACHABLE', exit: 1 },
+  NOT_A_GATEWAY: { code: 'AM_CLI_NOT_A_GATEWAY', exit: 1 },
   BAD_RESPONSE: { code: 'AM_CLI_BAD_RESPONSE', exit: 1 },
   SERVE_FAILED: { code: 'AM_CLI_SERVE_FAILED', exit: 1 },
 } as const satisfies Record<string, { code: `AM_CLI_${string}`; exit: 1 | 2 }>;
@@ -30,7 +35,9 @@ export interface CliErrorFields {
   status?: number;
   /** The server's parsed error body `{error, detail?, suggestion?, …}` (see SPEC G-13). */
   body?: ErrorBody;
-  /** What to do about it, printed under the message. */
+  /** More about what went wrong, printed under the message. */
+  detail?: string;
+  /** What to do about it, printed under the message (a CLI command where there is one, SPEC H-2). */
   suggestion?: string;
   /** The underlying error. */
   cause?: unknown;
@@ -52,6 +59,8 @@ export class CliError extends Error {
   readonly status: number | undefined;
   /** Parsed server error body, for errors that came from an answer. */
   readonly body: ErrorBody | undefined;
+  /** More about the failure, printed under the message. */
+  readonly detail: string | undefined;
   /** Advice printed under the message. */
   readonly suggestion: string | undefined;
   constructor(kind: CliErrorKind, message: string, fields: CliErrorFields = {}) {
@@ -61,6 +70,7 @@ export class CliError extends Error {
     this.exitCode = CLI_ERRORS[kind].exit;
     this.status = fields.status;
     this.body = fields.body;
+    this.detail = fields.detail;
     this.suggestion = fields.suggestion;
   }
 }

@@ -3,19 +3,23 @@
  * (`PersonApi` over `ApiClient`, on undici), with the CLI's error codes and wording mapped onto its
  * errors in one place ({@link cliErrorOf}).
  */
-import { openAsBlob } from 'node:fs';
-import { basename } from 'node:path';
-import type { UploadAttachmentResponse } from '@agentmail/protocol';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ATTACHMENT_MAX_BYTES, type ErrorBody, type UploadAttachmentResponse } from '@agentmail/protocol';
 import {
   ApiClient,
   type ApiRequestInfo,
+  fileUpload,
   type GatewayCallError,
   PersonApi,
   type UploadFile,
   undiciTransport,
 } from '@agentmail/shared-policy/client';
+import mime from 'mime';
 import type { Dispatcher } from 'undici';
-import { CliError } from './errors.js';
+import { CliError, isCliError } from './errors.js';
+import { personWords } from './person-errors.js';
 
 /** Time a CLI request may take, headers and body together (uploads too), in ms. @default 30_000 */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -32,48 +36,145 @@ export interface HumanApiOptions {
   dispatcher?: Dispatcher;
 }
 
-function describeNetworkError(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = (err as { cause?: unknown }).cause;
-    const code = (err as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
-    return typeof code === 'string' ? `${code}: ${err.message}` : err.message;
+/** The chain of causes of an error (the error itself first), at most 6 deep. */
+function causeChain(
+  err: unknown,
+): Array<{ code: string; message: string; syscall: string; path: string; name: string }> {
+  const out = [];
+  let e: unknown = err;
+  for (let i = 0; i < 6 && typeof e === 'object' && e !== null; i++) {
+    const x = e as {
+      code?: unknown;
+      message?: unknown;
+      syscall?: unknown;
+      path?: unknown;
+      name?: unknown;
+      cause?: unknown;
+    };
+    const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+    out.push({
+      code: text(x.code),
+      message: text(x.message),
+      syscall: text(x.syscall),
+      path: text(x.path),
+      name: text(x.name),
+    });
+    e = x.cause;
   }
-  return String(err);
+  return out;
+}
+
+/** Errors of reading a local file: a local problem, never "cannot reach the Gateway" (item of issue 10). */
+const LOCAL_FILE_CODES = new Set(['EISDIR', 'ENOENT', 'EACCES', 'EPERM', 'ENOTDIR', 'ELOOP', 'EMFILE']);
+
+/** Where the URL came from, for the words of a fix. */
+const URL_FIX = '--url, AGENTMAIL_GATEWAY_URL, or `agentmail login --url <url> --token <token>`';
+
+/**
+ * The CLI's error for a call that got no answer: what was tried, why it failed in words (a TLS
+ * mismatch, nothing listening, an unknown host, a timeout), and what to do.
+ */
+function unreachable(error: GatewayCallError, baseUrl: string): CliError {
+  const chain = causeChain(error.cause);
+  const has = (...codes: string[]) => chain.some((c) => codes.includes(c.code));
+  const local = chain.find((c) => LOCAL_FILE_CODES.has(c.code) && c.path !== '');
+  if (local)
+    return new CliError('FILE_UNREADABLE', `cannot read ${JSON.stringify(local.path)}: ${local.code}`, {
+      suggestion: 'check the path: it must be a readable file',
+      cause: error.cause,
+    });
+  const url = new URL(baseUrl);
+  const plainUrl = `http://${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  if (
+    url.protocol === 'https:' &&
+    chain.some(
+      (c) => /^ERR_SSL|^EPROTO$/.test(c.code) || /wrong version number|SSL routines/i.test(c.message),
+    )
+  )
+    return new CliError('UNREACHABLE', `the server at ${baseUrl} does not speak TLS (https)`, {
+      detail: 'the Gateway serves plain HTTP; put TLS in front of it with a reverse proxy if you need it',
+      suggestion: `use ${plainUrl} (${URL_FIX})`,
+      cause: error.cause,
+    });
+  if (has('ECONNREFUSED'))
+    return new CliError('UNREACHABLE', `nothing is listening at ${baseUrl}`, {
+      suggestion: `start the Gateway (agentmail serve; pnpm serve in a checkout), or point at it with ${URL_FIX}`,
+      cause: error.cause,
+    });
+  if (has('ENOTFOUND', 'EAI_AGAIN'))
+    return new CliError('UNREACHABLE', `the host ${url.hostname} of ${baseUrl} is not known`, {
+      suggestion: `check the host name in ${URL_FIX}`,
+      cause: error.cause,
+    });
+  if (chain.some((c) => c.name === 'TimeoutError' || c.name === 'AbortError' || /timeout/i.test(c.code)))
+    return new CliError('UNREACHABLE', `the server at ${baseUrl} did not answer in time`, {
+      suggestion: 'check that the Gateway runs and that nothing blocks the way to it, then try again',
+      cause: error.cause,
+    });
+  if (url.protocol === 'http:' && has('ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'))
+    return new CliError('UNREACHABLE', `the server at ${baseUrl} closed the connection without an answer`, {
+      detail: 'a server that speaks https does that to plain http; the Gateway answers http',
+      suggestion: `check ${URL_FIX}: is it the Gateway's URL (printed by agentmail serve)?`,
+      cause: error.cause,
+    });
+  const first = chain.find((c) => c.message !== '')?.message.split('\n')[0] ?? 'no answer';
+  return new CliError('UNREACHABLE', `cannot reach the Gateway at ${baseUrl} (${first})`, {
+    suggestion: `start it with \`agentmail serve\`, or point at it with ${URL_FIX}`,
+    cause: error.cause,
+  });
+}
+
+/** The answer came from a server that is not an AgentMail Gateway (every Gateway error carries an `AM_GW_` code). */
+function notAGateway(baseUrl: string, status: number, what: string): CliError {
+  return new CliError('NOT_A_GATEWAY', `the server at ${baseUrl} is not an AgentMail Gateway`, {
+    detail: `it answered ${status} with ${what}`,
+    suggestion: `check ${URL_FIX}; the Gateway prints its URL when it starts ("AgentMail Gateway listening on …")`,
+    status,
+  });
+}
+
+function isGatewayBody(body: ErrorBody): boolean {
+  const code = (body as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('AM_GW_');
 }
 
 /**
- * The CLI's error for a failed Gateway call (see docs/errors.md):
- * - no answer → `AM_CLI_UNREACHABLE` naming the URL and the cause;
- * - a non-2xx answer → `AM_CLI_SERVER_REFUSED` with `status` and the parsed `body` (SPEC G-13);
- * - a 2xx answer that is not JSON or has another shape → `AM_CLI_BAD_RESPONSE` with `status`.
+ * The CLI's error for a failed Gateway call (see docs/errors.md), in a person's words (SPEC H-2):
+ * - no answer → `AM_CLI_UNREACHABLE` saying what was tried and why it failed (https against the
+ *   plain-HTTP Gateway, nothing listening, unknown host, timeout); a local file that could not be
+ *   read while uploading → `AM_CLI_FILE_UNREADABLE`;
+ * - an answer from a server that is not a Gateway (an HTML page, JSON without an `AM_GW_` code) →
+ *   `AM_CLI_NOT_A_GATEWAY`, never the page itself;
+ * - a Gateway refusal → `AM_CLI_SERVER_REFUSED` with `status`, the parsed `body` (SPEC G-13) and
+ *   the {@link personWords} of it;
+ * - a 2xx answer of another shape → `AM_CLI_BAD_RESPONSE` with `status`.
  */
 export function cliErrorOf(error: GatewayCallError, request: ApiRequestInfo, baseUrl: string): CliError {
-  const what = `${request.method} ${request.path}`;
-  if (error.code === 'AM_GATEWAY_NETWORK')
-    return new CliError(
-      'UNREACHABLE',
-      `cannot reach the Gateway at ${baseUrl} (${describeNetworkError(error.cause)})`,
-      {
-        suggestion: 'start it with `agentmail serve`, or point --url / AGENTMAIL_GATEWAY_URL at it',
-        cause: error.cause,
-      },
-    );
-  if (error.code === 'AM_GATEWAY_HTTP')
-    return new CliError('SERVER_REFUSED', `${what} answered ${error.status} ${error.body.error}`, {
+  if (error.code === 'AM_GATEWAY_NETWORK') return unreachable(error, baseUrl);
+  if (error.code === 'AM_GATEWAY_HTTP') {
+    if (!isGatewayBody(error.body)) {
+      const text = error.body.detail ?? '';
+      const what = /^\s*</.test(text)
+        ? 'an HTML page'
+        : text === ''
+          ? 'an empty body'
+          : "something that is not the Gateway's JSON";
+      return notAGateway(baseUrl, error.status, what);
+    }
+    const words = personWords(request, error.body);
+    return new CliError('SERVER_REFUSED', words.message, {
       status: error.status,
       body: error.body,
+      ...(words.detail === undefined ? {} : { detail: words.detail }),
+      ...(words.suggestion === undefined ? {} : { suggestion: words.suggestion }),
     });
+  }
   const problem = error.problem;
-  if (problem.reason === 'not_json')
-    return new CliError('BAD_RESPONSE', `${what} answered ${error.status} with invalid JSON`, {
-      status: error.status,
-      cause: error.cause,
-    });
+  if (problem.reason === 'not_json') return notAGateway(baseUrl, error.status, 'a page that is not JSON');
   const where = problem.field === '' ? 'the body' : `field "${problem.field}"`;
   return new CliError(
     'BAD_RESPONSE',
-    `${what} answered ${error.status} with an unexpected shape: ${where}: ${problem.issue}`,
+    `the Gateway at ${baseUrl} answered in an unexpected shape: ${where}: ${problem.issue}`,
     {
       status: error.status,
       suggestion: 'the CLI and the Gateway versions may differ; upgrade both',
@@ -84,13 +185,10 @@ export function cliErrorOf(error: GatewayCallError, request: ApiRequestInfo, bas
 /** `AM_CLI_NO_TOKEN` before a call that needs a user token when none is configured. */
 function requireToken(request: ApiRequestInfo): void {
   if (request.auth === 'none' || request.hasToken) return;
-  throw new CliError(
-    'NO_TOKEN',
-    `${request.method} ${request.path} needs a user token and none is configured`,
-    {
-      suggestion: 'pass --token, set AGENTMAIL_TOKEN, or run `agentmail login --url <url> --token <token>`',
-    },
-  );
+  throw new CliError('NO_TOKEN', 'this command needs your user token, and none is configured', {
+    suggestion:
+      'log in once: agentmail login --url <url> --token <token> (or pass --token, or set AGENTMAIL_TOKEN)',
+  });
 }
 
 function cliClient(options: HumanApiOptions): ApiClient {
@@ -117,18 +215,51 @@ function cliClient(options: HumanApiOptions): ApiClient {
 }
 
 /**
- * An attachment file of `send --attach`, opened for a streamed upload (relative paths are the
- * CLI's working directory's).
- * @throws CliError `AM_CLI_FILE_UNREADABLE` when the file cannot be opened.
+ * Check every `send --attach` file before anything is uploaded (so a bad second file leaves no
+ * orphan upload of the first) and open each for a streamed upload, with its content type from
+ * the file name (`text/plain` for notes.txt; `application/octet-stream` when unknown). Relative
+ * paths are the CLI's working directory's.
+ * @throws CliError `AM_CLI_FILE_UNREADABLE` naming the file and the cause (missing, a directory,
+ *   not readable, over the attachment limit) — the first bad one, before any upload.
  */
-export async function readAttachment(filePath: string): Promise<UploadFile> {
-  try {
-    return { blob: await openAsBlob(filePath), filename: basename(filePath) };
-  } catch (err) {
-    throw new CliError('FILE_UNREADABLE', `cannot read attachment "${filePath}": ${(err as Error).message}`, {
-      cause: err,
-    });
+export async function attachmentFiles(paths: readonly string[]): Promise<UploadFile[]> {
+  const files: UploadFile[] = [];
+  for (const path of paths) {
+    const absolute = resolve(path);
+    try {
+      const info = await stat(absolute);
+      if (info.isDirectory())
+        throw new CliError('FILE_UNREADABLE', `--attach ${JSON.stringify(path)} is a directory, not a file`, {
+          suggestion: 'attach the files in it one by one, or an archive of it (tar -czf dir.tgz dir)',
+        });
+      // A device, a pipe or a socket has no size to announce (and /dev/zero never ends).
+      if (!info.isFile())
+        throw new CliError('FILE_UNREADABLE', `cannot attach ${JSON.stringify(path)}: not a regular file`, {
+          suggestion:
+            'save what it gives to a file first, and attach that file; nothing was uploaded or sent',
+        });
+      await access(absolute, constants.R_OK);
+      files.push(
+        await fileUpload(absolute, { contentType: mime.getType(absolute) ?? 'application/octet-stream' }),
+      );
+    } catch (err) {
+      if (isCliError(err)) throw err;
+      const code = (err as { code?: unknown }).code;
+      const why =
+        code === 'ENOENT'
+          ? 'no such file'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'not readable by you'
+            : code === 'AM_GATEWAY_UPLOAD_TOO_LARGE'
+              ? `larger than the attachment limit of ${ATTACHMENT_MAX_BYTES} bytes (25 MB)`
+              : (err as Error).message;
+      throw new CliError('FILE_UNREADABLE', `cannot attach ${JSON.stringify(path)}: ${why}`, {
+        suggestion: 'check the path; nothing was uploaded or sent',
+        cause: err,
+      });
+    }
   }
+  return files;
 }
 
 /**
@@ -149,12 +280,8 @@ export class HumanApi extends PersonApi {
     this.options = options;
   }
 
-  /**
-   * `POST /me/attachments` of a file on disk, streamed.
-   * @throws CliError `AM_CLI_FILE_UNREADABLE` when the file cannot be opened; and the errors above.
-   */
-  async uploadFile(filePath: string): Promise<UploadAttachmentResponse> {
-    const { blob, filename } = await readAttachment(filePath);
-    return this.upload(blob, filename);
+  /** `POST /me/attachments` of a file checked by {@link attachmentFiles}, streamed; the errors above. */
+  uploadFile(file: UploadFile): Promise<UploadAttachmentResponse> {
+    return this.upload(file.blob, file.filename);
   }
 }

@@ -1,8 +1,21 @@
-import type { Mail, MailSummary, PermissionMode, PersonSendRequest } from '@agentmail/protocol';
+import {
+  type AttachmentInfo,
+  type Mail,
+  type MailSummary,
+  type OfflineRecipient,
+  type PermissionMode,
+  type PersonSendRequest,
+  parseAddress,
+  type SendMailResponse,
+} from '@agentmail/protocol';
 import type { Command } from 'commander';
 import { type CliContext, parseIntOption } from './context.js';
-import { CliError } from './errors.js';
-import { type CliIo, printJson, shortTime, table, truncate } from './output.js';
+import { CliError, isCliError } from './errors.js';
+import type { HumanApi } from './http.js';
+import { attachmentFiles } from './http.js';
+import { BODY_LIMIT_WORDS, checkBodyText, readBodyStream, replacementWarning } from './mail-body.js';
+import { type CliIo, oneLine, printJson, shortTime, table, textBlock, truncate } from './output.js';
+import { closestNames } from './person-errors.js';
 
 /** Inbox page size of `agentmail inbox` without `--limit`. @default 20 */
 export const CLI_INBOX_DEFAULT_LIMIT = 20;
@@ -10,46 +23,134 @@ export const CLI_INBOX_DEFAULT_LIMIT = 20;
 /** Most thread pages `agentmail thread` fetches (20 mails each). @default 50 */
 export const THREAD_MAX_PAGES = 50;
 
+/** How a session is named in the CLI's output: its alias, or `default session` (a default session has no alias). */
+export function sessionName(alias: string): string {
+  return alias === '' ? 'default session' : alias;
+}
+
 function sender(m: MailSummary): string {
   return `${m.from_name}${m.from_human ? '' : ' (agent)'}`;
 }
 
-function printMail(io: CliIo, mail: Mail): void {
-  const lines = [
-    `Mail:     ${mail.id}${mail.status === 'unread' ? '  (unread)' : ''}`,
-    `From:     ${sender(mail)} <${mail.from_address}>`,
-    `To:       ${mail.to.map((p) => p.address).join(', ')}`,
-  ];
-  if (mail.cc.length > 0) lines.push(`Cc:       ${mail.cc.map((p) => p.address).join(', ')}`);
-  lines.push(`Date:     ${shortTime(mail.created_at)}`, `Subject:  ${mail.subject}`);
-  lines.push(`Session:  ${mail.session_alias} (${mail.session_id}), mode ${mail.permission_mode}`);
-  if (mail.in_reply_to !== '') lines.push(`Reply to: ${mail.in_reply_to} (from ${mail.parent_from})`);
-  lines.push(`Reply as: agentmail send ${mail.reply_address} --reply-to ${mail.id} …`);
-  for (const a of mail.attachments) {
-    lines.push(`Attached: ${a.filename} (${a.size_bytes} bytes, ${a.content_type}) id ${a.id}`);
-  }
-  lines.push('', mail.body);
-  io.out(lines.join('\n'));
+function attachmentLine(a: AttachmentInfo): string {
+  return `Attached: ${oneLine(a.filename)} (${a.size_bytes} bytes, ${oneLine(a.content_type)}) id ${oneLine(a.id)}  → agentmail attachment get ${oneLine(a.id)}`;
 }
 
-async function readBody(io: CliIo, body: string): Promise<string> {
-  return body === '-' ? io.readStdin() : body;
+/**
+ * One mail as `read` and `thread` show it. Every field that came from a sender is shown inert
+ * (SPEC H-1): header fields as one line each (a line break in a subject can not fake a header),
+ * the body as a block.
+ */
+export function formatMail(mail: Mail): string {
+  const f = oneLine;
+  const lines = [
+    `Mail:     ${f(mail.id)}${mail.status === 'unread' ? '  (unread)' : ''}`,
+    `From:     ${f(sender(mail))} <${f(mail.from_address)}>`,
+    `To:       ${mail.to.map((p) => f(p.address)).join(', ')}`,
+  ];
+  if (mail.cc.length > 0) lines.push(`Cc:       ${mail.cc.map((p) => f(p.address)).join(', ')}`);
+  lines.push(`Date:     ${shortTime(mail.created_at)}`, `Subject:  ${f(mail.subject)}`);
+  lines.push(
+    `Session:  ${f(sessionName(mail.session_alias))} (${f(mail.session_id)}), mode ${mail.permission_mode}`,
+  );
+  if (mail.in_reply_to !== '') lines.push(`Reply to: ${f(mail.in_reply_to)} (from ${f(mail.parent_from)})`);
+  lines.push(`Reply as: agentmail send ${f(mail.reply_address)} --reply-to ${f(mail.id)} …`);
+  for (const a of mail.attachments) lines.push(attachmentLine(a));
+  lines.push('', textBlock(mail.body));
+  return lines.join('\n');
 }
 
 const MODES: readonly PermissionMode[] = ['plan', 'workspace', 'full'];
 
-/** Register `send`, `inbox`, `read` and `thread`. */
+/** Commander's collector for a repeatable option (`--attach a --attach b`). */
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** "queued: echo is offline since 2026-12-01 10:00 (last seen …); the mail waits for it" (SPEC H-3, G-39). */
+export function offlineLine(r: OfflineRecipient): string {
+  const name = oneLine(r.name);
+  if (r.offline_since === null) return `queued: ${name} has not connected yet; the mail waits for it`;
+  return `queued: ${name} is offline since ${shortTime(r.offline_since)}; the mail waits and is delivered when it is back`;
+}
+
+/** `sent m_… to echo@/w. (default session, mode workspace)` plus the queued lines (H-3). */
+function sentLines(sent: SendMailResponse): string[] {
+  if (sent.status === 'duplicate_relay') return [`already sent as ${sent.mail_id}`];
+  const mode = sent.permission_mode === undefined ? '' : `, mode ${sent.permission_mode}`;
+  const lines = [
+    `sent ${sent.mail_id} to ${oneLine(sent.address)} (${sent.session_alias === '' ? 'default session' : `session ${oneLine(sent.session_alias)}`}${mode})`,
+  ];
+  for (const r of sent.offline_recipients ?? []) lines.push(offlineLine(r));
+  return lines;
+}
+
+/**
+ * Add what the person may have meant to an unknown recipient error: the closest names among the
+ * contacts ("did you mean: echo"), and, for an alias that may be the tail of a directory name
+ * with a dot, the address form that works (`name@/srv/my.project.`, SPEC G-3).
+ */
+async function withHints(err: unknown, api: HumanApi, to: string): Promise<unknown> {
+  if (!isCliError(err) || err.code !== 'AM_CLI_SERVER_REFUSED') return err;
+  const code = (err.body as { code?: unknown } | undefined)?.code;
+  let address: ReturnType<typeof parseAddress>;
+  try {
+    address = parseAddress(to);
+  } catch {
+    return err;
+  }
+  const hints: string[] = [];
+  if (code === 'AM_GW_UNKNOWN_RECIPIENT') {
+    const names = await api.contacts().then(
+      (r) => r.contacts.map((c) => c.name),
+      () => [] as string[],
+    );
+    const close = closestNames(address.name, names);
+    if (close.length > 0) hints.push(`did you mean: ${close.join(', ')}`);
+  }
+  if (code === 'AM_GW_UNKNOWN_ALIAS' && address.path !== '' && address.session !== '')
+    hints.push(
+      `if ${address.path}.${address.session} is the directory, end the address with a dot: ${address.name}@${address.path}.${address.session}.`,
+    );
+  if (hints.length === 0) return err;
+  return new CliError('SERVER_REFUSED', err.message, {
+    ...(err.status === undefined ? {} : { status: err.status }),
+    ...(err.body === undefined ? {} : { body: err.body }),
+    ...(err.detail === undefined ? {} : { detail: err.detail }),
+    suggestion: [...hints, ...(err.suggestion === undefined ? [] : [err.suggestion])].join('\n'),
+  });
+}
+
+/** The body: `--body <text>` or `--body -` (stdin), both held to the one limit. */
+async function readBody(io: CliIo, body: string): Promise<string> {
+  if (body === '-') return readBodyStream(io.stdin());
+  const warning = replacementWarning('--body', body);
+  if (warning !== undefined) io.err(warning);
+  return checkBodyText(body);
+}
+
+/** Register `send`, `inbox`, `read`, `thread` and `attachment get`. */
 export function registerMailCommands(program: Command, ctx: CliContext): void {
   program
     .command('send')
     .description('send a mail to an agent or a person (name, name@/path, name@/path.new, name@/path.alias)')
     .argument('<to>', 'recipient address')
     .requiredOption('-s, --subject <subject>', 'subject line')
-    .requiredOption('-b, --body <text>', 'body text, or "-" to read it from stdin')
-    .option('--cc <address...>', 'copy to these addresses')
+    .requiredOption(
+      '-b, --body <text>',
+      `body text, or "-" to read it from stdin (at most ${BODY_LIMIT_WORDS})`,
+    )
+    .option('--cc <address>', 'copy to this address (repeat for more)', collect)
     .option('--reply-to <mail_id>', 'id of the mail this answers')
-    .option('-a, --attach <file...>', 'attach these files (uploaded first, ≤25 MB each)')
-    .option('--mode <mode>', 'permission mode of a new session: plan | workspace | full')
+    .option(
+      '-a, --attach <file>',
+      'attach this file (repeat for more; ≤25 MB each; all checked before any upload)',
+      collect,
+    )
+    .option(
+      '--mode <mode>',
+      'permission mode: plan | workspace | full (a new session; an existing one only for its owner)',
+    )
     .option('--max-rounds <n>', 'round budget of a new session')
     .action(async (to: string, opts: Record<string, unknown>, cmd: Command) => {
       const mode = opts.mode as string | undefined;
@@ -60,41 +161,51 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         opts.maxRounds === undefined
           ? undefined
           : parseIntOption('--max-rounds', String(opts.maxRounds), 1, 1000);
-      const api = await ctx.api(cmd);
+      const subject = String(opts.subject);
+      const subjectWarning = replacementWarning('--subject', subject);
+      if (subjectWarning !== undefined) ctx.io.err(subjectWarning);
+      // Everything local first — every file, the body — so a problem sends and uploads nothing.
+      const files = await attachmentFiles((opts.attach as string[] | undefined) ?? []);
       const body = await readBody(ctx.io, String(opts.body));
+      const api = await ctx.api(cmd);
       const attachments = [];
-      for (const file of (opts.attach as string[] | undefined) ?? []) {
-        attachments.push((await api.uploadFile(file)).attachment);
-      }
-      const req: PersonSendRequest = { to, subject: String(opts.subject), body };
+      for (const file of files) attachments.push((await api.uploadFile(file)).attachment);
+      const req: PersonSendRequest = { to, subject, body };
       const cc = opts.cc as string[] | undefined;
       if (cc !== undefined) req.cc = cc;
       if (opts.replyTo !== undefined) req.reply_to = String(opts.replyTo);
       if (attachments.length > 0) req.attachment_ids = attachments.map((a) => a.id);
       if (mode !== undefined) req.permission_mode = mode as PermissionMode;
       if (maxRounds !== undefined) req.max_rounds = maxRounds;
-      const sent = await api.send(req);
-      if (ctx.globals(cmd).json) return printJson(ctx.io, { ...sent, attachments });
-      if (sent.status === 'duplicate_relay') {
-        ctx.io.out(`already sent as ${sent.mail_id}`);
-        return;
+      let sent: SendMailResponse;
+      try {
+        sent = await api.send(req);
+      } catch (err) {
+        throw await withHints(err, api, to);
       }
-      ctx.io.out(`sent ${sent.mail_id} to ${sent.address} (session ${sent.session_alias})`);
+      if (ctx.globals(cmd).json) return printJson(ctx.io, { ...sent, attachments });
+      ctx.io.out(sentLines(sent).join('\n'));
     });
 
   program
     .command('inbox')
-    .description('list your mails: unread by default')
+    .description('list your mails, newest first: unread by default, --all for every mail')
     .option('--all', 'include read mails')
-    .option('-n, --limit <n>', `how many (1-100, default ${CLI_INBOX_DEFAULT_LIMIT})`)
-    .action(async (opts: { all?: boolean; limit?: string }, cmd: Command) => {
+    .option('-n, --limit <n>', `how many (1-100, default ${CLI_INBOX_DEFAULT_LIMIT}): the newest n`)
+    .option('--before <mail_id>', 'older pages: only mails older than this one (the last id of a page)')
+    .action(async (opts: { all?: boolean; limit?: string; before?: string }, cmd: Command) => {
       const limit =
         opts.limit === undefined ? CLI_INBOX_DEFAULT_LIMIT : parseIntOption('--limit', opts.limit, 1, 100);
       const api = await ctx.api(cmd);
-      const inbox = await api.inbox({ status: opts.all ? 'all' : 'unread', limit });
+      const inbox = await api.inbox({
+        status: opts.all ? 'all' : 'unread',
+        limit,
+        order: 'newest',
+        ...(opts.before === undefined ? {} : { before: opts.before }),
+      });
       if (ctx.globals(cmd).json) return printJson(ctx.io, inbox);
       if (inbox.mails.length === 0) {
-        ctx.io.out(opts.all ? 'no mail' : 'no unread mail');
+        ctx.io.out(opts.before !== undefined ? 'no older mail' : opts.all ? 'no mail' : 'no unread mail');
         return;
       }
       const rows = inbox.mails.map((m) => [
@@ -102,10 +213,14 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         shortTime(m.created_at),
         truncate(sender(m), 24),
         truncate(m.is_permission ? `[permission] ${m.subject}` : m.subject),
-        m.session_alias,
+        truncate(sessionName(m.session_alias), 32),
       ]);
       ctx.io.out(table(['  ID', 'DATE', 'FROM', 'SUBJECT', 'SESSION'], rows));
-      ctx.io.out(`${inbox.unread_count} unread${inbox.has_more ? '; more with --limit' : ''}`);
+      const last = inbox.mails[inbox.mails.length - 1]?.id ?? '';
+      const more = inbox.has_more
+        ? `; older: agentmail inbox${opts.all ? ' --all' : ''} --before ${last}${opts.limit === undefined ? '' : ` --limit ${limit}`}`
+        : '';
+      ctx.io.out(`${inbox.unread_count} unread${more}`);
     });
 
   program
@@ -118,7 +233,7 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
       const { mail } = await api.mail(id);
       if (!opts.keepUnread && mail.status === 'unread') await api.markRead([id]);
       if (ctx.globals(cmd).json) return printJson(ctx.io, { mail });
-      printMail(ctx.io, mail);
+      ctx.io.out(formatMail(mail));
     });
 
   program
@@ -140,10 +255,12 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         mails,
       };
       if (ctx.globals(cmd).json) return printJson(ctx.io, thread);
-      ctx.io.out(`Thread ${thread.session_alias} (${thread.session_id}): ${thread.total} mails`);
+      ctx.io.out(
+        `Thread ${oneLine(sessionName(thread.session_alias))} (${oneLine(thread.session_id)}): ${thread.total} mails`,
+      );
       for (const mail of mails) {
         ctx.io.out(`\n${'─'.repeat(60)}`);
-        printMail(ctx.io, mail);
+        ctx.io.out(formatMail(mail));
       }
       if (mails.length < thread.total) ctx.io.out(`\n(${thread.total - mails.length} more not shown)`);
     });

@@ -1,5 +1,5 @@
-import type { ErrorBody } from '@agentmail/protocol';
 import { type CliError, isCliError } from './errors.js';
+import { jsonForTerminal, terminalSafe } from './terminal-text.js';
 
 /** Where the CLI writes and what it reads; injected so the program can run in a test. */
 export interface CliIo {
@@ -9,8 +9,8 @@ export interface CliIo {
   err(text: string): void;
   /** Environment variables. */
   env: NodeJS.ProcessEnv;
-  /** Read all of standard input (for `--body -`). */
-  readStdin(): Promise<string>;
+  /** Standard input as bytes (for `--body -`), read as far as the caller wants. */
+  stdin(): AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -40,25 +40,49 @@ export function processIo(): CliIo {
       if (stderrOpen()) process.stderr.write(`${text}\n`);
     },
     env: process.env,
-    readStdin: async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
-    },
+    stdin: () => process.stdin,
   };
+}
+
+/**
+ * The CLI's writer for people: every line `io` prints goes through {@link terminalSafe} (line
+ * breaks and tabs kept), so no command can print a control character or an escape sequence from
+ * untrusted text, even one that forgot to mark a field (SPEC H-1). JSON output passes unchanged:
+ * {@link printJson} writes it with {@link jsonForTerminal}, which has nothing left to replace.
+ */
+export function terminalIo(io: CliIo): CliIo {
+  return {
+    ...io,
+    out: (text) => io.out(terminalSafe(text, { multiline: true })),
+    err: (text) => io.err(terminalSafe(text, { multiline: true })),
+  };
+}
+
+/**
+ * An untrusted string shown inside one line (a subject, a name, an address): made inert for the
+ * terminal and its line breaks shown as `\n`, so it can not fake a line of its own (SPEC H-1).
+ */
+export function oneLine(text: string): string {
+  return terminalSafe(text);
+}
+
+/** An untrusted block of text (a mail body, a question): inert, with its own line breaks. */
+export function textBlock(text: string): string {
+  return terminalSafe(text, { multiline: true });
 }
 
 /** Widest a table cell gets before it is cut with `…`. @default 60 */
 export const CELL_MAX_CHARS = 60;
 
-/** Cut `text` to `max` characters, folding whitespace, marking the cut with `…`. */
+/** Cut `text` to `max` characters, folding whitespace, marking the cut with `…`; inert for the terminal. */
 export function truncate(text: string, max: number = CELL_MAX_CHARS): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = oneLine(text.replace(/\s+/g, ' ').trim());
   return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
 }
 
-/** Render rows as a left-aligned table with a header row and two spaces between columns. */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+/** Render rows as a left-aligned table with a header row and two spaces between columns; every cell is one inert line. */
+export function table(headers: readonly string[], rawRows: readonly (readonly string[])[]): string {
+  const rows = rawRows.map((r) => r.map(oneLine));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     cells
@@ -75,50 +99,52 @@ export function shortTime(iso: string | null): string {
   return m ? `${m[1]} ${m[2]}` : iso;
 }
 
-/** Print a value as pretty JSON on stdout (the `--json` output of every command). */
+/**
+ * Print a value as pretty JSON on stdout (the `--json` output of every command): exactly the
+ * value, with the characters a terminal would act on escaped inside its strings (SPEC H-1).
+ */
 export function printJson(io: CliIo, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2));
+  io.out(jsonForTerminal(value, 2));
 }
 
-function errorBodyLines(body: ErrorBody): string[] {
-  const lines: string[] = [];
-  if (body.detail !== undefined && body.detail !== '') lines.push(`  ${body.detail}`);
-  for (const [key, value] of Object.entries(body)) {
-    if (key === 'error' || key === 'detail' || key === 'suggestion' || key === 'code') continue;
-    lines.push(`  ${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  }
-  if (body.suggestion !== undefined && body.suggestion !== '') lines.push(`  suggestion: ${body.suggestion}`);
-  return lines;
+/** Print a value as one JSON line (serve's events, `--json` errors); see {@link printJson}. */
+export function printJsonLine(write: (text: string) => void, value: unknown): void {
+  write(jsonForTerminal(value));
+}
+
+/** Indent every line of `text` under the message. */
+function indented(label: string, text: string): string[] {
+  return text.split('\n').map((line, i) => `  ${i === 0 ? label : ' '.repeat(label.length)}${line}`);
 }
 
 /**
- * Print an error on stderr: the message, then the server's `detail`, extra fields and
- * `suggestion` (see SPEC G-13), or one JSON line with `--json`. Returns the exit code:
- * 2 for usage errors, 1 for everything else.
+ * Print an error on stderr for a person (SPEC H-2): the message on the first line, the detail on
+ * its own line, and the fix on another (`try: agentmail …`) — words for people, never the HTTP
+ * route or the server's field lists. With `--json`, one JSON line instead, with the server's body
+ * exactly as it came (SPEC G-13). Returns the exit code: 2 for usage errors, 1 for everything else.
  */
 export function reportError(io: CliIo, err: unknown, json: boolean): number {
   if (!isCliError(err)) {
     const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    if (json) io.err(JSON.stringify({ code: 'AM_CLI_INTERNAL', message: String(err) }));
+    if (json) printJsonLine(io.err, { code: 'AM_CLI_INTERNAL', message: String(err) });
     else io.err(`agentmail: unexpected failure: ${message}`);
     return 1;
   }
   const e: CliError = err;
   if (json) {
-    io.err(
-      JSON.stringify({
-        code: e.code,
-        message: e.message,
-        ...(e.status === undefined ? {} : { status: e.status }),
-        ...(e.body === undefined ? {} : { body: e.body }),
-        ...(e.suggestion === undefined ? {} : { suggestion: e.suggestion }),
-      }),
-    );
+    printJsonLine(io.err, {
+      code: e.code,
+      message: e.message,
+      ...(e.status === undefined ? {} : { status: e.status }),
+      ...(e.body === undefined ? {} : { body: e.body }),
+      ...(e.detail === undefined ? {} : { detail: e.detail }),
+      ...(e.suggestion === undefined ? {} : { suggestion: e.suggestion }),
+    });
     return e.exitCode;
   }
   const lines = [`agentmail: ${e.message}`];
-  if (e.body !== undefined) lines.push(...errorBodyLines(e.body));
-  if (e.suggestion !== undefined) lines.push(`  suggestion: ${e.suggestion}`);
+  if (e.detail !== undefined) lines.push(...indented('', e.detail));
+  if (e.suggestion !== undefined) lines.push(...indented('try: ', e.suggestion));
   io.err(lines.join('\n'));
   return e.exitCode;
 }

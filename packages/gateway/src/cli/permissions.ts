@@ -3,21 +3,38 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
 import type { HumanApi } from './http.js';
-import { printJson, shortTime } from './output.js';
+import { sessionName } from './mail.js';
+import { oneLine, printJson, shortTime, textBlock } from './output.js';
 
-function describe(p: PermissionView): string {
-  const head = `${p.id}  ${p.kind}  from ${p.agent_name}  session ${p.session_alias}  ${shortTime(p.created_at)}`;
-  const status = p.status === 'pending' ? 'pending' : `decided: ${p.decision ?? ''}`;
-  const lines = [`${head}  [${status}]`, ...p.question.split('\n').map((l) => `  ${l}`)];
-  if (p.context !== '') lines.push(...p.context.split('\n').map((l) => `  | ${l}`));
-  if (p.kind === 'approval')
-    lines.push(`  → agentmail approve ${p.id} [--always]  |  agentmail deny ${p.id}`);
+/**
+ * One request as `agentmail permissions` shows it. The agent wrote the question, the context and
+ * the options: they are shown inert (SPEC H-1), the question and context as blocks of text, names
+ * and options as single lines.
+ */
+export function describePermission(p: PermissionView): string {
+  const f = oneLine;
+  const id = f(p.id);
+  const head = `${id}  ${p.kind}  from ${f(p.agent_name)}  session ${f(sessionName(p.session_alias))}  ${shortTime(p.created_at)}`;
+  const status = p.status === 'pending' ? 'pending' : `decided: ${f(p.decision ?? '')}`;
+  const lines = [
+    `${head}  [${status}]`,
+    ...textBlock(p.question)
+      .split('\n')
+      .map((l) => `  ${l}`),
+  ];
+  if (p.context !== '')
+    lines.push(
+      ...textBlock(p.context)
+        .split('\n')
+        .map((l) => `  | ${l}`),
+    );
+  if (p.kind === 'approval') lines.push(`  → agentmail approve ${id} [--always]  |  agentmail deny ${id}`);
   else if (p.options.length > 0) {
-    lines.push(`  options${p.multi_select ? ' (choose one or more)' : ''}: ${p.options.join(' | ')}`);
-    lines.push(`  → agentmail answer ${p.id} <option>…`);
-  } else lines.push(`  → agentmail answer ${p.id} <free text>`);
-  if (p.answers.length > 0) lines.push(`  answers: ${p.answers.join(' | ')}`);
-  if (p.note !== '') lines.push(`  note: ${p.note}`);
+    lines.push(`  options${p.multi_select ? ' (choose one or more)' : ''}: ${p.options.map(f).join(' | ')}`);
+    lines.push(`  → agentmail answer ${id} <option>…`);
+  } else lines.push(`  → agentmail answer ${id} <free text>`);
+  if (p.answers.length > 0) lines.push(`  answers: ${p.answers.map(f).join(' | ')}`);
+  if (p.note !== '') lines.push(`  note: ${f(p.note)}`);
   return lines.join('\n');
 }
 
@@ -58,7 +75,7 @@ export function answersFor(permission: PermissionView | undefined, words: readon
 export function registerPermissionCommands(program: Command, ctx: CliContext): void {
   const done = (cmd: Command, res: DecideResponse): void => {
     if (ctx.globals(cmd).json) printJson(ctx.io, res);
-    else ctx.io.out(`${res.id}: ${res.decision}`);
+    else ctx.io.out(`${oneLine(res.id)}: ${oneLine(res.decision)}`);
   };
   const decide = async (cmd: Command, id: string, body: DecideRequest): Promise<void> => {
     const api = await ctx.api(cmd);
@@ -77,7 +94,7 @@ export function registerPermissionCommands(program: Command, ctx: CliContext): v
         ctx.io.out(opts.all ? 'no permission requests' : 'nothing waiting for you');
         return;
       }
-      ctx.io.out(res.permissions.map(describe).join('\n\n'));
+      ctx.io.out(res.permissions.map(describePermission).join('\n\n'));
     });
 
   program

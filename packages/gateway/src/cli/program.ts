@@ -1,10 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { registerAdminCommands } from './admin.js';
+import { registerAttachmentCommands } from './attachments.js';
 import { registerConnectionCommands } from './connection.js';
 import { createContext } from './context.js';
+import { CliError } from './errors.js';
 import { registerMailCommands } from './mail.js';
-import { type CliIo, reportError } from './output.js';
+import { type CliIo, reportError, terminalIo } from './output.js';
 import { registerPermissionCommands } from './permissions.js';
 import { registerServeCommand } from './serve.js';
 
@@ -18,7 +20,7 @@ export const EXIT_FAILURE = 1;
  * errors are thrown as `CommanderError` (not exiting the process) so {@link runCli} can map them
  * to exit code 2.
  */
-export function buildProgram(io: CliIo): Command {
+export function buildProgram(io: CliIo, options: { json?: boolean } = {}): Command {
   const ctx = createContext(io);
   const program = new Command('agentmail')
     .description('AgentMail: run the Gateway, and read, send and decide from the command line')
@@ -34,12 +36,16 @@ export function buildProgram(io: CliIo): Command {
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.out(s.replace(/\n$/, '')),
-      writeErr: (s) => io.err(s.replace(/\n$/, '')),
+      // With --json, commander's own error text stays unprinted: runCli prints the one JSON line.
+      writeErr: (s) => {
+        if (!options.json) io.err(s.replace(/\n$/, ''));
+      },
     })
     .showHelpAfterError('(add --help for usage)');
   registerServeCommand(program, ctx);
   registerConnectionCommands(program, ctx);
   registerMailCommands(program, ctx);
+  registerAttachmentCommands(program, ctx);
   registerPermissionCommands(program, ctx);
   registerAdminCommands(program, ctx);
   return program;
@@ -52,16 +58,22 @@ export function buildProgram(io: CliIo): Command {
  *
  * @example process.exitCode = await runCli(process.argv.slice(2), processIo());
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
+  // One writer for every command: nothing printed can carry a control or escape sequence (H-1).
+  const io = terminalIo(rawIo);
+  const json = argv.includes('--json');
+  const program = buildProgram(io, { json });
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version "errors" are successes; commander already printed the usage message.
-      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+      // Help and version "errors" are successes; commander already printed the usage message
+      // (without --json). With --json a usage error is one JSON line, like every other error.
+      if (err.exitCode === 0) return 0;
+      if (json) reportError(io, new CliError('USAGE', err.message.replace(/^error: /, '')), true);
+      return EXIT_USAGE;
     }
-    return reportError(io, err, argv.includes('--json'));
+    return reportError(io, err, json);
   }
 }

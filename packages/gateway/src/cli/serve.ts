@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { buildApp } from '../index.js';
 import { type CliContext, parseIntOption } from './context.js';
 import { CliError } from './errors.js';
+import { printJsonLine } from './output.js';
 
 /** Port `agentmail serve` listens on without `--port` or `AGENTMAIL_PORT`. @default 8787 */
 export const DEFAULT_PORT = 8787;
@@ -251,13 +252,13 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         });
       }
       if (adminToken !== undefined) {
-        if (json) io.out(JSON.stringify({ event: 'admin_token', user: 'admin', admin_token: adminToken }));
+        if (json) printJsonLine(io.out, { event: 'admin_token', user: 'admin', admin_token: adminToken });
         else {
           io.out(`First start: created the admin user in ${dataDir}.`);
           io.out(`admin token (shown once, keep it): ${adminToken}`);
         }
       }
-      if (json) io.out(JSON.stringify({ event: 'listening', url, data_dir: dataDir }));
+      if (json) printJsonLine(io.out, { event: 'listening', url, data_dir: dataDir });
       else {
         io.out(`AgentMail Gateway listening on ${url} (data in ${dataDir})`);
         io.out(`log in: agentmail login --url ${url} --token <token>`);

@@ -227,10 +227,27 @@ const m0002: Migration = {
   },
 };
 
+/**
+ * Presence and key use: `agents.offline_since` (a bridge's goodbye, SPEC H-3) and
+ * `agent_keys.last_used_at` (for `agentmail agent key list`). Both nullable, so rows of 0001 stay
+ * valid as they are.
+ */
+const m0003: Migration = {
+  async up(db: AnyDb) {
+    await db.schema.alterTable('agents').addColumn('offline_since', 'bigint').execute();
+    await db.schema.alterTable('agent_keys').addColumn('last_used_at', 'bigint').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('agent_keys').dropColumn('last_used_at').execute();
+    await db.schema.alterTable('agents').dropColumn('offline_since').execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
   '0002_web_sessions': m0002,
+  '0003_presence_key_use': m0003,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

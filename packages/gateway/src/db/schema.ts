@@ -37,6 +37,8 @@ export interface AgentsTable {
   models: string;
   /** JSON object of extra register fields (version, …). */
   meta: string;
+  /** When its bridge said it stops (ms; SPEC H-3); cleared by the next heartbeat. Null otherwise. */
+  offline_since: number | null;
 }
 
 /** An agent key; only its SHA-256 is stored, bound to one agent name (SPEC G-12). */
@@ -46,7 +48,12 @@ export interface AgentKeysTable {
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** Last request the key authenticated, to {@link KEY_USE_RESOLUTION_MS} (ms); null when never used. */
+  last_used_at: number | null;
 }
+
+/** How precisely `agent_keys.last_used_at` is kept: it is written at most once per this period and key, in ms. @default 60_000 */
+export const KEY_USE_RESOLUTION_MS = 60_000;
 
 /** The admin's model selection per platform, ordered (SPEC G-26). */
 export interface AllowedModelsTable {

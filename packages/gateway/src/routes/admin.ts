@@ -34,12 +34,11 @@ export function adminRoutes(ctx: GatewayContext) {
       };
     });
 
-    registerEndpoint(app, ctx, 'adminResetToken', async (req) => ({
-      name: req.params.name,
-      ...(await resetUserToken(ctx, req.params.name)),
-    }));
+    registerEndpoint(app, ctx, 'adminResetToken', async (req) =>
+      resetUserToken(ctx.db, req.params.name, ctx.config.clock()),
+    );
 
-    registerEndpoint(app, ctx, 'adminAgentKeys', async () => ({ keys: await listAgentKeys(ctx) }));
+    registerEndpoint(app, ctx, 'adminAgentKeys', async () => listAgentKeys(ctx));
 
     registerEndpoint(app, ctx, 'adminIssueAgentKey', async (req) => {
       const { keyId, key } = await issueAgentKey(ctx, req.body.agent_name);

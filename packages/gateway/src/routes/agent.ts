@@ -27,6 +27,7 @@ import {
   sessionParticipants,
 } from '../mail-views.js';
 import { expirePendingRequests, requestPermission, withdrawPermission } from '../permissions.js';
+import { markOffline } from '../presence.js';
 import { sessionById } from '../sessions.js';
 import { registerEndpoint } from './endpoint.js';
 import { receiveUpload, sendAttachment } from './shared.js';
@@ -61,6 +62,10 @@ export function agentRoutes(ctx: GatewayContext) {
       const body = req.body;
       return heartbeat(ctx, agentOf(req).name, body, body as Record<string, unknown>);
     });
+
+    registerEndpoint(app, ctx, 'agentOffline', async (req) =>
+      markOffline(ctx, agentOf(req).name, req.body.reason),
+    );
 
     registerEndpoint(app, ctx, 'events', async (req, reply) => {
       const name = agentOf(req).name;

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { checkAnswer } from '../answer-check.js';
 import { authenticateAgent, authenticateUser } from '../auth.js';
 import type { GatewayContext } from '../context.js';
+import { JSON_BODY_MAX_BYTES, MAIL_BODY_ENDPOINTS, MAIL_REQUEST_MAX_BYTES } from '../http.js';
 import { isWebRoute } from './web.js';
 
 declare module 'fastify' {
@@ -57,7 +58,7 @@ function authHook(ctx: GatewayContext, id: EndpointId): ((req: FastifyRequest) =
   switch (endpoint(id).auth) {
     case 'agent':
       return async (req) => {
-        req.agent = await authenticateAgent(ctx.db, req);
+        req.agent = await authenticateAgent(ctx.db, req, ctx.config.clock());
       };
     case 'person':
       return async (req) => {
@@ -97,6 +98,9 @@ export function registerEndpoint<Id extends EndpointId>(
     url: e.path,
     schema,
     config: { endpoint: id },
+    // Set on every route, so a 413 names the limit that applied (the mail routes take more, see
+    // MAIL_REQUEST_MAX_BYTES); uploads keep their own multipart limit.
+    bodyLimit: MAIL_BODY_ENDPOINTS.has(id) ? MAIL_REQUEST_MAX_BYTES : JSON_BODY_MAX_BYTES,
     ...(onRequest === undefined ? {} : { onRequest }),
     // The answer is built from protocol types; serialising is JSON.stringify, plus the strict check
     // in tests (a mismatch becomes a 500 through the error handler, naming endpoint and field).

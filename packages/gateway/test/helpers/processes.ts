@@ -36,11 +36,11 @@ export function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.Proces
   return { ...env, ...extra };
 }
 
-/** Run `command args` to completion (killed after `timeoutMs`), feeding `input` on stdin. */
+/** Run `command args` to completion (killed after `timeoutMs`), feeding `input` (text, or raw bytes) on stdin. */
 export function run(
   command: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string },
+  options: { env: NodeJS.ProcessEnv; input?: string | Uint8Array; timeoutMs?: number; cwd?: string },
 ): Promise<RunResult> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: 'pipe' });

@@ -13,7 +13,9 @@ import type {
 } from '@agentmail/protocol';
 import { backlogEvent } from '../backlog-event.js';
 import { CatchUp, type CatchUpResult, SeenMails } from '../catch-up.js';
+import { ApiClient } from '../client/api-client.js';
 import { GATEWAY_TIMEOUT_MS, GatewayClient } from '../client/gateway-client.js';
+import { undiciTransport } from '../client/node-transfer.js';
 import { SseClient, type SseSleep } from '../client/sse-client.js';
 import { REDELIVERY_BACKOFF_MS, redeliver } from '../redelivery.js';
 import { SessionQueue } from '../session-queue.js';
@@ -25,6 +27,12 @@ import { sendFailureMail } from './failure-notice.js';
 import { TurnGate } from './turn-gate.js';
 import type { MailTurnReport } from './turn-report.js';
 import { withdrawalsSettled } from './withdraw.js';
+
+/**
+ * How long a stopping bridge waits for its goodbye (`POST /agent/offline`, SPEC H-3) before it
+ * stops anyway, in ms. @default 2_000
+ */
+export const OFFLINE_NOTICE_TIMEOUT_MS = 2_000;
 
 /** How long `start()` waits for the first event stream to open before the catch-up runs anyway, in ms (B-1, B-20). @default 10_000 */
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;
@@ -138,8 +146,9 @@ type Delivery = { report: MailTurnReport; late: boolean } | { timeout: true; com
  *   commit) with a `timeout` failure mail (B-7, B-9) — one outcome per mail;
  * - a {@link TurnLostError} is redelivered (1 s, 2 s; 3 attempts), then a `worker_lost` failure mail (B-14);
  * - a handled mail (its turn, or its failure mail) is marked read, so a restart does not run it again;
- * - `stop()` stops reading, aborts every turn (`'shutdown'`), calls the host's shutdown hook and
- *   waits at most `stopGraceMs` for the turns (B-15).
+ * - `stop()` stops reading, says the agent is offline (`POST /agent/offline`, H-3), aborts every
+ *   turn (`'shutdown'`), calls the host's shutdown hook and waits at most `stopGraceMs` for the
+ *   turns (B-15).
  */
 export class BridgeRuntime {
   readonly #host: BridgeHost;
@@ -155,6 +164,10 @@ export class BridgeRuntime {
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #allowedModels: readonly string[] = [];
   #lock: BridgeLock | undefined;
+  /** Registered (this process is the agent's bridge): only then does a stop say goodbye (H-3). */
+  #registered = false;
+  /** The bridge lock went to another process, which is the agent's bridge now: no goodbye. */
+  #lockLost = false;
 
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
   constructor(config: BridgeRuntimeConfig, host: BridgeHost, emit: EmitEvent) {
@@ -227,6 +240,7 @@ export class BridgeRuntime {
       // This process holds the bridge lock: requests of an earlier process wait for nobody now.
       expire_pending: true,
     });
+    this.#registered = true;
     this.#emit({
       type: 'registered',
       agent: reg.name,
@@ -295,6 +309,9 @@ export class BridgeRuntime {
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#queue.close();
     await this.#sse?.close();
+    // H-3: nothing reads the stream any more, so the agent is offline from now on; said while the
+    // turns wind down, so it costs the stop no time.
+    const goodbye = this.#sayOffline();
     try {
       await this.#host.onShutdown?.();
     } catch {
@@ -308,10 +325,34 @@ export class BridgeRuntime {
       }),
     ]);
     clearTimeout(timer);
-    // Requests the stopped turns left pending are being withdrawn (bounded by WITHDRAW_TIMEOUT_MS).
-    await withdrawalsSettled();
+    // Requests the stopped turns left pending are being withdrawn (bounded by WITHDRAW_TIMEOUT_MS),
+    // beside the goodbye (bounded by OFFLINE_NOTICE_TIMEOUT_MS): neither waits for the other.
+    await Promise.all([goodbye, withdrawalsSettled()]);
     await this.#lock?.release();
     this.#emit({ type: 'stopped' });
+  }
+
+  /**
+   * SPEC H-3: tell the Gateway this bridge stops (`POST /agent/offline`), so the agent is offline at
+   * once instead of for the rest of its online window. Only a registered bridge that still holds
+   * the agent (a standby never registered; after a lost lock another process is the bridge). Best
+   * effort and bounded ({@link OFFLINE_NOTICE_TIMEOUT_MS}): a Gateway that is gone or older (404)
+   * sees the agent offline when the window ends.
+   */
+  async #sayOffline(): Promise<void> {
+    if (!this.#registered || this.#lockLost) return;
+    try {
+      // The agent endpoints of the live client, with a short timeout of its own.
+      const api = new ApiClient({
+        transport: undiciTransport,
+        baseUrl: this.#client.baseUrl,
+        token: this.#client.key,
+        timeoutMs: OFFLINE_NOTICE_TIMEOUT_MS,
+      });
+      await api.call('agentOffline', { body: { reason: 'shutdown' } });
+    } catch {
+      // best effort, see above
+    }
   }
 
   /**
@@ -328,6 +369,7 @@ export class BridgeRuntime {
       ...(this.#config.lockStaleMs === undefined ? {} : { staleMs: this.#config.lockStaleMs }),
       ...(this.#config.lockRetryMs === undefined ? {} : { retryMs: this.#config.lockRetryMs }),
       onLost: (err) => {
+        this.#lockLost = true;
         this.#emit({ type: 'lock_lost', lock: this.#lock?.path ?? dir, error: messageOf(err) });
         void this.stop().then(() => this.#host.onLockLost?.());
       },

@@ -171,7 +171,7 @@ export class PersonApi {
     return this.client.call('adminResetToken', { params: { name }, ...options });
   }
 
-  /** `GET /admin/agent-keys` (admin): ids, names, created and revoked times (never the keys). */
+  /** `GET /admin/agent-keys` (admin): ids, names, created, last used and revoked times, oldest first (never the keys). */
   agentKeys(options?: CallOptions): Promise<AgentKeysResponse> {
     return this.client.call('adminAgentKeys', { ...options });
   }

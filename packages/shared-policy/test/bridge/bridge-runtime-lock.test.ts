@@ -103,8 +103,12 @@ it('G-22: the second runtime waits as a standby (one line, no Gateway calls) and
   expect(taken).toMatchObject({ waited_ms: expect.any(Number) });
   expect(handoverMs).toBeLessThan(BRIDGE_LOCK_STALE_MS / 3);
   expect(b.log.events.filter((l) => l.type === 'standby')).toHaveLength(1);
-  // Nothing from the standby before the handover: the next calls are b's register etc.
-  expect(gw.requests.slice(callsBefore).map((r) => r.path)[0]).toBe('/api/v1/agent/register');
+  // Nothing from the standby before the handover: the next calls are a's goodbye (H-3, sent before
+  // it releases the lock), then b's register etc.
+  expect(gw.requests.slice(callsBefore, callsBefore + 2).map((r) => r.path)).toEqual([
+    '/api/v1/agent/offline',
+    '/api/v1/agent/register',
+  ]);
   expect(registers(gw)).toBe(2);
 });
 
@@ -120,4 +124,6 @@ it('stop() of a standby ends its wait: start() resolves without touching the Gat
   await b.rt.stop();
   await bStarted;
   expect(registers(gw)).toBe(1);
+  // A standby is not the agent's bridge: its stop must not mark the agent offline (H-3).
+  expect(gw.requests.filter((r) => r.path === '/api/v1/agent/offline')).toEqual([]);
 });

@@ -371,6 +371,32 @@ describe('BridgeRuntime: stop (B-15) and reconnect (B-18)', () => {
     expect(h.runs).toHaveLength(1);
   });
 
+  it('H-3: a stop says the agent is offline (POST /agent/offline), once, after it stopped reading', async () => {
+    const gw = await gateway();
+    gw.on('POST', '/api/v1/agent/offline', () => ({
+      json: { status: 'offline', name: 'pi', offline_since: new Date().toISOString() },
+    }));
+    const { rt } = runtime(gw, host());
+    await rt.start();
+    await rt.stop();
+    await rt.stop();
+    const goodbyes = gw.requests.filter((r) => r.path === '/api/v1/agent/offline');
+    expect(goodbyes.map((r) => [r.method, r.headers.authorization, r.json])).toEqual([
+      ['POST', 'Bearer k1', { reason: 'shutdown' }],
+    ]);
+    const paths = gw.requests.map((r) => r.path);
+    expect(paths.lastIndexOf('/api/v1/agent/heartbeat')).toBeLessThan(paths.indexOf('/api/v1/agent/offline'));
+  });
+
+  it('H-3: a Gateway that refuses or lacks the goodbye does not keep the bridge from stopping', async () => {
+    const gw = await gateway(); // no route: the fake Gateway answers 404
+    const { rt, log } = runtime(gw, host());
+    await rt.start();
+    await rt.stop();
+    await log.wait((l) => l.type === 'stopped');
+    expect(gw.requests.filter((r) => r.path === '/api/v1/agent/offline')).toHaveLength(1);
+  });
+
   it('reconnect switches the client and the stream to the new Gateway and key', async () => {
     const gw = await gateway();
     const gw2 = await gateway();

@@ -121,6 +121,7 @@ function Keys(props: { onSignedOut: () => void }) {
             <th>{t('web.admin.key_agent')}</th>
             <th>{t('web.admin.key_id')}</th>
             <th>{t('web.admin.key_created')}</th>
+            <th>{t('web.admin.key_last_used')}</th>
             <th />
           </tr>
         </thead>
@@ -132,6 +133,7 @@ function Keys(props: { onSignedOut: () => void }) {
                 <code>{k.key_id}</code>
               </td>
               <td>{when(k.created_at)}</td>
+              <td>{k.last_used_at ? when(k.last_used_at) : t('web.admin.key_never_used')}</td>
               <td>
                 {k.revoked_at ? (
                   <span class="muted small">{t('web.admin.revoked', { when: when(k.revoked_at) })}</span>
@@ -280,11 +282,9 @@ function Models(props: { onSignedOut: () => void }) {
           </div>
           <div>
             <h3>{t('web.admin.catalogue')}</h3>
-            {(view.catalogue ?? []).length === 0 ? (
-              <p class="muted small">{t('web.admin.catalogue_empty')}</p>
-            ) : null}
+            {view.catalogue.length === 0 ? <p class="muted small">{t('web.admin.catalogue_empty')}</p> : null}
             <ul class="plain-list">
-              {(view.catalogue ?? []).map((m) => (
+              {view.catalogue.map((m) => (
                 <li key={m.key}>
                   <code>{m.key}</code> <span class="muted small">{m.agents.join(', ')}</span>{' '}
                   <button

@@ -61,7 +61,9 @@ export function ComposePage(props: { query: URLSearchParams; onSignedOut: () => 
   const [cc, setCc] = useState('');
   const [subject, setSubject] = useState('');
   const [body, setBody] = useState('');
-  const [mode, setMode] = useState<PermissionMode>('workspace');
+  // undefined: keep the session's mode (workspace for a new one); sent only when the person chose
+  // one, since a mode on an existing session changes it (its owner) or is refused (anyone else).
+  const [mode, setMode] = useState<PermissionMode | undefined>();
   const [files, setFiles] = useState<AttachmentInfo[]>([]);
   const [uploading, setUploading] = useState(0);
   const [errors, setErrors] = useState<{ to?: string; cc?: string; form?: string }>({});
@@ -129,7 +131,7 @@ export function ComposePage(props: { query: URLSearchParams; onSignedOut: () => 
               ...(addresses(cc).length > 0 ? { cc: addresses(cc) } : {}),
               ...(replyId === undefined ? {} : { reply_to: replyId }),
               ...(files.length > 0 ? { attachment_ids: files.map((f) => f.id) } : {}),
-              permission_mode: mode,
+              ...(mode === undefined ? {} : { permission_mode: mode }),
             });
       toast(t('web.compose.sent'));
       go(href('mail', sent.mail_id));
@@ -196,9 +198,13 @@ export function ComposePage(props: { query: URLSearchParams; onSignedOut: () => 
             <span>{t('web.compose.mode')}</span>
             <select
               name="mode"
-              value={mode}
-              onChange={(e) => setMode((e.target as HTMLSelectElement).value as PermissionMode)}
+              value={mode ?? ''}
+              onChange={(e) => {
+                const v = (e.target as HTMLSelectElement).value;
+                setMode(v === '' ? undefined : (v as PermissionMode));
+              }}
             >
+              <option value="">{t('web.compose.mode_keep')}</option>
               <option value="workspace">{t('web.mode.workspace')}</option>
               <option value="plan">{t('web.mode.plan')}</option>
               <option value="full">{t('web.mode.full')}</option>
