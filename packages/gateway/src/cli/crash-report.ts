@@ -14,10 +14,13 @@ import { join } from 'node:path';
 import { formatText, type Locale, resolveLocale, type TextKey } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { z } from 'zod';
-import { resolveConfig } from './config.js';
 import { CliError } from './errors.js';
-import { HumanApi } from './http.js';
-import { type ServiceName, unitName } from './service-platforms.js';
+import { BRIDGES, type ServiceName, unitName } from './service-platforms.js';
+
+/** The platform a service's agent registers with (the Gateway's reporter: `agentmail`). */
+function platformOf(service: string): string {
+  return service in BRIDGES ? BRIDGES[service as keyof typeof BRIDGES].platform : 'agentmail';
+}
 
 /** Lines of the unit's journal put into a report. @default 30 */
 export const REPORT_LOG_LINES = 30;
@@ -171,40 +174,53 @@ export function reportRelayKey(report: CrashReport): string {
   return `service-failure:${report.id}`.slice(0, 160);
 }
 
+/** Agent name the Gateway's own reports are sent as (its key: `service install gateway --issue-key`). */
+export const GATEWAY_REPORT_AGENT = 'gateway';
+
 /**
- * Mail a report: a bridge's as its agent (its key, a free relay to a person with a relay key), the
- * Gateway's as the user of `AGENTMAIL_TOKEN` or the CLI config file. The recipient is
+ * Mail a report as the service's agent: a bridge's with its own key, the Gateway's with the key of
+ * the agent {@link GATEWAY_REPORT_AGENT} (people do not write to people, G-31) — a free relay to a
+ * person with a relay key, so a retried send is a duplicate (G-32). A bridge that crashed before
+ * it ever registered is registered first (idempotent, its own name). The recipient is
  * `AGENTMAIL_REPORT_TO` (default `admin`).
- * @throws the client's error when the Gateway does not take it (the caller spools).
+ * @throws CliError `AM_CLI_NO_TOKEN` without a key; the client's error when the Gateway does not
+ *   take it (the caller spools).
  */
 export async function sendReport(
   report: CrashReport,
   env: NodeJS.ProcessEnv,
+  platform: string,
 ): Promise<{ to: string; duplicate: boolean }> {
   const to = env.AGENTMAIL_REPORT_TO || 'admin';
   const mail = reportMail(report, resolveLocale(env.AGENTMAIL_LOCALE));
   const key = env.AGENTMAIL_AGENT_KEY || env.AGENTMAIL_AGENT_SECRET;
-  if (report.service !== 'gateway' && key) {
-    const client = new GatewayClient({
-      baseUrl: (env.AGENTMAIL_GATEWAY_URL ?? '').replace(/\/+$/, ''),
-      key,
-      timeoutMs: REPORT_STEP_TIMEOUT_MS,
-    });
-    const res = await client.send({
-      to: `${to}@.`,
-      subject: mail.subject,
-      body: mail.body,
-      relay: 'summary',
-      relay_key: reportRelayKey(report),
-    });
-    return { to, duplicate: res.status === 'duplicate_relay' };
-  }
-  const config = await resolveConfig({}, env);
-  if (config.token === undefined)
-    throw new CliError('NO_TOKEN', 'no token to send the report with (AGENTMAIL_TOKEN or agentmail login)');
-  const api = new HumanApi({ baseUrl: config.url, token: config.token, timeoutMs: REPORT_STEP_TIMEOUT_MS });
-  await api.send({ to: `${to}@.`, subject: mail.subject, body: mail.body });
-  return { to, duplicate: false };
+  if (!key)
+    throw new CliError(
+      'NO_TOKEN',
+      `no agent key to send the report of ${report.unit} with (AGENTMAIL_AGENT_KEY)`,
+      {
+        suggestion: `agentmail service install ${report.service} --issue-key --force`,
+      },
+    );
+  const client = new GatewayClient({
+    baseUrl: (env.AGENTMAIL_GATEWAY_URL ?? '').replace(/\/+$/, ''),
+    key,
+    timeoutMs: REPORT_STEP_TIMEOUT_MS,
+  });
+  const body = {
+    to: `${to}@.`,
+    subject: mail.subject,
+    body: mail.body,
+    relay: 'summary' as const,
+    relay_key: reportRelayKey(report),
+  };
+  const res = await client.send(body).catch(async (err: unknown) => {
+    if ((err as { body?: { code?: unknown } }).body?.code !== 'AM_GW_NOT_REGISTERED') throw err;
+    const name = env.AGENTMAIL_AGENT_NAME || (report.service === 'gateway' ? GATEWAY_REPORT_AGENT : platform);
+    await client.register({ name, platform });
+    return client.send(body);
+  });
+  return { to, duplicate: res.status === 'duplicate_relay' };
 }
 
 function spoolDir(stateDir: string): string {
@@ -239,7 +255,7 @@ export async function reportFailure(options: ReportOptions, env: NodeJS.ProcessE
   if (!isFailure(result)) return { status: 'not_a_failure', result };
   const report = await buildReport(options, env);
   try {
-    const sent = await sendReport(report, env);
+    const sent = await sendReport(report, env, platformOf(report.service));
     return { status: 'sent', id: report.id, ...sent };
   } catch (err) {
     return {
@@ -290,7 +306,7 @@ export async function flushSpool(
   for (const { file, report } of spooled) {
     for (;;) {
       try {
-        const sent = await sendReport(report, env);
+        const sent = await sendReport(report, env, platformOf(report.service));
         await unlink(file);
         outcomes.push({ status: 'sent', id: report.id, ...sent });
         break;

@@ -247,7 +247,7 @@ export function renderService(input: RenderInput): RenderedService {
   const path = [dirname(node), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
   const backoff =
     (input.systemdVersion ?? 0) >= SYSTEMD_BACKOFF_VERSION
-      ? '# Exponential backoff between restarts (systemd >= 254): 5 s doubling up to 5 min.\nRestartSteps=6\nRestartMaxDelaySec=5min'
+      ? '# Growing backoff between restarts (systemd >= 254): from 5 s up to 5 min in 6 steps.\nRestartSteps=6\nRestartMaxDelaySec=5min'
       : '';
   const common = {
     REPO: checkout,

@@ -3,13 +3,20 @@
  * per service, rendered with this machine's paths; the plugin put where its host expects it; the
  * crash report hooks the units run.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
-import { bootUrl, FLUSH_WAIT_MS, flushSpool, type ReportOutcome, reportFailure } from './crash-report.js';
+import {
+  bootUrl,
+  FLUSH_WAIT_MS,
+  flushSpool,
+  GATEWAY_REPORT_AGENT,
+  type ReportOutcome,
+  reportFailure,
+} from './crash-report.js';
 import { CliError } from './errors.js';
 import { printJson } from './output.js';
 import {
@@ -72,6 +79,8 @@ export interface InstallResult {
   plugin: string | undefined;
   warnings: string[];
   commands: string[];
+  /** Gateway on a fresh data dir: the admin token (shown once) and whether it was saved for the CLI. */
+  admin?: { token: string; savedIn: string | undefined };
 }
 
 function scopeOf(service: ServiceName, opts: { user?: boolean; system?: boolean }): ServiceScope {
@@ -158,13 +167,16 @@ async function settingsFor(
     const port = opts.port ?? existing.get('AGENTMAIL_PORT') ?? '8787';
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
       throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`);
-    const token = ctx.globals(cmd).token ?? existing.get('AGENTMAIL_TOKEN');
+    // The Gateway's own crash report is mailed by an agent of its own (people do not write to people).
+    const agentName = opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT;
+    let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
+    if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
     return [
       ['AGENTMAIL_PORT', port],
       ['AGENTMAIL_GATEWAY_URL', `http://127.0.0.1:${port}`],
       ['AGENTMAIL_REPORT_TO', reportTo],
-      // The crash report of a user unit falls back to the token of `agentmail login`.
-      ...(token === undefined ? [] : [['AGENTMAIL_TOKEN', token] as const]),
+      ['AGENTMAIL_AGENT_NAME', agentName],
+      ...(key === undefined || key === '' ? [] : [['AGENTMAIL_AGENT_KEY', key] as const]),
     ];
   }
   const facts = BRIDGES[service];
@@ -259,6 +271,12 @@ export async function installService(
         `${join(checkout, f)} is not built yet: run ${facts?.buildCommand ?? 'pnpm build:cli'} before starting`,
       );
   const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin);
+  const admin =
+    service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
+  if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
+    warnings.push(
+      "no key for the Gateway's own crash reports yet: once it runs, agentmail service install gateway --issue-key --force",
+    );
   const sc = systemctl(scope);
   const unit = unitName(service);
   const commands = [
@@ -267,7 +285,32 @@ export async function installService(
     ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : []),
     'agentmail doctor',
   ];
-  return { service, scope, files, plugin, warnings, commands };
+  return { service, scope, files, plugin, warnings, commands, ...(admin === undefined ? {} : { admin }) };
+}
+
+/**
+ * A fresh Gateway data directory is created here, with the admin user, so its token is shown once
+ * to the person installing (not written into the journal by the first start) and, when this user
+ * has no CLI config yet, saved for the CLI (mode 0600) as `agentmail login` would.
+ */
+async function initGatewayData(
+  ctx: CliContext,
+  cmd: Command,
+  layout: ServiceLayout,
+): Promise<InstallResult['admin']> {
+  const [{ SQLITE_FILE_NAME }, { initDataDir }] = await Promise.all([
+    import('../db/database.js'),
+    import('../init.js'),
+  ]);
+  if (existsSync(join(layout.stateDir, SQLITE_FILE_NAME))) return undefined;
+  const { adminToken } = await initDataDir(layout.stateDir);
+  if (adminToken === undefined) return undefined;
+  const config = await ctx.config(cmd);
+  const port = parseEnvFile((await readIfExists(layout.envFile)) ?? '').get('AGENTMAIL_PORT') ?? '8787';
+  if (existsSync(config.configPath) || config.token !== undefined)
+    return { token: adminToken, savedIn: undefined };
+  await writeConfigFile(config.configPath, { url: `http://127.0.0.1:${port}`, token: adminToken });
+  return { token: adminToken, savedIn: config.configPath };
 }
 
 async function installPlugin(
@@ -404,6 +447,16 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
     const lines = result.files.map((f) => `${f.status.padEnd(9)} ${f.path} (mode ${f.mode})`);
     if (result.plugin) lines.push(`plugin    ${result.plugin}`);
+    if (result.admin) {
+      lines.push(
+        `created the Gateway data in its state directory; admin token (shown once, keep it): ${result.admin.token}`,
+      );
+      lines.push(
+        result.admin.savedIn
+          ? `saved it for the CLI in ${result.admin.savedIn} (as agentmail login does)`
+          : 'log in with it: agentmail login --url <url> --token <token>',
+      );
+    }
     for (const w of result.warnings) lines.push(`warning: ${w}`);
     lines.push('', 'enable and start it:', ...result.commands.map((c) => `  ${c}`));
     ctx.io.out(lines.join('\n'));
