@@ -145,7 +145,7 @@ async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<
   }
   try {
     await api.inbox({ status: 'unread', limit: 1 });
-    r.add('token', 'valid', 'ok', 'ops.doctor.token_ok', { path: config.configPath });
+    r.add('token', 'valid', 'ok', 'ops.doctor.token_ok');
     return api;
   } catch (err) {
     r.add(

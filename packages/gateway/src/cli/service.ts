@@ -222,6 +222,8 @@ export async function installService(
   const facts = service === 'gateway' ? undefined : BRIDGES[service];
   const bin = facts === undefined ? undefined : hostBin(facts, opts, existing, checkout, env);
   const settings = await settingsFor(ctx, cmd, service, layout, opts, existing, checkout, node, bin);
+  // Settings a person added to the env file (AGENTMAIL_REPLY_MODEL, a provider's API key, …) are kept.
+  for (const [k, v] of existing) if (!settings.some(([name]) => name === k)) settings.push([k, v]);
   const rendered: RenderedService = renderService({
     layout,
     checkout,

@@ -276,7 +276,7 @@ export const EN = {
   'ops.doctor.gateway_ok': 'Gateway at {url} answers, version {version}',
   'ops.doctor.gateway_down': 'no Gateway answers at {url}: {error}',
   'ops.doctor.token_none': 'no user token: only the Gateway was checked, not the agents',
-  'ops.doctor.token_ok': 'your token works ({path})',
+  'ops.doctor.token_ok': 'your token works',
   'ops.doctor.token_bad': 'your token is refused: {error}',
   'ops.doctor.none_installed': 'no service is installed for this user',
   'ops.doctor.unit_missing': 'no unit file {path}',

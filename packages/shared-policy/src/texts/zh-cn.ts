@@ -255,7 +255,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.gateway_ok': '{url} 上的 Gateway 有响应，版本 {version}',
   'ops.doctor.gateway_down': '{url} 上没有 Gateway 响应：{error}',
   'ops.doctor.token_none': '没有用户令牌：只检查了 Gateway，未检查智能体',
-  'ops.doctor.token_ok': '你的令牌有效（{path}）',
+  'ops.doctor.token_ok': '你的令牌有效',
   'ops.doctor.token_bad': '你的令牌被拒绝：{error}',
   'ops.doctor.none_installed': '此用户没有安装任何服务',
   'ops.doctor.unit_missing': '没有单元文件 {path}',
