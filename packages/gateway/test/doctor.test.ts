@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorCheck } from '../src/cli/doctor.js';
-import { findCheckout } from '../src/cli/service-files.js';
 import { HumanApi } from '../src/cli/http.js';
-import { startGateway, type TestGateway, tempDir } from './helpers.js';
+import { findCheckout } from '../src/cli/service-files.js';
 import { callApi } from './helpers/processes.js';
 import { cliRun, tempHome } from './helpers/service-env.js';
+import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
 const OPENCODE_BIN = join(
@@ -51,7 +51,9 @@ async function key(name: string, state: 'issued' | 'registered' | 'online' | 'of
   if (state !== 'issued') await agent.register({ name, platform: 'pi' });
   if (state === 'online' || state === 'offline') await agent.heartbeat({ mode_enforcement: 'native' });
   if (state === 'offline')
-    expect((await callApi(gw.url, 'POST', '/api/v1/agent/offline', issued, { reason: 'shutdown' })).status).toBe(200);
+    expect(
+      (await callApi(gw.url, 'POST', '/api/v1/agent/offline', issued, { reason: 'shutdown' })).status,
+    ).toBe(200);
   return issued;
 }
 
@@ -156,12 +158,23 @@ describe('agentmail doctor', () => {
 
   it('a host without the plugin (opencode.json lost its entry): fail, and the fix puts it back', async () => {
     const env = home();
-    await install(env, ['opencode', '--agent-name', 'oc', '--agent-key', await key('oc', 'online'), '--bin', OPENCODE_BIN]);
+    await install(env, [
+      'opencode',
+      '--agent-name',
+      'oc',
+      '--agent-key',
+      await key('oc', 'online'),
+      '--bin',
+      OPENCODE_BIN,
+    ]);
     const configFile = join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json');
     const before = await doctor(env);
     expect(find(before.checks, 'opencode', 'plugin')?.status).toBe('ok');
     expect(find(before.checks, 'opencode', 'host')?.message).toBe('opencode 1.18.33 is installed');
-    writeFileSync(configFile, JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), plugin: [] }));
+    writeFileSync(
+      configFile,
+      JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), plugin: [] }),
+    );
     const { checks } = await doctor(env);
     expect(find(checks, 'opencode', 'plugin')).toMatchObject({
       status: 'fail',
@@ -182,6 +195,9 @@ describe('agentmail doctor', () => {
       fix: expect.stringContaining('systemctl --user start agentmail-gateway.service'),
     });
     const bad = await doctor({ ...down, AGENTMAIL_TOKEN: 'amu_wrong' });
-    expect(find(bad.checks, 'token', 'valid')).toMatchObject({ status: 'fail', fix: expect.stringContaining('agentmail login') });
+    expect(find(bad.checks, 'token', 'valid')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('agentmail login'),
+    });
   });
 });

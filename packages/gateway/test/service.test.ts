@@ -166,7 +166,10 @@ describe('agentmail service install / uninstall', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout.match(/^unchanged/gm)).toHaveLength(2);
     // Settings a person adds to the env file are kept by a later install (still unchanged).
-    writeFileSync(layout.envFile, `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_REPLY_PROVIDER=p\nAGENTMAIL_REPLY_MODEL=m\n`);
+    writeFileSync(
+      layout.envFile,
+      `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_REPLY_PROVIDER=p\nAGENTMAIL_REPLY_MODEL=m\n`,
+    );
     const kept = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
     expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(2);
     expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_REPLY_MODEL')).toBe('m');
