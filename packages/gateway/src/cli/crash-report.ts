@@ -8,12 +8,13 @@
  * a bridge's report carries a relay key (G-32), and a spooled file is removed once it is sent.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { formatText, type Locale, resolveLocale, type TextKey } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { z } from 'zod';
+import { writeFileAtomic } from './atomic-file.js';
 import { CliError } from './errors.js';
 import { BRIDGES, type ServiceName, unitName } from './service-platforms.js';
 
@@ -238,10 +239,7 @@ function spoolFile(stateDir: string, report: CrashReport): string {
 export async function spoolReport(stateDir: string, report: CrashReport): Promise<string> {
   await mkdir(spoolDir(stateDir), { recursive: true, mode: 0o700 });
   const file = spoolFile(stateDir, report);
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(report)}\n`, { mode: 0o600 });
-  await chmod(temp, 0o600);
-  await rename(temp, file);
+  await writeFileAtomic(file, `${JSON.stringify(report)}\n`, 0o600);
   return file;
 }
 

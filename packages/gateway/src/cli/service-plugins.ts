@@ -3,8 +3,9 @@
  * an entry in a JSON config list (opencode's `plugin`, ZCode's `plugins.dirs`), or `dsh plugin add`.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { writeFileAtomic } from './atomic-file.js';
 import { CliError } from './errors.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -66,12 +67,8 @@ function listAt(
   return node as unknown as Json[];
 }
 
-async function writeJson(file: string, value: Json): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-  await chmod(temp, 0o600);
-  await rename(temp, file);
+function writeJson(file: string, value: Json): Promise<void> {
+  return writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, 0o600);
 }
 
 /**

@@ -4,9 +4,10 @@
  * crash report hooks the units run.
  */
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { chmod, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { writeFileAtomic } from './atomic-file.js';
 import { writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
 import {
@@ -113,14 +114,6 @@ async function readIfExists(path: string): Promise<string | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new CliError('FILE_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
-}
-
-async function writeAtomic(path: string, text: string, mode: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, text, { mode });
-  await chmod(temp, mode);
-  await rename(temp, path);
 }
 
 function hostBin(
@@ -256,7 +249,7 @@ export async function installService(
       files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
       continue;
     }
-    await writeAtomic(t.path, t.text, t.mode);
+    await writeFileAtomic(t.path, t.text, t.mode);
     files.push({
       path: t.path,
       status: before === undefined ? 'written' : 'replaced',
