@@ -12,7 +12,7 @@ import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { formatText, type Locale, resolveLocale, type TextKey } from '@agentmail/shared-policy';
-import { GatewayClient } from '@agentmail/shared-policy/client';
+import { GatewayClient, isTransient } from '@agentmail/shared-policy/client';
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-file.js';
 import { CliError } from './errors.js';
@@ -290,8 +290,9 @@ export async function spooledReports(
 
 /**
  * `service flush`: send every spooled report, oldest first, each removed once sent. Waits up to
- * `waitMs` for a Gateway that is still starting (only when something is spooled); stops at the
- * first report the Gateway does not take and keeps the rest for the next start.
+ * `waitMs` for a Gateway that is still starting (only when something is spooled, and only while
+ * the failure is transient); stops at the first report the Gateway does not take and keeps the
+ * rest for the next start.
  */
 export async function flushSpool(
   stateDir: string,
@@ -309,7 +310,8 @@ export async function flushSpool(
         outcomes.push({ status: 'sent', id: report.id, ...sent });
         break;
       } catch (err) {
-        if (Date.now() >= deadline) {
+        // A refusal (a revoked key, an unknown recipient) will not pass by waiting: keep it for later.
+        if (!isTransient(err) || Date.now() >= deadline) {
           outcomes.push({ status: 'spooled', id: report.id, file, error: errorText(err) });
           return outcomes;
         }

@@ -19,6 +19,7 @@ import {
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
 import type { CliContext } from './context.js';
+import { spooledReports } from './crash-report.js';
 import { CliError, isCliError } from './errors.js';
 import { HumanApi } from './http.js';
 import { printJson, shortTime } from './output.js';
@@ -212,22 +213,33 @@ async function unitChecks(
       );
   }
   let text = '';
-  try {
-    const st = await stat(layout.envFile);
-    text = await readFile(layout.envFile, 'utf8');
-    if ((st.mode & 0o077) !== 0)
-      r.add(
-        area,
-        'env_file',
-        'fail',
-        'ops.doctor.env_mode',
-        { path: layout.envFile, mode: (st.mode & 0o777).toString(8) },
-        `chmod 600 ${layout.envFile}`,
-      );
-    else r.add(area, 'env_file', 'ok', 'ops.doctor.env_ok', { path: layout.envFile });
-  } catch {
+  const st = await stat(layout.envFile).catch(() => undefined);
+  if (st === undefined)
     r.add(area, 'env_file', 'fail', 'ops.doctor.env_missing', { path: layout.envFile }, reinstall);
-  }
+  else if ((st.mode & 0o077) !== 0)
+    r.add(
+      area,
+      'env_file',
+      'fail',
+      'ops.doctor.env_mode',
+      { path: layout.envFile, mode: (st.mode & 0o777).toString(8) },
+      `chmod 600 ${layout.envFile}`,
+    );
+  else r.add(area, 'env_file', 'ok', 'ops.doctor.env_ok', { path: layout.envFile });
+  // A system unit's env file is root's: its mode is checked, its settings are not readable here.
+  if (st !== undefined) text = await readFile(layout.envFile, 'utf8').catch(() => '');
+  const spooled = await spooledReports(
+    layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
+  );
+  if (spooled.length > 0)
+    r.add(
+      area,
+      'crash_reports',
+      'warn',
+      'ops.doctor.spooled',
+      { n: spooled.length, oldest: spooled[0]?.report.at ?? '' },
+      `agentmail service flush ${layout.service} --state-dir ${layout.stateDir}   (needs the Gateway and the service's key)`,
+    );
   return parseEnvFile(text);
 }
 

@@ -310,6 +310,7 @@ export const EN = {
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
   'ops.doctor.enforcement_unknown':
     'mode enforcement is not known: no "enforcement" event of {unit} in the journal',
+  'ops.doctor.spooled': '{n} crash report(s) wait to be mailed, the oldest from {oldest}',
   // ==== end ops ====
 } as const satisfies Record<string, string>;
 

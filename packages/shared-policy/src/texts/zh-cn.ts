@@ -287,5 +287,6 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
   'ops.doctor.enforcement_unknown': '未知权限模式执行方式：日志中没有 {unit} 的 "enforcement" 事件',
+  'ops.doctor.spooled': '有 {n} 份崩溃报告等待发送，最早的来自 {oldest}',
   // ==== end ops ====
 };
