@@ -213,6 +213,9 @@ describe('agentmail service install / uninstall', () => {
     const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'k'], env);
     expect(system.code).toBe(2);
     expect(system.stderr).toContain('user service only');
+    const badName = await cliRun(['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'], env);
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('--agent-name "pi laptop" is not a name the Gateway takes');
     const unknown = await cliRun(['service', 'install', 'hermes'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('gateway, pi, opencode, dsh, claude, zcode');

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { parseAddress } from '@agentmail/protocol';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
 import { writeConfigFile } from './config.js';
@@ -84,6 +85,25 @@ export interface InstallResult {
   admin?: { token: string; savedIn: string | undefined };
 }
 
+/**
+ * A name as the Gateway takes it in an address (`name@.`).
+ * @throws CliError `AM_CLI_USAGE` naming the option.
+ */
+function checkName(option: string, name: string): string {
+  try {
+    parseAddress(`${name}@.`);
+    return name;
+  } catch (err) {
+    throw new CliError(
+      'USAGE',
+      `${option} "${name}" is not a name the Gateway takes: ${(err as Error).message}`,
+      {
+        suggestion: 'a name without "@", "/" or spaces, e.g. pi or pi-laptop',
+      },
+    );
+  }
+}
+
 function scopeOf(service: ServiceName, opts: { user?: boolean; system?: boolean }): ServiceScope {
   if (opts.user && opts.system) throw new CliError('USAGE', 'give --user or --system, not both');
   if (opts.system && service !== 'gateway')
@@ -155,13 +175,16 @@ async function settingsFor(
   bin: string | undefined,
 ): Promise<Array<readonly [string, string]>> {
   const config = await ctx.config(cmd);
-  const reportTo = opts.reportTo ?? existing.get('AGENTMAIL_REPORT_TO') ?? 'admin';
+  const reportTo = checkName('--report-to', opts.reportTo ?? existing.get('AGENTMAIL_REPORT_TO') ?? 'admin');
   if (service === 'gateway') {
     const port = opts.port ?? existing.get('AGENTMAIL_PORT') ?? '8787';
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
       throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`);
     // The Gateway's own crash report is mailed by an agent of its own (people do not write to people).
-    const agentName = opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT;
+    const agentName = checkName(
+      '--agent-name',
+      opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT,
+    );
     let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
     if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
     return [
@@ -173,7 +196,10 @@ async function settingsFor(
     ];
   }
   const facts = BRIDGES[service];
-  const agentName = opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName;
+  const agentName = checkName(
+    '--agent-name',
+    opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName,
+  );
   let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
   if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
   if (key === undefined || key === '')
