@@ -7,9 +7,10 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STOP_GRACE_MS } from '@agentmail/shared-policy';
+import { bridgeDataDir, dataDirVariable } from '@agentmail/shared-policy/bridge';
 import { describe, expect, it } from 'vitest';
 import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
-import { BRIDGES, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
+import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
 import { cliRun, tempHome, verifyUnit } from './helpers/service-env.js';
 import { tempDir } from './helpers.js';
 
@@ -116,6 +117,16 @@ describe('rendered units pass systemd-analyze verify', () => {
     expect(result.output).toContain('RestartSteps'); // unknown to systemd 252: rendered only for >= 254
   });
 
+  it("each bridge's state dir and its variable are the kit's own (bridgeDataDir, dataDirVariable)", () => {
+    const { home, env } = tempHome();
+    for (const facts of Object.values(BRIDGES)) {
+      expect(bridgeDataDirVariable(facts)).toBe(dataDirVariable(facts.platform));
+      expect(serviceLayout(facts.service, 'user', env).stateDir).toBe(
+        bridgeDataDir(facts.platform, { XDG_DATA_HOME: env.XDG_DATA_HOME }, home),
+      );
+    }
+  });
+
   it('renders the exponential backoff keys only for systemd >= 254', () => {
     const { env } = tempHome();
     const input = {
@@ -213,7 +224,10 @@ describe('agentmail service install / uninstall', () => {
     const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'k'], env);
     expect(system.code).toBe(2);
     expect(system.stderr).toContain('user service only');
-    const badName = await cliRun(['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'], env);
+    const badName = await cliRun(
+      ['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'],
+      env,
+    );
     expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('--agent-name "pi laptop" is not a name the Gateway takes');
     const unknown = await cliRun(['service', 'install', 'hermes'], env);

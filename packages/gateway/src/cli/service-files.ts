@@ -8,7 +8,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bridgeDataDir } from '@agentmail/shared-policy/bridge';
 import { CliError } from './errors.js';
 import {
   BRIDGES,
@@ -85,10 +84,9 @@ export function serviceLayout(
   const data = xdg(env, 'XDG_DATA_HOME', '.local/share');
   const unitDir = join(config, 'systemd', 'user');
   const configDir = join(config, 'agentmail', service);
-  const stateDir =
-    service === 'gateway'
-      ? join(data, 'agentmail', 'gateway')
-      : bridgeDataDir(BRIDGES[service].platform, { XDG_DATA_HOME: data }, env.HOME || homedir());
+  // The bridge's own default data dir (the kit's `bridgeDataDir`, compared in the tests); the env
+  // file names it explicitly anyway.
+  const stateDir = join(data, 'agentmail', service === 'gateway' ? 'gateway' : BRIDGES[service].platform);
   return {
     service,
     scope,
