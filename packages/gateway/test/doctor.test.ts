@@ -214,6 +214,9 @@ describe('agentmail doctor', () => {
       status: 'fail',
       fix: expect.stringContaining('systemctl --user start agentmail-gateway.service'),
     });
+    // In the person's locale (the text catalogue): the same check in Simplified Chinese.
+    const zh = await doctor({ ...down, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9', AGENTMAIL_LOCALE: 'zh-CN' });
+    expect(find(zh.checks, 'gateway', 'reachable')?.message).toContain('http://127.0.0.1:9 上没有 Gateway 响应');
     const bad = await doctor({ ...down, AGENTMAIL_TOKEN: 'amu_wrong' });
     expect(find(bad.checks, 'token', 'valid')).toMatchObject({
       status: 'fail',

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
+import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
 import { writeConfigFile } from './config.js';
@@ -289,15 +290,16 @@ export async function installService(
   for (const f of built)
     if (!existsSync(join(checkout, f)))
       warnings.push(
-        `${join(checkout, f)} is not built yet: run ${facts?.buildCommand ?? 'pnpm build:cli'} before starting`,
+        say(env, 'ops.service.not_built', {
+          path: join(checkout, f),
+          build: facts?.buildCommand ?? 'pnpm build:cli',
+        }),
       );
   const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin);
   const admin =
     service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
   if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
-    warnings.push(
-      "no key for the Gateway's own crash reports yet: once it runs, agentmail service install gateway --issue-key --force",
-    );
+    warnings.push(say(env, 'ops.service.no_report_key'));
   const sc = systemctl(scope);
   const unit = unitName(service);
   const commands = [
@@ -345,16 +347,27 @@ async function installPlugin(
     case 'none':
       return undefined;
     case 'plugin-dir-env':
-      return `the driver loads ${join(checkout, step.pluginDir)} into every run (${step.variable})`;
+      return say(env, 'ops.service.plugin_env', {
+        path: join(checkout, step.pluginDir),
+        variable: step.variable,
+      });
     case 'opencode-config': {
       const file = opencodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
-      return `${added ? 'added' : 'already in'}: ${join(checkout, step.pluginPath)} in the plugin list of ${file}`;
+      return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
+        path: join(checkout, step.pluginPath),
+        list: 'plugin',
+        file,
+      });
     }
     case 'zcode-config': {
       const file = zcodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
-      return `${added ? 'added' : 'already in'}: ${join(checkout, step.pluginDir)} in plugins.dirs of ${file}`;
+      return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
+        path: join(checkout, step.pluginDir),
+        list: 'plugins.dirs',
+        file,
+      });
     }
     case 'dsh-plugin-add': {
       if (bin === undefined) throw new Error('dsh: no executable');
@@ -424,14 +437,22 @@ export async function uninstallService(
   };
 }
 
-function reportLine(o: ReportOutcome): string {
+/** Words of the CLI's own lines in the person's locale (`AGENTMAIL_LOCALE`). */
+function say(env: NodeJS.ProcessEnv, key: TextKey, params: TextParams = {}): string {
+  return formatText(key, params, resolveLocale(env.AGENTMAIL_LOCALE));
+}
+
+function reportLine(env: NodeJS.ProcessEnv, o: ReportOutcome): string {
   switch (o.status) {
     case 'not_a_failure':
-      return `service result "${o.result || '(none)'}": not a failure, no report`;
+      return say(env, 'ops.service.report_not_failure', { result: o.result || '-' });
     case 'sent':
-      return `report ${o.id} mailed to ${o.to}${o.duplicate ? ' (already sent before)' : ''}`;
+      return say(env, o.duplicate ? 'ops.service.report_duplicate' : 'ops.service.report_sent', {
+        id: o.id,
+        to: o.to,
+      });
     case 'spooled':
-      return `report ${o.id} kept in ${o.file}: ${o.error}`;
+      return say(env, 'ops.service.report_spooled', { id: o.id, file: o.file, error: o.error });
   }
 }
 
@@ -445,6 +466,7 @@ const scopeOptions = (c: Command) =>
 
 /** Register `service install|uninstall|report|flush`. */
 export function registerServiceCommands(program: Command, ctx: CliContext): void {
+  const env = ctx.io.env;
   const service = program
     .command('service')
     .description('run the Gateway and the bridges as systemd services (install, uninstall)');
@@ -469,17 +491,15 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     const lines = result.files.map((f) => `${f.status.padEnd(9)} ${f.path} (mode ${f.mode})`);
     if (result.plugin) lines.push(`plugin    ${result.plugin}`);
     if (result.admin) {
-      lines.push(
-        `created the Gateway data in its state directory; admin token (shown once, keep it): ${result.admin.token}`,
-      );
+      lines.push(say(env, 'ops.service.admin_token', { token: result.admin.token }));
       lines.push(
         result.admin.savedIn
-          ? `saved it for the CLI in ${result.admin.savedIn} (as agentmail login does)`
-          : 'log in with it: agentmail login --url <url> --token <token>',
+          ? say(env, 'ops.service.admin_saved', { path: result.admin.savedIn })
+          : say(env, 'ops.service.admin_login'),
       );
     }
     for (const w of result.warnings) lines.push(`warning: ${w}`);
-    lines.push('', 'enable and start it:', ...result.commands.map((c) => `  ${c}`));
+    lines.push('', say(env, 'ops.service.enable'), ...result.commands.map((c) => `  ${c}`));
     ctx.io.out(lines.join('\n'));
   });
   scopeOptions(
@@ -492,10 +512,12 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
     ctx.io.out(
       [
-        ...(result.removed.length === 0 ? ['nothing installed'] : result.removed.map((p) => `removed ${p}`)),
-        ...result.kept.map((p) => `kept    ${p} (its data)`),
+        ...(result.removed.length === 0
+          ? [say(env, 'ops.service.nothing_installed')]
+          : result.removed.map((p) => `removed ${p}`)),
+        ...result.kept.map((p) => say(env, 'ops.service.kept', { path: p })),
         '',
-        'then:',
+        say(env, 'ops.service.then'),
         ...result.commands.map((c) => `  ${c}`),
       ].join('\n'),
     );
@@ -520,7 +542,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           ctx.io.env,
         );
         if (ctx.globals(cmd).json) return printJson(ctx.io, outcome);
-        ctx.io.out(reportLine(outcome));
+        ctx.io.out(reportLine(env, outcome));
       },
     );
   service
@@ -541,8 +563,11 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
         const outcomes = await flushSpool(resolve(opts.stateDir), ctx.io.env, waitMs);
         if (ctx.globals(cmd).json)
           return printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
-        const lines = outcomes.length === 0 ? ['no spooled reports'] : outcomes.map(reportLine);
-        if (booted === false) lines.push(`${opts.bootUrl} did not answer`);
+        const lines =
+          outcomes.length === 0
+            ? [say(env, 'ops.service.none_spooled')]
+            : outcomes.map((o) => reportLine(env, o));
+        if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
         ctx.io.out(lines.join('\n'));
       },
     );

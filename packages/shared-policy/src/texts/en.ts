@@ -311,6 +311,26 @@ export const EN = {
   'ops.doctor.enforcement_unknown':
     'mode enforcement is not known: no "enforcement" event of {unit} in the journal',
   'ops.doctor.spooled': '{n} crash report(s) wait to be mailed, the oldest from {oldest}',
+  'ops.service.not_built': '{path} is not built yet: run {build} before starting',
+  'ops.service.no_report_key':
+    "no key for the Gateway's own crash reports yet: once it runs, agentmail service install gateway --issue-key --force",
+  'ops.service.plugin_env': 'the driver loads {path} into every run ({variable})',
+  'ops.service.plugin_added': 'added {path} to {list} of {file}',
+  'ops.service.plugin_present': '{path} is already in {list} of {file}',
+  'ops.service.admin_token':
+    'created the Gateway data in its state directory; admin token (shown once, keep it): {token}',
+  'ops.service.admin_saved': 'saved it for the CLI in {path} (as agentmail login does)',
+  'ops.service.admin_login': 'log in with it: agentmail login --url <url> --token <token>',
+  'ops.service.enable': 'enable and start it:',
+  'ops.service.nothing_installed': 'nothing installed',
+  'ops.service.kept': 'kept    {path} (its data)',
+  'ops.service.then': 'then:',
+  'ops.service.report_not_failure': 'service result "{result}": not a failure, no report',
+  'ops.service.report_sent': 'report {id} mailed to {to}',
+  'ops.service.report_duplicate': 'report {id} mailed to {to} (already sent before)',
+  'ops.service.report_spooled': 'report {id} kept in {file}: {error}',
+  'ops.service.none_spooled': 'no spooled reports',
+  'ops.service.boot_failed': '{url} did not answer',
   // ==== end ops ====
 } as const satisfies Record<string, string>;
 
