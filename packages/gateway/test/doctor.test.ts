@@ -121,6 +121,23 @@ describe('agentmail doctor', () => {
     expect(text).toContain('fix: agentmail service install pi --issue-key --force');
   });
 
+  it('a unit systemd cannot use: fail with the reinstall; no login session: not verified, a warning', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-unit', 'issued')]);
+    const unitFile = serviceLayout('pi', 'user', env).unitFile;
+    writeFileSync(
+      unitFile,
+      readFileSync(unitFile, 'utf8').replace(/^ExecStart=\S+/m, 'ExecStart=/no/such/node'),
+    );
+    expect(find((await doctor(env)).checks, 'pi', 'unit')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('/no/such/node'),
+      fix: 'agentmail service install pi --user --force',
+    });
+    const { XDG_RUNTIME_DIR: _, ...noSession } = env;
+    expect(find((await doctor(noSession)).checks, 'pi', 'unit')?.status).toBe('warn');
+  });
+
   it('an unregistered agent: fail, and the fix starts its bridge', async () => {
     const env = home();
     await install(env, ['pi', '--agent-name', 'pi-new', '--agent-key', await key('pi-new', 'issued')]);
@@ -215,8 +232,14 @@ describe('agentmail doctor', () => {
       fix: expect.stringContaining('systemctl --user start agentmail-gateway.service'),
     });
     // In the person's locale (the text catalogue): the same check in Simplified Chinese.
-    const zh = await doctor({ ...down, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9', AGENTMAIL_LOCALE: 'zh-CN' });
-    expect(find(zh.checks, 'gateway', 'reachable')?.message).toContain('http://127.0.0.1:9 上没有 Gateway 响应');
+    const zh = await doctor({
+      ...down,
+      AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9',
+      AGENTMAIL_LOCALE: 'zh-CN',
+    });
+    expect(find(zh.checks, 'gateway', 'reachable')?.message).toContain(
+      'http://127.0.0.1:9 上没有 Gateway 响应',
+    );
     const bad = await doctor({ ...down, AGENTMAIL_TOKEN: 'amu_wrong' });
     expect(find(bad.checks, 'token', 'valid')).toMatchObject({
       status: 'fail',

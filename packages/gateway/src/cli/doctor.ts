@@ -67,10 +67,14 @@ function run(
   bin: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ ok: boolean; out: string }> {
+): Promise<{ ok: boolean; out: string; missing: boolean }> {
   return new Promise((resolve) => {
     execFile(bin, [...args], { env, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ ok: err === null, out: `${stdout}${stderr}`.trim() }),
+      resolve({
+        ok: err === null,
+        out: `${stdout}${stderr}`.trim(),
+        missing: (err as NodeJS.ErrnoException | null)?.code === 'ENOENT',
+      }),
     );
   });
 }
@@ -190,15 +194,19 @@ async function unitChecks(
       'systemd-analyze',
       ['verify', '--man=no', ...(layout.scope === 'user' ? ['--user'] : []), layout.unitFile],
       env,
-    ).catch(() => ({ ok: false, out: 'systemd-analyze not found' }));
-    if (verify.out.includes('not found') && !verify.ok && !existsSync('/usr/bin/systemd-analyze'))
+    );
+    // Without a login session (no XDG_RUNTIME_DIR) a user unit cannot be verified: not a unit fault.
+    const noSession = layout.scope === 'user' && /RuntimeDirectory|XDG_RUNTIME_DIR/.test(verify.out);
+    if (verify.missing || noSession)
       r.add(
         area,
         'unit',
         'warn',
         'ops.doctor.unit_unverified',
         { path: layout.unitFile },
-        'apt-get install systemd',
+        verify.missing
+          ? 'apt-get install systemd   (for systemd-analyze)'
+          : 'run agentmail doctor in your login session',
       );
     else if (verify.ok && verify.out === '')
       r.add(area, 'unit', 'ok', 'ops.doctor.unit_ok', { path: layout.unitFile });

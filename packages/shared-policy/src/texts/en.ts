@@ -282,7 +282,8 @@ export const EN = {
   'ops.doctor.unit_missing': 'no unit file {path}',
   'ops.doctor.unit_ok': 'unit {path} is valid (systemd-analyze verify)',
   'ops.doctor.unit_invalid': 'unit {path} is not valid: {error}',
-  'ops.doctor.unit_unverified': 'unit {path} is present; systemd-analyze is missing, so it was not verified',
+  'ops.doctor.unit_unverified':
+    'unit {path} is present; it could not be verified here (no systemd-analyze, or no login session)',
   'ops.doctor.env_ok': 'env file {path} (mode 0600)',
   'ops.doctor.env_mode': 'env file {path} has mode {mode}: others can read its key',
   'ops.doctor.env_missing': 'no env file {path}',

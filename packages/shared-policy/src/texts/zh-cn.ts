@@ -261,7 +261,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.unit_missing': '没有单元文件 {path}',
   'ops.doctor.unit_ok': '单元 {path} 有效（systemd-analyze verify）',
   'ops.doctor.unit_invalid': '单元 {path} 无效：{error}',
-  'ops.doctor.unit_unverified': '单元 {path} 存在；缺少 systemd-analyze，因此未验证',
+  'ops.doctor.unit_unverified': '单元 {path} 存在；这里无法验证它（没有 systemd-analyze，或不在登录会话中）',
   'ops.doctor.env_ok': '环境文件 {path}（权限 0600）',
   'ops.doctor.env_mode': '环境文件 {path} 的权限是 {mode}：其他用户能读到其中的密钥',
   'ops.doctor.env_missing': '没有环境文件 {path}',
