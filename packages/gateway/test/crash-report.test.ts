@@ -163,6 +163,54 @@ describe('service report (ExecStopPost) against a real Gateway', () => {
     }
   });
 
+  it('OnFailure (the unit given up, start-limit-hit): one report from the MONITOR_* variables; a crash reported by both hooks is one mail', async () => {
+    const gw = await startGateway();
+    const { home, env } = tempHome({ AGENTMAIL_JOURNALCTL: fakeJournal(tempDir()) });
+    try {
+      const pi = await agent(gw, 'pi');
+      const unit = 'agentmail-pi.service';
+      // The report unit has no --state-dir: the env file names it.
+      const base = { ...hookEnv(env, gw.url, pi, {}), AGENTMAIL_SERVICE_STATE_DIR: join(home, 'state') };
+      const monitor = async (vars: Record<string, string>) => {
+        const r = await run(
+          process.execPath,
+          [mainJs, '--json', 'service', 'report', 'pi', '--monitor', '--user'],
+          {
+            env: { ...base, ...vars, MONITOR_UNIT: unit },
+          },
+        );
+        expect(r.code, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as { status: string }).status;
+      };
+      expect(
+        await monitor({
+          MONITOR_SERVICE_RESULT: 'start-limit-hit',
+          MONITOR_EXIT_CODE: 'exited',
+          MONITOR_EXIT_STATUS: '1',
+          MONITOR_INVOCATION_ID: 'm1',
+        }),
+      ).toBe('sent');
+      // The report unit's own SERVICE_RESULT (it is starting: unset) is not what counts.
+      expect(await monitor({ MONITOR_SERVICE_RESULT: 'success', SERVICE_RESULT: 'exit-code' })).toBe(
+        'not_a_failure',
+      );
+      // One crash, reported by ExecStopPost and then by OnFailure: the same invocation, one mail.
+      await report(
+        'pi',
+        join(home, 'state'),
+        hookEnv(env, gw.url, pi, { SERVICE_RESULT: 'core-dump', INVOCATION_ID: 'c1' }),
+        unit,
+      );
+      expect(await monitor({ MONITOR_SERVICE_RESULT: 'core-dump', MONITOR_INVOCATION_ID: 'c1' })).toBe(
+        'sent',
+      );
+      const subjects = (await reportMails(gw, unit)).map((m) => m.subject.replace(/^.* stopped: /, ''));
+      expect(subjects.sort()).toEqual(['core-dump', 'start-limit-hit']);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('with the Gateway down the report is spooled; the start hook flushes it exactly once', async () => {
     const gw = await startGateway();
     const { home, env } = tempHome({ AGENTMAIL_JOURNALCTL: fakeJournal(tempDir()) });

@@ -67,8 +67,17 @@ describe('rendered units pass systemd-analyze verify', () => {
       const unitFile = join(home, 'verify', scope, unitName(service));
       mkdirSync(join(home, 'verify', scope), { recursive: true });
       writeFileSync(unitFile, rendered.unit);
-      const result = await verifyUnit(unitFile, scope, env);
-      expect({ service, scope, ...result }).toEqual({ service, scope, ok: true, output: '' });
+      // The report unit its OnFailure= starts, as the instance for this service.
+      writeFileSync(join(home, 'verify', scope, 'agentmail-report@.service'), rendered.reportUnit);
+      expect(setting(rendered.unit, 'OnFailure')).toEqual([`agentmail-report@${service}.service`]);
+      for (const file of [unitFile, join(home, 'verify', scope, `agentmail-report@${service}.service`)]) {
+        const result = await verifyUnit(file, scope, env);
+        expect({ file, ...result }).toEqual({ file, ok: true, output: '' });
+      }
+      expect(rendered.reportUnit).toContain(`EnvironmentFile=${layout.configBase}/%i/service.env`);
+      expect(`${layout.configBase}/${service}/service.env`).toBe(
+        layout.envFile.slice(root === '/' ? 0 : root.length),
+      );
 
       expect(setting(rendered.unit, 'Restart')).toEqual(['on-failure']);
       expect(setting(rendered.unit, 'MemoryMax')).toHaveLength(1);
@@ -159,6 +168,7 @@ describe('agentmail service install / uninstall', () => {
     expect(mode(layout.envFile)).toBe('600');
     expect(mode(layout.configDir)).toBe('700');
     expect(mode(layout.stateDir)).toBe('700');
+    expect(mode(layout.reportUnitFile)).toBe('644');
     const settings = parseEnvFile(readFileSync(layout.envFile, 'utf8'));
     expect(Object.fromEntries(settings)).toMatchObject({
       AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787',
@@ -166,6 +176,7 @@ describe('agentmail service install / uninstall', () => {
       AGENTMAIL_AGENT_KEY: 'amk_test1',
       AGENTMAIL_PI_DATA_DIR: layout.stateDir,
       AGENTMAIL_REPORT_TO: 'admin',
+      AGENTMAIL_SERVICE_STATE_DIR: layout.stateDir,
     });
     const unit = readFileSync(layout.unitFile, 'utf8');
     expect(unit).toContain(
@@ -175,14 +186,14 @@ describe('agentmail service install / uninstall', () => {
     // Idempotent: the same command again changes nothing; the key is kept without --agent-key.
     const again = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout.match(/^unchanged/gm)).toHaveLength(2);
+    expect(again.stdout.match(/^unchanged/gm)).toHaveLength(3);
     // Settings a person adds to the env file are kept by a later install (still unchanged).
     writeFileSync(
       layout.envFile,
       `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_REPLY_PROVIDER=p\nAGENTMAIL_REPLY_MODEL=m\n`,
     );
     const kept = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
-    expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(2);
+    expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(3);
     expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_REPLY_MODEL')).toBe('m');
     // Mode repaired on an unchanged env file.
     chmodSync(layout.envFile, 0o644);
@@ -214,6 +225,8 @@ describe('agentmail service install / uninstall', () => {
     expect(existsSync(layout.envFile)).toBe(false);
     expect(existsSync(layout.stateDir)).toBe(true); // its data is kept
     expect(removed.stdout).toContain('systemctl --user stop agentmail-pi.service');
+    // The shared report unit went with the last service of the scope.
+    expect(existsSync(layout.reportUnitFile)).toBe(false);
   });
 
   it('a bridge without a key, a bridge as a system service, an unknown service: usage errors naming the fix', async () => {

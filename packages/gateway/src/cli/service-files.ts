@@ -26,6 +26,10 @@ export type ServiceScope = 'user' | 'system';
 export const ENV_FILE_MODE = 0o600;
 /** Mode of a unit file. */
 export const UNIT_FILE_MODE = 0o644;
+/** The report unit template started by every service's `OnFailure=` (B-19). */
+export const REPORT_UNIT = 'agentmail-report@.service';
+/** Env-file variable naming the service's state directory (for the report unit, which has no flag). */
+export const STATE_DIR_VARIABLE = 'AGENTMAIL_SERVICE_STATE_DIR';
 /** systemd release that knows `RestartSteps=`/`RestartMaxDelaySec=` (exponential backoff). */
 export const SYSTEMD_BACKOFF_VERSION = 254;
 
@@ -45,6 +49,10 @@ export interface ServiceLayout {
   readonly stateDir: string;
   /** Root the files are written under (`/` on a real machine; a temp dir in tests). */
   readonly root: string;
+  /** The report unit template of this scope (`agentmail-report@.service`, one for every service). */
+  readonly reportUnitFile: string;
+  /** The directory holding every service's config directory (`~/.config/agentmail`, `/etc/agentmail`). */
+  readonly configBase: string;
 }
 
 function xdg(env: NodeJS.ProcessEnv, name: 'XDG_CONFIG_HOME' | 'XDG_DATA_HOME', fallback: string): string {
@@ -75,7 +83,9 @@ export function serviceLayout(
       root,
       unitDir,
       unitFile: join(unitDir, unitName(service)),
+      reportUnitFile: join(unitDir, REPORT_UNIT),
       configDir,
+      configBase: dirname(GATEWAY_FACTS.systemConfigDir),
       envFile: join(configDir, 'service.env'),
       stateDir: GATEWAY_FACTS.systemStateDir,
     };
@@ -93,7 +103,9 @@ export function serviceLayout(
     root,
     unitDir: under(unitDir),
     unitFile: under(join(unitDir, unitName(service))),
+    reportUnitFile: under(join(unitDir, REPORT_UNIT)),
     configDir: under(configDir),
+    configBase: join(config, 'agentmail'),
     envFile: under(join(configDir, 'service.env')),
     stateDir,
   };
@@ -158,10 +170,11 @@ export interface RenderInput {
   readonly settings: ReadonlyArray<readonly [string, string]>;
 }
 
-/** A rendered service: the unit file and the env file, as text. */
+/** A rendered service: the unit file, the env file and the scope's report unit, as text. */
 export interface RenderedService {
   readonly unit: string;
   readonly envFile: string;
+  readonly reportUnit: string;
 }
 
 /** Characters systemd reads literally in an unquoted `KEY=value` and `ExecStart=` word. */
@@ -257,6 +270,17 @@ export function renderService(input: RenderInput): RenderedService {
     SCOPE_FLAG: layout.scope === 'system' ? ' --system' : ' --user',
     RESTART_BACKOFF: backoff,
   };
+  // The report unit finds the state dir here (it has no flag); the caller may place it itself.
+  const envFile = envFileText(
+    layout.service,
+    input.settings.some(([k]) => k === STATE_DIR_VARIABLE)
+      ? input.settings
+      : [...input.settings, [STATE_DIR_VARIABLE, layout.stateDir]],
+  );
+  const reportUnit = fill(readTemplate(checkout, `${REPORT_UNIT}.in`), {
+    ...common,
+    CONFIG_BASE: layout.configBase,
+  });
   if (layout.service === 'gateway') {
     const template = readTemplate(
       checkout,
@@ -268,7 +292,8 @@ export function renderService(input: RenderInput): RenderedService {
         TIMEOUT_STOP_SEC: `${GATEWAY_FACTS.timeoutStopSec}s`,
         MEMORY_MAX: GATEWAY_FACTS.memoryMax,
       }),
-      envFile: envFileText('gateway', input.settings),
+      envFile,
+      reportUnit,
     };
   }
   const facts = BRIDGES[layout.service];
@@ -285,7 +310,7 @@ export function renderService(input: RenderInput): RenderedService {
     TIMEOUT_STOP_SEC: `${facts.timeoutStopSec}s`,
     MEMORY_MAX: facts.memoryMax,
   });
-  return { unit, envFile: envFileText(facts.service, input.settings) };
+  return { unit, envFile, reportUnit };
 }
 
 /** The data-dir setting of a bridge's env file (`AGENTMAIL_PI_DATA_DIR=…`). */

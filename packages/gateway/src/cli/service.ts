@@ -4,7 +4,7 @@
  * crash report hooks the units run.
  */
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
@@ -32,6 +32,7 @@ import {
   renderService,
   type ServiceLayout,
   type ServiceScope,
+  STATE_DIR_VARIABLE,
   serviceLayout,
   systemdVersion,
   UNIT_FILE_MODE,
@@ -242,6 +243,7 @@ export async function installService(
   const facts = service === 'gateway' ? undefined : BRIDGES[service];
   const bin = facts === undefined ? undefined : hostBin(facts, opts, existing, checkout, env);
   const settings = await settingsFor(ctx, cmd, service, layout, opts, existing, checkout, node, bin);
+  settings.push([STATE_DIR_VARIABLE, layout.stateDir]);
   // Settings a person added to the env file (AGENTMAIL_REPLY_MODEL, a provider's API key, …) are kept.
   for (const [k, v] of existing) if (!settings.some(([name]) => name === k)) settings.push([k, v]);
   const rendered: RenderedService = renderService({
@@ -255,6 +257,8 @@ export async function installService(
   const targets = [
     { path: layout.unitFile, text: rendered.unit, mode: UNIT_FILE_MODE },
     { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE },
+    // Shared by every service of the scope; its content depends only on this Node and checkout.
+    { path: layout.reportUnitFile, text: rendered.reportUnit, mode: UNIT_FILE_MODE },
   ];
   const current = await Promise.all(targets.map((t) => readIfExists(t.path)));
   const changed = targets.filter((t, i) => current[i] !== undefined && current[i] !== t.text);
@@ -413,6 +417,14 @@ export async function uninstallService(
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
+  // The shared report unit goes with the last service of the scope.
+  const others = (await readdir(layout.unitDir).catch(() => [] as string[])).filter((n) =>
+    /^agentmail-[a-z]+\.service$/.test(n),
+  );
+  if (others.length === 0 && (await lstat(layout.reportUnitFile).catch(() => undefined))) {
+    await unlink(layout.reportUnitFile);
+    removed.push(layout.reportUnitFile);
+  }
   if (service !== 'gateway') {
     const step = BRIDGES[service].plugin;
     const checkout = findCheckout(env);
@@ -434,6 +446,24 @@ export async function uninstallService(
     removed,
     kept: [layout.stateDir],
     commands: [`${sc} stop ${unitName(service)}`, `${sc} daemon-reload`],
+  };
+}
+
+/**
+ * The environment of an `OnFailure=` unit seen as the failed unit's own ExecStopPost: systemd
+ * (>= 251) passes `MONITOR_SERVICE_RESULT`, `MONITOR_EXIT_CODE`, `MONITOR_EXIT_STATUS` and
+ * `MONITOR_INVOCATION_ID` (the same invocation id, so a crash reported twice is one mail).
+ */
+export function monitorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { SERVICE_RESULT: _r, EXIT_CODE: _c, EXIT_STATUS: _s, INVOCATION_ID: _i, ...rest } = env;
+  const pick = (name: string) =>
+    env[`MONITOR_${name}`] === undefined ? {} : { [name]: env[`MONITOR_${name}`] };
+  return {
+    ...rest,
+    ...pick('SERVICE_RESULT'),
+    ...pick('EXIT_CODE'),
+    ...pick('EXIT_STATUS'),
+    ...pick('INVOCATION_ID'),
   };
 }
 
@@ -524,22 +554,36 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
   });
   service
     .command('report')
-    .description('ExecStopPost hook: mail a crash report (SERVICE_RESULT other than success), else spool it')
+    .description(
+      'ExecStopPost / OnFailure hook: mail a failure report (SERVICE_RESULT other than success), else spool it',
+    )
     .argument('<service>', SERVICE_NAMES.join(' | '))
-    .requiredOption('--state-dir <dir>', "the service's state directory (spool)")
+    .option('--state-dir <dir>', `the service's state directory (spool; default $${STATE_DIR_VARIABLE})`)
     .option('--unit <name>', 'the unit name (systemd %n)')
+    .option('--monitor', "read the failed unit's MONITOR_* variables (an OnFailure= unit, systemd >= 251)")
     .option('--user', 'a user unit (journalctl --user)')
     .option('--system', 'a system unit')
     .action(
-      async (name: string, opts: { stateDir: string; unit?: string; system?: boolean }, cmd: Command) => {
+      async (
+        name: string,
+        opts: { stateDir?: string; unit?: string; monitor?: boolean; system?: boolean },
+        cmd: Command,
+      ) => {
+        const service = serviceArg(name);
+        const stateDir = opts.stateDir ?? env[STATE_DIR_VARIABLE];
+        if (stateDir === undefined || stateDir === '')
+          throw new CliError('USAGE', `report needs --state-dir (or ${STATE_DIR_VARIABLE} in the env file)`, {
+            suggestion: `agentmail service install ${service} --force   (writes both into the unit and env file)`,
+          });
+        const hookEnv = opts.monitor ? monitorEnv(env) : env;
         const outcome = await reportFailure(
           {
-            service: serviceArg(name),
-            unit: opts.unit,
-            stateDir: resolve(opts.stateDir),
+            service,
+            unit: opts.unit ?? (opts.monitor ? env.MONITOR_UNIT : undefined),
+            stateDir: resolve(stateDir),
             scope: opts.system ? 'system' : 'user',
           },
-          ctx.io.env,
+          hookEnv,
         );
         if (ctx.globals(cmd).json) return printJson(ctx.io, outcome);
         ctx.io.out(reportLine(env, outcome));
