@@ -243,6 +243,23 @@ describe('service report (ExecStopPost) against a real Gateway', () => {
       const env2 = hookEnv(env, up.url, pi, {});
       expect((await flush('pi', stateDir, env2)).map((o) => o.status)).toEqual(['sent']);
       expect(await flush('pi', stateDir, env2)).toEqual([]);
+      // opencode's start hook first boots serve's instance (any URL that answers 2xx), then flushes.
+      const boot = await run(
+        process.execPath,
+        [
+          mainJs,
+          '--json',
+          'service',
+          'flush',
+          'opencode',
+          '--state-dir',
+          stateDir,
+          '--boot-url',
+          `${up.url}/healthz`,
+        ],
+        { env: env2 },
+      );
+      expect(JSON.parse(boot.stdout)).toEqual({ outcomes: [], booted: true });
       expect(readdirSync(join(stateDir, SPOOL_DIR))).toHaveLength(0);
       const mails = await reportMails({ ...up, adminToken: gw.adminToken }, unit);
       expect(mails.map((m) => m.subject)).toEqual([expect.stringContaining('stopped: exit-code')]);
