@@ -7,6 +7,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
+import pkg from '../package.json' with { type: 'json' };
 import { checkEvent } from './answer-check.js';
 import { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
 import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, type ResolvedConfig, resolveConfig } from './config.js';
@@ -177,7 +178,8 @@ async function assemble(
     guardRoute(route);
     for (const method of [route.method].flat()) hooks.onRoute?.({ method: String(method), url: route.url });
   });
-  registerEndpoint(app, ctx, 'healthz', async () => ({ status: 'ok' }));
+  // The version lets `agentmail doctor` say which Gateway answers (HealthResponse is open: additive).
+  registerEndpoint(app, ctx, 'healthz', async () => ({ status: 'ok', version: pkg.version }));
   await app.register(agentRoutes(ctx));
   await app.register(humanRoutes(ctx));
   await app.register(adminRoutes(ctx));

@@ -142,7 +142,10 @@ describe('G-13 error bodies', () => {
   });
 
   it('healthz answers', async () => {
-    expect((await api(gw, 'GET', '/healthz', undefined)).body).toEqual({ status: 'ok' });
+    expect((await api(gw, 'GET', '/healthz', undefined)).body).toEqual({
+      status: 'ok',
+      version: expect.any(String),
+    });
   });
 
   it('a wrong content type is a 415 JSON error', async () => {

@@ -21,6 +21,9 @@ export const CLI_ERRORS = {
   NOT_A_GATEWAY: { code: 'AM_CLI_NOT_A_GATEWAY', exit: 1 },
   BAD_RESPONSE: { code: 'AM_CLI_BAD_RESPONSE', exit: 1 },
   SERVE_FAILED: { code: 'AM_CLI_SERVE_FAILED', exit: 1 },
+  SERVICE_FILE_CHANGED: { code: 'AM_CLI_SERVICE_FILE_CHANGED', exit: 2 },
+  SERVICE_SETUP_FAILED: { code: 'AM_CLI_SERVICE_SETUP_FAILED', exit: 1 },
+  DOCTOR_FAILED: { code: 'AM_CLI_DOCTOR_FAILED', exit: 1 },
 } as const satisfies Record<string, { code: `AM_CLI_${string}`; exit: 1 | 2 }>;
 
 /** A key of {@link CLI_ERRORS}. */

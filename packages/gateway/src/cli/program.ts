@@ -4,11 +4,13 @@ import { registerAdminCommands } from './admin.js';
 import { registerAttachmentCommands } from './attachments.js';
 import { registerConnectionCommands } from './connection.js';
 import { createContext } from './context.js';
+import { registerDoctorCommand } from './doctor.js';
 import { CliError } from './errors.js';
 import { registerMailCommands } from './mail.js';
 import { type CliIo, reportError, terminalIo } from './output.js';
 import { registerPermissionCommands } from './permissions.js';
 import { registerServeCommand } from './serve.js';
+import { registerServiceCommands } from './service.js';
 
 /** Exit code of a usage error (bad flag, missing argument). */
 export const EXIT_USAGE = 2;
@@ -48,6 +50,8 @@ export function buildProgram(io: CliIo, options: { json?: boolean } = {}): Comma
   registerAttachmentCommands(program, ctx);
   registerPermissionCommands(program, ctx);
   registerAdminCommands(program, ctx);
+  registerServiceCommands(program, ctx);
+  registerDoctorCommand(program, ctx);
   return program;
 }
 

@@ -1,0 +1,583 @@
+/**
+ * `agentmail doctor`: one command that checks the installation and says what is wrong, each line
+ * ok / warn / fail with its fix (SPEC §8): the Gateway and the token, then every service installed
+ * with `agentmail service install` — its unit, env file and state dir, and for a bridge its key,
+ * registration, presence, mode enforcement, host and plugin.
+ */
+import { execFile } from 'node:child_process';
+import { constants, existsSync } from 'node:fs';
+import { access, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Contact } from '@agentmail/protocol';
+import {
+  formatText,
+  type Locale,
+  resolveLocale,
+  type TextKey,
+  type TextParams,
+} from '@agentmail/shared-policy';
+import { GatewayClient } from '@agentmail/shared-policy/client';
+import { type Command, Option } from 'commander';
+import type { CliContext } from './context.js';
+import { spooledReports } from './crash-report.js';
+import { CliError, isCliError } from './errors.js';
+import { HumanApi } from './http.js';
+import { printJson, shortTime } from './output.js';
+import {
+  findCheckout,
+  parseEnvFile,
+  type ServiceLayout,
+  type ServiceScope,
+  serviceLayout,
+} from './service-files.js';
+import {
+  BRIDGES,
+  type BridgeFacts,
+  bridgeDataDirVariable,
+  SERVICE_NAMES,
+  type ServiceName,
+  unitName,
+} from './service-platforms.js';
+import { hasPluginEntry, opencodeConfigFile, zcodeConfigFile } from './service-plugins.js';
+
+/** The Node.js release every part needs (`engines.node`). */
+export const NODE_MIN = [22, 19] as const;
+/** Time one external probe (`--version`, `systemd-analyze verify`, `journalctl`) may take, in ms. */
+export const PROBE_TIMEOUT_MS = 15_000;
+
+/** One line of the doctor's answer. */
+export interface DoctorCheck {
+  /** What was checked: `node`, `gateway`, `token`, or a service (`pi`, …). */
+  area: string;
+  /** Stable id of the check within its area (`key`, `online`, `plugin`, …). */
+  check: string;
+  status: 'ok' | 'warn' | 'fail';
+  message: string;
+  /** What to do (a command), for warn and fail. */
+  fix?: string;
+}
+
+/** Options of `agentmail doctor`. */
+export interface DoctorOptions {
+  /** Also look for a system Gateway under this root. @default '/' */
+  root?: string;
+}
+
+function run(
+  bin: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: boolean; out: string; missing: boolean }> {
+  return new Promise((resolve) => {
+    execFile(bin, [...args], { env, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolve({
+        ok: err === null,
+        out: `${stdout}${stderr}`.trim(),
+        missing: (err as NodeJS.ErrnoException | null)?.code === 'ENOENT',
+      }),
+    );
+  });
+}
+
+class Report {
+  readonly checks: DoctorCheck[] = [];
+  constructor(readonly locale: Locale) {}
+  t(key: TextKey, params: TextParams = {}): string {
+    return formatText(key, params, this.locale);
+  }
+  add(
+    area: string,
+    check: string,
+    status: DoctorCheck['status'],
+    key: TextKey,
+    params: TextParams = {},
+    fix?: string,
+  ): void {
+    this.checks.push({
+      area,
+      check,
+      status,
+      message: this.t(key, params),
+      ...(fix === undefined ? {} : { fix }),
+    });
+  }
+}
+
+function nodeCheck(r: Report): void {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const ok = major > NODE_MIN[0] || (major === NODE_MIN[0] && minor >= NODE_MIN[1]);
+  r.add(
+    'node',
+    'version',
+    ok ? 'ok' : 'fail',
+    ok ? 'ops.doctor.node_ok' : 'ops.doctor.node_old',
+    {
+      version: process.versions.node,
+      min: NODE_MIN.join('.'),
+    },
+    ok ? undefined : 'source scripts/env.sh (in the checkout), or install Node.js 22.19 or newer',
+  );
+}
+
+async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<HumanApi | undefined> {
+  const config = await ctx.config(cmd);
+  const api = new HumanApi({ baseUrl: config.url, token: config.token, timeoutMs: PROBE_TIMEOUT_MS });
+  try {
+    const health = await api.health();
+    const version = typeof health.version === 'string' ? health.version : r.t('ops.doctor.unknown');
+    r.add('gateway', 'reachable', 'ok', 'ops.doctor.gateway_ok', { url: config.url, version });
+  } catch (err) {
+    r.add(
+      'gateway',
+      'reachable',
+      'fail',
+      'ops.doctor.gateway_down',
+      { url: config.url, error: isCliError(err) ? err.message : String(err) },
+      'systemctl --user start agentmail-gateway.service (or agentmail serve); a remote Gateway: agentmail login --url <url> --token <token>',
+    );
+    return undefined;
+  }
+  if (config.token === undefined) {
+    r.add(
+      'token',
+      'valid',
+      'warn',
+      'ops.doctor.token_none',
+      {},
+      'agentmail login --url <url> --token <token>',
+    );
+    return undefined;
+  }
+  try {
+    await api.inbox({ status: 'unread', limit: 1 });
+    r.add('token', 'valid', 'ok', 'ops.doctor.token_ok');
+    return api;
+  } catch (err) {
+    r.add(
+      'token',
+      'valid',
+      'fail',
+      'ops.doctor.token_bad',
+      { error: isCliError(err) ? err.message : String(err) },
+      'agentmail login --url <url> --token <token>   (a lost admin token: agentmail admin reset-token --data-dir <dir>)',
+    );
+    return undefined;
+  }
+}
+
+/** The installed services: those with a unit or an env file in their layout. */
+function installedLayouts(env: NodeJS.ProcessEnv, root: string): ServiceLayout[] {
+  const out: ServiceLayout[] = [];
+  const scopes: Array<[ServiceName, ServiceScope]> = [
+    ...SERVICE_NAMES.map((s) => [s, 'user'] as [ServiceName, ServiceScope]),
+    ['gateway', 'system'],
+  ];
+  for (const [service, scope] of scopes) {
+    const layout = serviceLayout(service, scope, env, root);
+    if (existsSync(layout.unitFile) || existsSync(layout.envFile)) out.push(layout);
+  }
+  return out;
+}
+
+async function unitChecks(
+  r: Report,
+  layout: ServiceLayout,
+  env: NodeJS.ProcessEnv,
+): Promise<Map<string, string>> {
+  const area = layout.service;
+  const flag = layout.scope === 'user' ? ' --user' : ' --system';
+  const reinstall = `agentmail service install ${layout.service}${flag} --force`;
+  if (!existsSync(layout.unitFile)) {
+    r.add(area, 'unit', 'fail', 'ops.doctor.unit_missing', { path: layout.unitFile }, reinstall);
+  } else {
+    const verify = await run(
+      'systemd-analyze',
+      ['verify', '--man=no', ...(layout.scope === 'user' ? ['--user'] : []), layout.unitFile],
+      env,
+    );
+    // Without a login session (no XDG_RUNTIME_DIR) a user unit cannot be verified: not a unit fault.
+    const noSession = layout.scope === 'user' && /RuntimeDirectory|XDG_RUNTIME_DIR/.test(verify.out);
+    if (verify.missing || noSession)
+      r.add(
+        area,
+        'unit',
+        'warn',
+        'ops.doctor.unit_unverified',
+        { path: layout.unitFile },
+        verify.missing
+          ? 'apt-get install systemd   (for systemd-analyze)'
+          : 'run agentmail doctor in your login session',
+      );
+    else if (verify.ok && verify.out === '')
+      r.add(area, 'unit', 'ok', 'ops.doctor.unit_ok', { path: layout.unitFile });
+    else
+      r.add(
+        area,
+        'unit',
+        'fail',
+        'ops.doctor.unit_invalid',
+        { path: layout.unitFile, error: verify.out.split('\n')[0] ?? '' },
+        reinstall,
+      );
+  }
+  let text = '';
+  const st = await stat(layout.envFile).catch(() => undefined);
+  if (st === undefined)
+    r.add(area, 'env_file', 'fail', 'ops.doctor.env_missing', { path: layout.envFile }, reinstall);
+  else if ((st.mode & 0o077) !== 0)
+    r.add(
+      area,
+      'env_file',
+      'fail',
+      'ops.doctor.env_mode',
+      { path: layout.envFile, mode: (st.mode & 0o777).toString(8) },
+      `chmod 600 ${layout.envFile}`,
+    );
+  else r.add(area, 'env_file', 'ok', 'ops.doctor.env_ok', { path: layout.envFile });
+  // A system unit's env file is root's: its mode is checked, its settings are not readable here.
+  if (st !== undefined) text = await readFile(layout.envFile, 'utf8').catch(() => '');
+  const spooled = await spooledReports(
+    layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
+  );
+  if (spooled.length > 0)
+    r.add(
+      area,
+      'crash_reports',
+      'warn',
+      'ops.doctor.spooled',
+      { n: spooled.length, oldest: spooled[0]?.report.at ?? '' },
+      `agentmail service flush ${layout.service} --state-dir ${layout.stateDir}   (needs the Gateway and the service's key)`,
+    );
+  return parseEnvFile(text);
+}
+
+async function writable(r: Report, area: string, dir: string): Promise<void> {
+  try {
+    await access(dir, constants.W_OK);
+    r.add(area, 'state_dir', 'ok', 'ops.doctor.dir_ok', { path: dir });
+  } catch {
+    r.add(
+      area,
+      'state_dir',
+      'fail',
+      'ops.doctor.dir_bad',
+      { path: dir },
+      `mkdir -p ${dir} && chmod 700 ${dir}   (as the service's user)`,
+    );
+  }
+}
+
+/** The last `enforcement` event of the bridge in the unit's journal (pino JSON lines, field `event`). */
+async function enforcementFromJournal(
+  layout: ServiceLayout,
+  env: NodeJS.ProcessEnv,
+): Promise<{ mode: string; reason?: string } | undefined> {
+  const bin = env.AGENTMAIL_JOURNALCTL || 'journalctl';
+  const res = await run(
+    bin,
+    [
+      ...(layout.scope === 'user' ? ['--user'] : []),
+      '-u',
+      unitName(layout.service),
+      '-o',
+      'cat',
+      '-n',
+      '2000',
+      '--no-pager',
+    ],
+    env,
+  ).catch(() => undefined);
+  if (res === undefined) return undefined;
+  let found: { mode: string; reason?: string } | undefined;
+  for (const line of res.out.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const v = JSON.parse(line) as { event?: unknown; mode?: unknown; reason?: unknown };
+      if (v.event === 'enforcement' && typeof v.mode === 'string')
+        found = { mode: v.mode, ...(typeof v.reason === 'string' ? { reason: v.reason } : {}) };
+    } catch {
+      // Not one of the bridge's JSON lines.
+    }
+  }
+  return found;
+}
+
+async function hostCheck(
+  r: Report,
+  facts: BridgeFacts,
+  settings: Map<string, string>,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const area = facts.service;
+  let version: string | undefined;
+  if (facts.hostPackage !== undefined) {
+    try {
+      version = (
+        JSON.parse(await readFile(join(checkout, facts.hostPackage), 'utf8')) as { version?: string }
+      ).version;
+    } catch {
+      version = undefined;
+    }
+  } else {
+    const bin = facts.hostBinVariable ? settings.get(facts.hostBinVariable) : undefined;
+    if (bin === undefined || !existsSync(bin)) {
+      r.add(
+        area,
+        'host',
+        'fail',
+        'ops.doctor.host_missing',
+        { host: facts.service, path: bin ?? '-' },
+        `install it (see ${facts.readme}), then agentmail service install ${facts.service} --bin <path> --force`,
+      );
+      return;
+    }
+    const res = await run(bin, ['--version'], env);
+    version = /\d+\.\d+\.\d+[\w.-]*/.exec(res.out)?.[0];
+  }
+  if (version === undefined) {
+    r.add(
+      area,
+      'host',
+      'fail',
+      'ops.doctor.host_missing',
+      { host: facts.service, path: facts.hostPackage ?? '-' },
+      'pnpm install (in the checkout)',
+    );
+  } else if (facts.supportedHostVersion !== undefined && version !== facts.supportedHostVersion) {
+    r.add(
+      area,
+      'host',
+      'warn',
+      'ops.doctor.host_version',
+      { host: facts.service, version, supported: facts.supportedHostVersion },
+      `install ${facts.service} ${facts.supportedHostVersion} (see ${facts.readme})`,
+    );
+  } else {
+    r.add(area, 'host', 'ok', 'ops.doctor.host_ok', { host: facts.service, version });
+  }
+}
+
+async function pluginCheck(
+  r: Report,
+  facts: BridgeFacts,
+  settings: Map<string, string>,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+  online: boolean,
+): Promise<void> {
+  const area = facts.service;
+  const step = facts.plugin;
+  const reinstall = `agentmail service install ${facts.service} --force, then systemctl --user restart ${unitName(facts.service)}`;
+  let where: string | undefined;
+  let present = true;
+  switch (step.kind) {
+    case 'none':
+      r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_builtin');
+      return;
+    case 'opencode-config':
+      where = opencodeConfigFile(env);
+      present = await hasPluginEntry(where, ['plugin'], join(checkout, step.pluginPath));
+      break;
+    case 'zcode-config':
+      where = zcodeConfigFile(env);
+      present = await hasPluginEntry(where, ['plugins', 'dirs'], join(checkout, step.pluginDir));
+      break;
+    case 'plugin-dir-env':
+      where = settings.get(step.variable) ?? join(checkout, step.pluginDir);
+      present = existsSync(join(where, 'dist', 'hook.js'));
+      break;
+    case 'dsh-plugin-add': {
+      where = join(env.HOME ?? '', '.dsh', 'profiles', step.profile, 'package.json');
+      present = await readFile(where, 'utf8').then(
+        (t) => t.includes('@agentmail/bridge-dsh'),
+        () => false,
+      );
+      break;
+    }
+  }
+  if (!present)
+    r.add(
+      area,
+      'plugin',
+      'fail',
+      'ops.doctor.plugin_missing',
+      { host: facts.service, path: where },
+      reinstall,
+    );
+  // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
+  else
+    r.add(
+      area,
+      'plugin',
+      online ? 'ok' : 'warn',
+      online ? 'ops.doctor.plugin_loaded' : 'ops.doctor.plugin_configured',
+      { host: facts.service, path: where },
+      online ? undefined : `systemctl --user start ${unitName(facts.service)}`,
+    );
+}
+
+async function bridgeChecks(
+  r: Report,
+  layout: ServiceLayout,
+  settings: Map<string, string>,
+  env: NodeJS.ProcessEnv,
+  checkout: string,
+): Promise<void> {
+  if (layout.service === 'gateway') return;
+  const facts = BRIDGES[layout.service];
+  const area = facts.service;
+  const unit = unitName(facts.service);
+  const name = settings.get('AGENTMAIL_AGENT_NAME') || facts.defaultAgentName;
+  const key = settings.get('AGENTMAIL_AGENT_KEY') || settings.get('AGENTMAIL_AGENT_SECRET') || '';
+  const url = (settings.get('AGENTMAIL_GATEWAY_URL') ?? '').replace(/\/+$/, '');
+  const fixKey = `agentmail service install ${facts.service} --issue-key --force   (or --agent-key <key from: agentmail agent key ${name}>), then systemctl --user restart ${unit}`;
+  await writable(r, area, settings.get(bridgeDataDirVariable(facts)) ?? layout.stateDir);
+  await hostCheck(r, facts, settings, checkout, env);
+  let contacts: Contact[] | undefined;
+  if (key === '' || !/^https?:\/\//.test(url)) {
+    r.add(area, 'key', 'fail', 'ops.doctor.key_missing', { path: layout.envFile }, fixKey);
+  } else {
+    const client = new GatewayClient({ baseUrl: url, key, timeoutMs: PROBE_TIMEOUT_MS });
+    try {
+      contacts = (await client.contacts()).contacts;
+      r.add(area, 'key', 'ok', 'ops.doctor.key_ok', { url });
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      if (status === 401 || status === 403)
+        r.add(area, 'key', 'fail', 'ops.doctor.key_refused', { path: layout.envFile, url }, fixKey);
+      else
+        r.add(
+          area,
+          'key',
+          'fail',
+          'ops.doctor.key_unchecked',
+          { url, error: (err as Error).message },
+          'agentmail doctor, once the Gateway answers',
+        );
+    }
+    const self = contacts?.find((c) => c.kind === 'agent' && c.name === name);
+    if (contacts !== undefined && self === undefined) {
+      r.add(
+        area,
+        'registered',
+        'fail',
+        'ops.doctor.not_registered',
+        { name },
+        `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
+      );
+    } else if (self !== undefined) {
+      // Registering is idempotent for a registered name; a key bound to another name is refused with that name.
+      try {
+        await client.register({ name, platform: self.platform });
+        r.add(area, 'registered', 'ok', 'ops.doctor.registered', { name, platform: self.platform });
+      } catch (err) {
+        const bound = (err as { body?: { bound_name?: unknown } }).body?.bound_name;
+        r.add(
+          area,
+          'registered',
+          'fail',
+          'ops.doctor.key_other_name',
+          { name, bound: typeof bound === 'string' ? bound : '?' },
+          fixKey,
+        );
+      }
+      if (self.online)
+        r.add(area, 'online', 'ok', 'ops.doctor.online', { name, last_seen: shortTime(self.last_seen) });
+      else
+        r.add(
+          area,
+          'online',
+          'fail',
+          self.last_seen === null ? 'ops.doctor.never_online' : 'ops.doctor.offline',
+          {
+            name,
+            last_seen: shortTime(self.last_seen),
+          },
+          `systemctl --user restart ${unit}; why it stopped: journalctl --user -u ${unit} -e`,
+        );
+    }
+  }
+  const online = contacts?.find((c) => c.name === name)?.online === true;
+  await pluginCheck(r, facts, settings, checkout, env, online);
+  const enforcement = await enforcementFromJournal(layout, env);
+  if (enforcement === undefined)
+    r.add(
+      area,
+      'mode_enforcement',
+      'warn',
+      'ops.doctor.enforcement_unknown',
+      { unit },
+      `journalctl --user -u ${unit} -o cat | grep '"event":"enforcement"'`,
+    );
+  else if (enforcement.mode === 'native')
+    r.add(area, 'mode_enforcement', 'ok', 'ops.doctor.enforcement_native');
+  else
+    r.add(
+      area,
+      'mode_enforcement',
+      'warn',
+      'ops.doctor.enforcement_advisory',
+      { reason: enforcement.reason ?? '-' },
+      `see ${facts.readme}`,
+    );
+}
+
+/** Run every check. Never throws for a failed check: each is a line. */
+export async function runDoctor(
+  ctx: CliContext,
+  cmd: Command,
+  options: DoctorOptions = {},
+): Promise<DoctorCheck[]> {
+  const env = ctx.io.env;
+  const r = new Report(resolveLocale(env.AGENTMAIL_LOCALE));
+  nodeCheck(r);
+  await gatewayChecks(r, ctx, cmd);
+  const layouts = installedLayouts(env, options.root ?? '/');
+  if (layouts.length === 0)
+    r.add(
+      'services',
+      'installed',
+      'warn',
+      'ops.doctor.none_installed',
+      {},
+      'agentmail service install gateway; agentmail service install pi --issue-key',
+    );
+  const checkout = findCheckout(env);
+  for (const layout of layouts) {
+    const settings = await unitChecks(r, layout, env);
+    if (layout.service === 'gateway')
+      await writable(
+        r,
+        'gateway',
+        layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
+      );
+    else await bridgeChecks(r, layout, settings, env, checkout);
+  }
+  return r.checks;
+}
+
+/** Register `agentmail doctor`. */
+export function registerDoctorCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('doctor')
+    .description(
+      'check the Gateway, your token and every installed service; each line ok, warn or fail with its fix',
+    )
+    .addOption(new Option('--root <dir>', 'look for system files under this directory').hideHelp())
+    .action(async (opts: DoctorOptions, cmd: Command) => {
+      const checks = await runDoctor(ctx, cmd, opts);
+      const failed = checks.filter((c) => c.status === 'fail').length;
+      if (ctx.globals(cmd).json) printJson(ctx.io, { ok: failed === 0, checks });
+      else
+        ctx.io.out(
+          checks
+            .flatMap((c) => [
+              `${c.status.padEnd(4)}  ${c.area.padEnd(8)} ${c.message}`,
+              ...(c.fix ? [`${' '.repeat(15)}fix: ${c.fix}`] : []),
+            ])
+            .join('\n'),
+        );
+      if (failed > 0) throw new CliError('DOCTOR_FAILED', `${failed} check(s) failed; the fix is under each`);
+    });
+}

@@ -1,0 +1,618 @@
+/**
+ * `agentmail service install|uninstall|report|flush` (SPEC §8, B-19): a systemd unit and env file
+ * per service, rendered with this machine's paths; the plugin put where its host expects it; the
+ * crash report hooks the units run.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, lstat, mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseAddress } from '@agentmail/protocol';
+import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
+import { type Command, Option } from 'commander';
+import { writeFileAtomic } from './atomic-file.js';
+import { writeConfigFile } from './config.js';
+import type { CliContext } from './context.js';
+import {
+  bootUrl,
+  FLUSH_WAIT_MS,
+  flushSpool,
+  GATEWAY_REPORT_AGENT,
+  type ReportOutcome,
+  reportFailure,
+} from './crash-report.js';
+import { CliError } from './errors.js';
+import { printJson } from './output.js';
+import {
+  dataDirSetting,
+  ENV_FILE_MODE,
+  findCheckout,
+  onPath,
+  parseEnvFile,
+  type RenderedService,
+  renderService,
+  type ServiceLayout,
+  type ServiceScope,
+  STATE_DIR_VARIABLE,
+  serviceLayout,
+  systemdVersion,
+  UNIT_FILE_MODE,
+} from './service-files.js';
+import {
+  BRIDGES,
+  type BridgeFacts,
+  isServiceName,
+  SERVICE_NAMES,
+  type ServiceName,
+  unitName,
+} from './service-platforms.js';
+import {
+  addPluginEntry,
+  opencodeConfigFile,
+  removePluginEntry,
+  runDshPluginAdd,
+  zcodeConfigFile,
+} from './service-plugins.js';
+
+/** Options of `service install`. */
+export interface InstallOptions {
+  user?: boolean;
+  system?: boolean;
+  force?: boolean;
+  root?: string;
+  port?: string;
+  agentName?: string;
+  agentKey?: string;
+  issueKey?: boolean;
+  reportTo?: string;
+  bin?: string;
+  node?: string;
+}
+
+/** What happened to one file. */
+export interface FileOutcome {
+  path: string;
+  status: 'written' | 'unchanged' | 'replaced';
+  mode: string;
+}
+
+/** The result of `service install`. */
+export interface InstallResult {
+  service: ServiceName;
+  scope: ServiceScope;
+  files: FileOutcome[];
+  plugin: string | undefined;
+  warnings: string[];
+  commands: string[];
+  /** Gateway on a fresh data dir: the admin token (shown once) and whether it was saved for the CLI. */
+  admin?: { token: string; savedIn: string | undefined };
+}
+
+/**
+ * A name as the Gateway takes it in an address (`name@.`).
+ * @throws CliError `AM_CLI_USAGE` naming the option.
+ */
+function checkName(option: string, name: string): string {
+  try {
+    parseAddress(`${name}@.`);
+    return name;
+  } catch (err) {
+    throw new CliError(
+      'USAGE',
+      `${option} "${name}" is not a name the Gateway takes: ${(err as Error).message}`,
+      {
+        suggestion: 'a name without "@", "/" or spaces, e.g. pi or pi-laptop',
+      },
+    );
+  }
+}
+
+function scopeOf(service: ServiceName, opts: { user?: boolean; system?: boolean }): ServiceScope {
+  if (opts.user && opts.system) throw new CliError('USAGE', 'give --user or --system, not both');
+  if (opts.system && service !== 'gateway')
+    throw new CliError('USAGE', `the ${service} bridge runs as a user service only`, {
+      detail:
+        "an agent works in a person's own projects with their own host config, so it runs as that person",
+      suggestion: `agentmail service install ${service}   (as the person whose agent it is; then loginctl enable-linger)`,
+    });
+  return opts.system ? 'system' : 'user';
+}
+
+function serviceArg(name: string): ServiceName {
+  if (isServiceName(name)) return name;
+  throw new CliError('USAGE', `unknown service "${name}"`, {
+    suggestion: `one of: ${SERVICE_NAMES.join(', ')}`,
+  });
+}
+
+/** `systemctl` with the scope's flag. */
+function systemctl(scope: ServiceScope): string {
+  return scope === 'user' ? 'systemctl --user' : 'sudo systemctl';
+}
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CliError('FILE_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function hostBin(
+  facts: BridgeFacts,
+  opts: InstallOptions,
+  existing: Map<string, string>,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  if (facts.exec.kind !== 'host' && facts.hostBinVariable === undefined) return undefined;
+  const given = opts.bin ?? (facts.hostBinVariable ? existing.get(facts.hostBinVariable) : undefined);
+  if (given !== undefined && given !== '') {
+    const abs = resolve(given);
+    if (!existsSync(abs))
+      throw new CliError('USAGE', `--bin ${abs}: no such file`, {
+        suggestion: `give the absolute path of the ${facts.service} executable`,
+      });
+    return abs;
+  }
+  const fallback = facts.exec.kind === 'host' ? facts.exec.defaultBin : facts.service;
+  const found =
+    isAbsolute(fallback) || fallback.includes('/') ? join(checkout, fallback) : onPath(fallback, env);
+  if (found !== undefined && existsSync(found)) return found;
+  throw new CliError('USAGE', `cannot find the ${facts.service} executable (${fallback})`, {
+    suggestion: `install it (see ${facts.readme}), or pass --bin /absolute/path/to/it`,
+  });
+}
+
+/** The env-file settings of a service, keeping an existing key when none is given. */
+async function settingsFor(
+  ctx: CliContext,
+  cmd: Command,
+  service: ServiceName,
+  layout: ServiceLayout,
+  opts: InstallOptions,
+  existing: Map<string, string>,
+  checkout: string,
+  node: string,
+  bin: string | undefined,
+): Promise<Array<readonly [string, string]>> {
+  const config = await ctx.config(cmd);
+  const reportTo = checkName('--report-to', opts.reportTo ?? existing.get('AGENTMAIL_REPORT_TO') ?? 'admin');
+  if (service === 'gateway') {
+    const port = opts.port ?? existing.get('AGENTMAIL_PORT') ?? '8787';
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
+      throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`);
+    // The Gateway's own crash report is mailed by an agent of its own (people do not write to people).
+    const agentName = checkName(
+      '--agent-name',
+      opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT,
+    );
+    let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
+    if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+    return [
+      ['AGENTMAIL_PORT', port],
+      ['AGENTMAIL_GATEWAY_URL', `http://127.0.0.1:${port}`],
+      ['AGENTMAIL_REPORT_TO', reportTo],
+      ['AGENTMAIL_AGENT_NAME', agentName],
+      ...(key === undefined || key === '' ? [] : [['AGENTMAIL_AGENT_KEY', key] as const]),
+    ];
+  }
+  const facts = BRIDGES[service];
+  const agentName = checkName(
+    '--agent-name',
+    opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName,
+  );
+  let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
+  if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+  if (key === undefined || key === '')
+    throw new CliError('USAGE', `the ${service} bridge needs an agent key`, {
+      suggestion: `agentmail service install ${service} --issue-key   (as an admin), or --agent-key <key from: agentmail agent key ${agentName}>`,
+    });
+  const settings: Array<readonly [string, string]> = [
+    ['AGENTMAIL_GATEWAY_URL', ctx.globals(cmd).url ?? existing.get('AGENTMAIL_GATEWAY_URL') ?? config.url],
+    ['AGENTMAIL_AGENT_NAME', agentName],
+    ['AGENTMAIL_AGENT_KEY', key],
+    dataDirSetting(facts, layout),
+    ['AGENTMAIL_REPORT_TO', reportTo],
+  ];
+  if (facts.hostBinVariable !== undefined && bin !== undefined) settings.push([facts.hostBinVariable, bin]);
+  if (facts.plugin.kind === 'plugin-dir-env' || facts.plugin.kind === 'zcode-config')
+    settings.push([facts.plugin.variable, join(checkout, facts.plugin.pluginDir)], ['AGENTMAIL_NODE', node]);
+  if (service === 'opencode') settings.push(['OPENCODE_DISABLE_AUTOUPDATE', '1']);
+  return settings;
+}
+
+/**
+ * Install a service: render, refuse a changed file without `force` (nothing written then), write
+ * (unit 0644, env file 0600, their directories 0700), put the plugin in place.
+ * @throws CliError `AM_CLI_SERVICE_FILE_CHANGED` (a file differs and no --force), `AM_CLI_USAGE`,
+ *   `AM_CLI_SERVICE_SETUP_FAILED` (a plugin step failed).
+ */
+export async function installService(
+  ctx: CliContext,
+  cmd: Command,
+  service: ServiceName,
+  opts: InstallOptions,
+): Promise<InstallResult> {
+  const env = ctx.io.env;
+  const scope = scopeOf(service, opts);
+  const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
+  const checkout = findCheckout(env);
+  const node = opts.node ? resolve(opts.node) : process.execPath;
+  const existing = parseEnvFile((await readIfExists(layout.envFile)) ?? '');
+  const facts = service === 'gateway' ? undefined : BRIDGES[service];
+  const bin = facts === undefined ? undefined : hostBin(facts, opts, existing, checkout, env);
+  const settings = await settingsFor(ctx, cmd, service, layout, opts, existing, checkout, node, bin);
+  settings.push([STATE_DIR_VARIABLE, layout.stateDir]);
+  // Settings a person added to the env file (AGENTMAIL_REPLY_MODEL, a provider's API key, …) are kept.
+  for (const [k, v] of existing) if (!settings.some(([name]) => name === k)) settings.push([k, v]);
+  const rendered: RenderedService = renderService({
+    layout,
+    checkout,
+    node,
+    systemdVersion: systemdVersion(),
+    hostBin: bin,
+    settings,
+  });
+  const targets = [
+    { path: layout.unitFile, text: rendered.unit, mode: UNIT_FILE_MODE },
+    { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE },
+    // Shared by every service of the scope; its content depends only on this Node and checkout.
+    { path: layout.reportUnitFile, text: rendered.reportUnit, mode: UNIT_FILE_MODE },
+  ];
+  const current = await Promise.all(targets.map((t) => readIfExists(t.path)));
+  const changed = targets.filter((t, i) => current[i] !== undefined && current[i] !== t.text);
+  if (changed.length > 0 && !opts.force)
+    throw new CliError(
+      'SERVICE_FILE_CHANGED',
+      `${changed.map((t) => t.path).join(' and ')} differs from what would be written; nothing was changed`,
+      {
+        detail: 'it was edited, or written with other options',
+        suggestion: `keep your edits, or replace it: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
+      },
+    );
+  const files: FileOutcome[] = [];
+  for (const [i, t] of targets.entries()) {
+    const before = current[i];
+    if (before === t.text) {
+      // Unchanged, but make sure the mode is right (an env file must stay 0600).
+      await chmod(t.path, t.mode);
+      files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
+      continue;
+    }
+    await writeFileAtomic(t.path, t.text, t.mode);
+    files.push({
+      path: t.path,
+      status: before === undefined ? 'written' : 'replaced',
+      mode: t.mode.toString(8),
+    });
+  }
+  await mkdir(layout.configDir, { recursive: true, mode: 0o700 });
+  if (scope === 'user') await mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
+  const warnings: string[] = [];
+  const built = facts?.builtFiles ?? ['packages/gateway/dist/cli/main.js'];
+  for (const f of built)
+    if (!existsSync(join(checkout, f)))
+      warnings.push(
+        say(env, 'ops.service.not_built', {
+          path: join(checkout, f),
+          build: facts?.buildCommand ?? 'pnpm build:cli',
+        }),
+      );
+  const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin);
+  const admin =
+    service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
+  if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
+    warnings.push(say(env, 'ops.service.no_report_key'));
+  const sc = systemctl(scope);
+  const unit = unitName(service);
+  const commands = [
+    `${sc} daemon-reload`,
+    `${sc} enable --now ${unit}`,
+    ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : []),
+    'agentmail doctor',
+  ];
+  return { service, scope, files, plugin, warnings, commands, ...(admin === undefined ? {} : { admin }) };
+}
+
+/**
+ * A fresh Gateway data directory is created here, with the admin user, so its token is shown once
+ * to the person installing (not written into the journal by the first start) and, when this user
+ * has no CLI config yet, saved for the CLI (mode 0600) as `agentmail login` would.
+ */
+async function initGatewayData(
+  ctx: CliContext,
+  cmd: Command,
+  layout: ServiceLayout,
+): Promise<InstallResult['admin']> {
+  const [{ SQLITE_FILE_NAME }, { initDataDir }] = await Promise.all([
+    import('../db/database.js'),
+    import('../init.js'),
+  ]);
+  if (existsSync(join(layout.stateDir, SQLITE_FILE_NAME))) return undefined;
+  const { adminToken } = await initDataDir(layout.stateDir);
+  if (adminToken === undefined) return undefined;
+  const config = await ctx.config(cmd);
+  const port = parseEnvFile((await readIfExists(layout.envFile)) ?? '').get('AGENTMAIL_PORT') ?? '8787';
+  if (existsSync(config.configPath) || config.token !== undefined)
+    return { token: adminToken, savedIn: undefined };
+  await writeConfigFile(config.configPath, { url: `http://127.0.0.1:${port}`, token: adminToken });
+  return { token: adminToken, savedIn: config.configPath };
+}
+
+async function installPlugin(
+  facts: BridgeFacts,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+  bin: string | undefined,
+): Promise<string | undefined> {
+  const step = facts.plugin;
+  switch (step.kind) {
+    case 'none':
+      return undefined;
+    case 'plugin-dir-env':
+      return say(env, 'ops.service.plugin_env', {
+        path: join(checkout, step.pluginDir),
+        variable: step.variable,
+      });
+    case 'opencode-config': {
+      const file = opencodeConfigFile(env);
+      const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
+      return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
+        path: join(checkout, step.pluginPath),
+        list: 'plugin',
+        file,
+      });
+    }
+    case 'zcode-config': {
+      const file = zcodeConfigFile(env);
+      const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
+      return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
+        path: join(checkout, step.pluginDir),
+        list: 'plugins.dirs',
+        file,
+      });
+    }
+    case 'dsh-plugin-add': {
+      if (bin === undefined) throw new Error('dsh: no executable');
+      await runDshPluginAdd(bin, step.profile, join(checkout, step.packageDir), env);
+      return `dsh plugin --profile ${step.profile} add ${join(checkout, step.packageDir)}`;
+    }
+  }
+}
+
+/** The result of `service uninstall`. */
+export interface UninstallResult {
+  service: ServiceName;
+  scope: ServiceScope;
+  removed: string[];
+  kept: string[];
+  commands: string[];
+}
+
+/**
+ * Uninstall a service: stop hints first (printed), then remove the unit, its enablement link, the
+ * env file and the plugin entry; the state directory (data, sessions) is kept.
+ */
+export async function uninstallService(
+  ctx: CliContext,
+  service: ServiceName,
+  opts: { user?: boolean; system?: boolean; root?: string },
+): Promise<UninstallResult> {
+  const env = ctx.io.env;
+  const scope = scopeOf(service, opts);
+  const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
+  const removed: string[] = [];
+  const wants = join(
+    layout.unitDir,
+    scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
+    unitName(service),
+  );
+  for (const path of [wants, layout.unitFile, layout.envFile]) {
+    try {
+      await lstat(path);
+      await unlink(path);
+      removed.push(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  // The shared report unit goes with the last service of the scope.
+  const others = (await readdir(layout.unitDir).catch(() => [] as string[])).filter((n) =>
+    /^agentmail-[a-z]+\.service$/.test(n),
+  );
+  if (others.length === 0 && (await lstat(layout.reportUnitFile).catch(() => undefined))) {
+    await unlink(layout.reportUnitFile);
+    removed.push(layout.reportUnitFile);
+  }
+  if (service !== 'gateway') {
+    const step = BRIDGES[service].plugin;
+    const checkout = findCheckout(env);
+    if (
+      step.kind === 'opencode-config' &&
+      (await removePluginEntry(opencodeConfigFile(env), ['plugin'], join(checkout, step.pluginPath)))
+    )
+      removed.push(`${join(checkout, step.pluginPath)} from ${opencodeConfigFile(env)}`);
+    if (
+      step.kind === 'zcode-config' &&
+      (await removePluginEntry(zcodeConfigFile(env), ['plugins', 'dirs'], join(checkout, step.pluginDir)))
+    )
+      removed.push(`${join(checkout, step.pluginDir)} from ${zcodeConfigFile(env)}`);
+  }
+  const sc = systemctl(scope);
+  return {
+    service,
+    scope,
+    removed,
+    kept: [layout.stateDir],
+    commands: [`${sc} stop ${unitName(service)}`, `${sc} daemon-reload`],
+  };
+}
+
+/**
+ * The environment of an `OnFailure=` unit seen as the failed unit's own ExecStopPost: systemd
+ * (>= 251) passes `MONITOR_SERVICE_RESULT`, `MONITOR_EXIT_CODE`, `MONITOR_EXIT_STATUS` and
+ * `MONITOR_INVOCATION_ID` (the same invocation id, so a crash reported twice is one mail).
+ */
+export function monitorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { SERVICE_RESULT: _r, EXIT_CODE: _c, EXIT_STATUS: _s, INVOCATION_ID: _i, ...rest } = env;
+  const pick = (name: string) =>
+    env[`MONITOR_${name}`] === undefined ? {} : { [name]: env[`MONITOR_${name}`] };
+  return {
+    ...rest,
+    ...pick('SERVICE_RESULT'),
+    ...pick('EXIT_CODE'),
+    ...pick('EXIT_STATUS'),
+    ...pick('INVOCATION_ID'),
+  };
+}
+
+/** Words of the CLI's own lines in the person's locale (`AGENTMAIL_LOCALE`). */
+function say(env: NodeJS.ProcessEnv, key: TextKey, params: TextParams = {}): string {
+  return formatText(key, params, resolveLocale(env.AGENTMAIL_LOCALE));
+}
+
+function reportLine(env: NodeJS.ProcessEnv, o: ReportOutcome): string {
+  switch (o.status) {
+    case 'not_a_failure':
+      return say(env, 'ops.service.report_not_failure', { result: o.result || '-' });
+    case 'sent':
+      return say(env, o.duplicate ? 'ops.service.report_duplicate' : 'ops.service.report_sent', {
+        id: o.id,
+        to: o.to,
+      });
+    case 'spooled':
+      return say(env, 'ops.service.report_spooled', { id: o.id, file: o.file, error: o.error });
+  }
+}
+
+const scopeOptions = (c: Command) =>
+  c
+    .addOption(new Option('--user', 'a user service (the default)'))
+    .addOption(new Option('--system', 'a system service (the Gateway only)'))
+    .addOption(
+      new Option('--root <dir>', 'write the files under this directory (packaging, tests)').hideHelp(),
+    );
+
+/** Register `service install|uninstall|report|flush`. */
+export function registerServiceCommands(program: Command, ctx: CliContext): void {
+  const env = ctx.io.env;
+  const service = program
+    .command('service')
+    .description('run the Gateway and the bridges as systemd services (install, uninstall)');
+  scopeOptions(
+    service
+      .command('install')
+      .description(
+        "write the systemd unit and env file of a service with this machine's paths, and put its plugin in place",
+      )
+      .argument('<service>', SERVICE_NAMES.join(' | '))
+      .option('--force', 'replace a unit or env file that differs (edited, or other options)')
+      .option('--port <port>', 'gateway: the port it serves (default 8787)')
+      .option('--agent-name <name>', 'bridge: the agent name (default: the platform)')
+      .option('--agent-key <key>', 'bridge: its agent key (from agentmail agent key <name>)')
+      .option('--issue-key', 'bridge: issue a new agent key now (needs an admin token)')
+      .option('--report-to <user>', 'who gets crash reports by mail (default admin)')
+      .option('--bin <path>', 'the host executable (opencode, dsh, claude, zcode)')
+      .option('--node <path>', 'Node.js >= 22.19 for the unit (default: the one running this command)'),
+  ).action(async (name: string, opts: InstallOptions, cmd: Command) => {
+    const result = await installService(ctx, cmd, serviceArg(name), opts);
+    if (ctx.globals(cmd).json) return printJson(ctx.io, result);
+    const lines = result.files.map((f) => `${f.status.padEnd(9)} ${f.path} (mode ${f.mode})`);
+    if (result.plugin) lines.push(`plugin    ${result.plugin}`);
+    if (result.admin) {
+      lines.push(say(env, 'ops.service.admin_token', { token: result.admin.token }));
+      lines.push(
+        result.admin.savedIn
+          ? say(env, 'ops.service.admin_saved', { path: result.admin.savedIn })
+          : say(env, 'ops.service.admin_login'),
+      );
+    }
+    for (const w of result.warnings) lines.push(`warning: ${w}`);
+    lines.push('', say(env, 'ops.service.enable'), ...result.commands.map((c) => `  ${c}`));
+    ctx.io.out(lines.join('\n'));
+  });
+  scopeOptions(
+    service
+      .command('uninstall')
+      .description('remove the unit, env file and plugin entry of a service (its data is kept)')
+      .argument('<service>', SERVICE_NAMES.join(' | ')),
+  ).action(async (name: string, opts: { user?: boolean; system?: boolean; root?: string }, cmd: Command) => {
+    const result = await uninstallService(ctx, serviceArg(name), opts);
+    if (ctx.globals(cmd).json) return printJson(ctx.io, result);
+    ctx.io.out(
+      [
+        ...(result.removed.length === 0
+          ? [say(env, 'ops.service.nothing_installed')]
+          : result.removed.map((p) => `removed ${p}`)),
+        ...result.kept.map((p) => say(env, 'ops.service.kept', { path: p })),
+        '',
+        say(env, 'ops.service.then'),
+        ...result.commands.map((c) => `  ${c}`),
+      ].join('\n'),
+    );
+  });
+  service
+    .command('report')
+    .description(
+      'ExecStopPost / OnFailure hook: mail a failure report (SERVICE_RESULT other than success), else spool it',
+    )
+    .argument('<service>', SERVICE_NAMES.join(' | '))
+    .option('--state-dir <dir>', `the service's state directory (spool; default $${STATE_DIR_VARIABLE})`)
+    .option('--unit <name>', 'the unit name (systemd %n)')
+    .option('--monitor', "read the failed unit's MONITOR_* variables (an OnFailure= unit, systemd >= 251)")
+    .option('--user', 'a user unit (journalctl --user)')
+    .option('--system', 'a system unit')
+    .action(
+      async (
+        name: string,
+        opts: { stateDir?: string; unit?: string; monitor?: boolean; system?: boolean },
+        cmd: Command,
+      ) => {
+        const service = serviceArg(name);
+        const stateDir = opts.stateDir ?? env[STATE_DIR_VARIABLE];
+        if (stateDir === undefined || stateDir === '')
+          throw new CliError('USAGE', `report needs --state-dir (or ${STATE_DIR_VARIABLE} in the env file)`, {
+            suggestion: `agentmail service install ${service} --force   (writes both into the unit and env file)`,
+          });
+        const hookEnv = opts.monitor ? monitorEnv(env) : env;
+        const outcome = await reportFailure(
+          {
+            service,
+            unit: opts.unit ?? (opts.monitor ? env.MONITOR_UNIT : undefined),
+            stateDir: resolve(stateDir),
+            scope: opts.system ? 'system' : 'user',
+          },
+          hookEnv,
+        );
+        if (ctx.globals(cmd).json) return printJson(ctx.io, outcome);
+        ctx.io.out(reportLine(env, outcome));
+      },
+    );
+  service
+    .command('flush')
+    .description('ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable')
+    .argument('<service>', SERVICE_NAMES.join(' | '))
+    .requiredOption('--state-dir <dir>', "the service's state directory (spool)")
+    .option('--wait-ms <ms>', 'how long to wait for a Gateway that is still starting', String(FLUSH_WAIT_MS))
+    .option('--boot-url <url>', 'first wait until this URL answers (opencode serve: boots its instance)')
+    .action(
+      async (name: string, opts: { stateDir: string; waitMs: string; bootUrl?: string }, cmd: Command) => {
+        serviceArg(name);
+        const waitMs = Number(opts.waitMs);
+        if (!Number.isInteger(waitMs) || waitMs < 0)
+          throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`);
+        const booted =
+          opts.bootUrl === undefined ? undefined : await bootUrl(opts.bootUrl, Math.max(waitMs, 60_000));
+        const outcomes = await flushSpool(resolve(opts.stateDir), ctx.io.env, waitMs);
+        if (ctx.globals(cmd).json)
+          return printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
+        const lines =
+          outcomes.length === 0
+            ? [say(env, 'ops.service.none_spooled')]
+            : outcomes.map((o) => reportLine(env, o));
+        if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
+        ctx.io.out(lines.join('\n'));
+      },
+    );
+}

@@ -1,0 +1,249 @@
+/**
+ * `agentmail doctor` against a real Gateway on loopback and real bridge configs written by
+ * `agentmail service install` into temp homes: a wrong key, an unregistered agent, a key bound to
+ * another name, an offline agent and a host without the plugin each give their fail line and
+ * fix; a healthy pi bridge is all green. journald is not running here: the journal reader is a
+ * stand-in (`AGENTMAIL_JOURNALCTL`) printing the bridge's `enforcement` event line.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GatewayClient } from '@agentmail/shared-policy/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spoolReport } from '../src/cli/crash-report.js';
+import type { DoctorCheck } from '../src/cli/doctor.js';
+import { HumanApi } from '../src/cli/http.js';
+import { findCheckout, serviceLayout } from '../src/cli/service-files.js';
+import { callApi } from './helpers/processes.js';
+import { cliRun, tempHome } from './helpers/service-env.js';
+import { startGateway, type TestGateway, tempDir } from './helpers.js';
+
+const CHECKOUT = findCheckout(process.env);
+const OPENCODE_BIN = join(
+  CHECKOUT,
+  'node_modules/.pnpm/opencode-linux-x64@1.18.33/node_modules/opencode-linux-x64/bin/opencode',
+);
+
+let gw: TestGateway;
+let admin: HumanApi;
+beforeAll(async () => {
+  gw = await startGateway();
+  admin = new HumanApi({ baseUrl: gw.url, token: gw.adminToken });
+});
+afterAll(() => gw.close());
+
+/** A journal stand-in that holds the bridge's `enforcement` event (or nothing). */
+function journal(line: string): string {
+  const file = join(tempDir(), 'journalctl');
+  writeFileSync(file, `#!/bin/sh\n${line === '' ? 'true' : `echo '${line}'`}\n`, { mode: 0o755 });
+  return file;
+}
+
+function home(enforcement = ''): NodeJS.ProcessEnv {
+  return tempHome({
+    AGENTMAIL_GATEWAY_URL: gw.url,
+    AGENTMAIL_TOKEN: gw.adminToken,
+    AGENTMAIL_JOURNALCTL: journal(enforcement),
+  }).env;
+}
+
+async function key(name: string, state: 'issued' | 'registered' | 'online' | 'offline'): Promise<string> {
+  const issued = (await admin.issueAgentKey(name)).key;
+  const agent = new GatewayClient({ baseUrl: gw.url, key: issued });
+  if (state !== 'issued') await agent.register({ name, platform: 'pi' });
+  if (state === 'online' || state === 'offline') await agent.heartbeat({ mode_enforcement: 'native' });
+  if (state === 'offline')
+    expect(
+      (await callApi(gw.url, 'POST', '/api/v1/agent/offline', issued, { reason: 'shutdown' })).status,
+    ).toBe(200);
+  return issued;
+}
+
+async function install(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<void> {
+  const r = await cliRun(['service', 'install', ...args], env);
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** `doctor --json`, and (`text`) the lines a person reads; both end with the same exit code. */
+async function doctor(
+  env: NodeJS.ProcessEnv,
+  text = false,
+): Promise<{ code: number; checks: DoctorCheck[]; text: string }> {
+  const json = await cliRun(['--json', 'doctor'], env);
+  const checks = (JSON.parse(json.stdout) as { checks: DoctorCheck[] }).checks;
+  if (!text) return { code: json.code, checks, text: '' };
+  const words = await cliRun(['doctor'], env);
+  expect(words.code).toBe(json.code);
+  return { code: json.code, checks, text: words.stdout };
+}
+
+function find(checks: DoctorCheck[], area: string, check: string): DoctorCheck | undefined {
+  return checks.find((c) => c.area === area && c.check === check);
+}
+
+describe('agentmail doctor', () => {
+  it('a healthy pi bridge: every line ok, exit 0', async () => {
+    const env = home('{"level":30,"event":"enforcement","mode":"native","msg":"x"}');
+    await install(env, ['pi', '--agent-name', 'pi-ok', '--agent-key', await key('pi-ok', 'online')]);
+    const { code, checks, text } = await doctor(env, true);
+    expect(checks.filter((c) => c.status !== 'ok')).toEqual([]);
+    expect(code).toBe(0);
+    expect(checks.map((c) => `${c.area}/${c.check}`)).toEqual(
+      expect.arrayContaining([
+        'node/version',
+        'gateway/reachable',
+        'token/valid',
+        'pi/unit',
+        'pi/env_file',
+        'pi/state_dir',
+        'pi/host',
+        'pi/key',
+        'pi/registered',
+        'pi/online',
+        'pi/plugin',
+        'pi/mode_enforcement',
+      ]),
+    );
+    expect(find(checks, 'gateway', 'reachable')?.message).toMatch(/version \d+\.\d+\.\d+/);
+    expect(find(checks, 'pi', 'host')?.message).toBe('pi 1.6.0 is installed');
+    expect(text).toMatch(/^ok {4}pi {7}agent pi-ok is online, last heartbeat /m);
+  });
+
+  it('a wrong key: fail, and the fix issues a new one', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', 'amk_not_a_key_of_this_gateway']);
+    const { code, checks, text } = await doctor(env, true);
+    expect(code).toBe(1);
+    expect(find(checks, 'pi', 'key')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('refuses the agent key'),
+      fix: expect.stringContaining('agentmail service install pi --issue-key --force'),
+    });
+    expect(text).toContain('fix: agentmail service install pi --issue-key --force');
+  });
+
+  it('a unit systemd cannot use: fail with the reinstall; no login session: not verified, a warning', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-unit', 'issued')]);
+    const unitFile = serviceLayout('pi', 'user', env).unitFile;
+    writeFileSync(
+      unitFile,
+      readFileSync(unitFile, 'utf8').replace(/^ExecStart=\S+/m, 'ExecStart=/no/such/node'),
+    );
+    expect(find((await doctor(env)).checks, 'pi', 'unit')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('/no/such/node'),
+      fix: 'agentmail service install pi --user --force',
+    });
+    const { XDG_RUNTIME_DIR: _, ...noSession } = env;
+    expect(find((await doctor(noSession)).checks, 'pi', 'unit')?.status).toBe('warn');
+  });
+
+  it('an unregistered agent: fail, and the fix starts its bridge', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-name', 'pi-new', '--agent-key', await key('pi-new', 'issued')]);
+    const { checks } = await doctor(env);
+    expect(find(checks, 'pi', 'registered')).toMatchObject({
+      status: 'fail',
+      message: 'agent pi-new is not registered: its bridge has not started with this key yet',
+      fix: expect.stringContaining('systemctl --user start agentmail-pi.service'),
+    });
+  });
+
+  it('a key bound to another agent name: fail naming the bound name', async () => {
+    const env = home();
+    await key('pi-named', 'registered');
+    await install(env, ['pi', '--agent-name', 'pi-named', '--agent-key', await key('zed', 'registered')]);
+    const { checks } = await doctor(env);
+    expect(find(checks, 'pi', 'registered')).toMatchObject({
+      status: 'fail',
+      message: 'the key is bound to the agent "zed", not "pi-named"',
+      fix: expect.stringContaining('--issue-key'),
+    });
+  });
+
+  it('an offline agent: fail with its last heartbeat, and the fix restarts it and shows why it stopped', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-name', 'pi-off', '--agent-key', await key('pi-off', 'offline')]);
+    const { checks } = await doctor(env);
+    expect(find(checks, 'pi', 'online')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/^agent pi-off is offline, last heartbeat /),
+      fix: expect.stringContaining('journalctl --user -u agentmail-pi.service -e'),
+    });
+    // No enforcement event in the journal: not known, a warning.
+    expect(find(checks, 'pi', 'mode_enforcement')?.status).toBe('warn');
+    // A crash report still waiting in the spool is a warning with the command that sends it.
+    const layout = serviceLayout('pi', 'user', env);
+    await spoolReport(layout.stateDir, {
+      id: 'agentmail-pi.service:x',
+      service: 'pi',
+      unit: 'agentmail-pi.service',
+      host: 'h',
+      result: 'oom-kill',
+      exit_code: 'killed',
+      exit_status: 'KILL',
+      at: '2026-12-01T10:00:00.000Z',
+      scope: 'user',
+      log_lines: [],
+    });
+    expect(find((await doctor(env)).checks, 'pi', 'crash_reports')).toMatchObject({
+      status: 'warn',
+      message: '1 crash report(s) wait to be mailed, the oldest from 2026-12-01T10:00:00.000Z',
+      fix: expect.stringContaining(`agentmail service flush pi --state-dir ${layout.stateDir}`),
+    });
+  });
+
+  it('a host without the plugin (opencode.json lost its entry): fail, and the fix puts it back', async () => {
+    const env = home();
+    await install(env, [
+      'opencode',
+      '--agent-name',
+      'oc',
+      '--agent-key',
+      await key('oc', 'online'),
+      '--bin',
+      OPENCODE_BIN,
+    ]);
+    const configFile = join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json');
+    const before = await doctor(env);
+    expect(find(before.checks, 'opencode', 'plugin')?.status).toBe('ok');
+    expect(find(before.checks, 'opencode', 'host')?.message).toBe('opencode 1.18.33 is installed');
+    writeFileSync(
+      configFile,
+      JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), plugin: [] }),
+    );
+    const { checks } = await doctor(env);
+    expect(find(checks, 'opencode', 'plugin')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('plugin is not configured for opencode'),
+      fix: expect.stringContaining('agentmail service install opencode --force'),
+    });
+    // The fix works: the plugin is back and the line is ok again.
+    await install(env, ['opencode', '--force']);
+    expect(find((await doctor(env)).checks, 'opencode', 'plugin')?.status).toBe('ok');
+  });
+
+  it('no Gateway at the URL: fail with the command that starts it; a bad token: fail with login', async () => {
+    const down = home();
+    const r = await doctor({ ...down, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' });
+    expect(r.code).toBe(1);
+    expect(find(r.checks, 'gateway', 'reachable')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('systemctl --user start agentmail-gateway.service'),
+    });
+    // In the person's locale (the text catalogue): the same check in Simplified Chinese.
+    const zh = await doctor({
+      ...down,
+      AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9',
+      AGENTMAIL_LOCALE: 'zh-CN',
+    });
+    expect(find(zh.checks, 'gateway', 'reachable')?.message).toContain(
+      'http://127.0.0.1:9 上没有 Gateway 响应',
+    );
+    const bad = await doctor({ ...down, AGENTMAIL_TOKEN: 'amu_wrong' });
+    expect(find(bad.checks, 'token', 'valid')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('agentmail login'),
+    });
+  });
+});

@@ -1,0 +1,343 @@
+/**
+ * `agentmail service install|uninstall` and the units it renders (SPEC §8, B-19): every unit
+ * passes `systemd-analyze verify` (Debian's systemd parses units without running one; nothing is
+ * booted), and install writes into a temp XDG_CONFIG_HOME / root: files, modes, idempotence,
+ * a changed file refused without --force, the plugin entries of opencode and ZCode.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { STOP_GRACE_MS } from '@agentmail/shared-policy';
+import { bridgeDataDir, dataDirVariable } from '@agentmail/shared-policy/bridge';
+import { describe, expect, it } from 'vitest';
+import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
+import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
+import { cliRun, tempHome, verifyUnit } from './helpers/service-env.js';
+import { tempDir } from './helpers.js';
+
+const CHECKOUT = findCheckout(process.env);
+/** The opencode binary `pnpm install` fetched (the bridge's pinned 1.18.33). */
+const OPENCODE_BIN = join(
+  CHECKOUT,
+  'node_modules/.pnpm/opencode-linux-x64@1.18.33/node_modules/opencode-linux-x64/bin/opencode',
+);
+
+/**
+ * dsh is a dev dependency of bridge-dsh (on main): its pinned bin once merged, or
+ * `AGENTMAIL_TEST_DSH_BIN`; before that a stand-in executable, since the unit only needs a path
+ * that exists.
+ */
+function dshBin(): string {
+  const given = process.env.AGENTMAIL_TEST_DSH_BIN;
+  if (given) return given;
+  const pinned = join(CHECKOUT, 'packages/bridge-dsh/node_modules/.bin/dsh');
+  if (existsSync(pinned)) return pinned;
+  const standIn = join(tempDir('agentmail-dsh-'), 'dsh');
+  writeFileSync(standIn, '#!/bin/sh\necho 0.1.0-rc.8\n', { mode: 0o755 });
+  return standIn;
+}
+
+function setting(unit: string, key: string): string[] {
+  return unit
+    .split('\n')
+    .filter((l) => l.startsWith(`${key}=`))
+    .map((l) => l.slice(key.length + 1));
+}
+
+describe('rendered units pass systemd-analyze verify', () => {
+  it('renders the Gateway (user and system) and all five bridges, and each verifies without a warning', async () => {
+    const { home, env } = tempHome();
+    const dsh = dshBin();
+    const cases = [
+      ...SERVICE_NAMES.map((s) => ({ service: s, scope: 'user' as const })),
+      { service: 'gateway' as const, scope: 'system' as const },
+    ];
+    for (const { service, scope } of cases) {
+      const root = scope === 'system' ? join(home, 'root') : '/';
+      const layout = serviceLayout(service, scope, env, root);
+      const hostBin = service === 'opencode' ? OPENCODE_BIN : service === 'dsh' ? dsh : undefined;
+      const rendered = renderService({
+        layout,
+        checkout: CHECKOUT,
+        node: process.execPath,
+        systemdVersion: 252,
+        hostBin,
+        settings: [['AGENTMAIL_GATEWAY_URL', 'http://127.0.0.1:8787']],
+      });
+      // The unit names its env file by its real path; verify needs it to exist where it says.
+      const unitFile = join(home, 'verify', scope, unitName(service));
+      mkdirSync(join(home, 'verify', scope), { recursive: true });
+      writeFileSync(unitFile, rendered.unit);
+      // The report unit its OnFailure= starts, as the instance for this service.
+      writeFileSync(join(home, 'verify', scope, 'agentmail-report@.service'), rendered.reportUnit);
+      expect(setting(rendered.unit, 'OnFailure')).toEqual([`agentmail-report@${service}.service`]);
+      for (const file of [unitFile, join(home, 'verify', scope, `agentmail-report@${service}.service`)]) {
+        const result = await verifyUnit(file, scope, env);
+        expect({ file, ...result }).toEqual({ file, ok: true, output: '' });
+      }
+      expect(rendered.reportUnit).toContain(`EnvironmentFile=${layout.configBase}/%i/service.env`);
+      expect(`${layout.configBase}/${service}/service.env`).toBe(
+        layout.envFile.slice(root === '/' ? 0 : root.length),
+      );
+
+      expect(setting(rendered.unit, 'Restart')).toEqual(['on-failure']);
+      expect(setting(rendered.unit, 'MemoryMax')).toHaveLength(1);
+      expect(setting(rendered.unit, 'ExecStopPost')[0]).toContain('service report');
+      expect(setting(rendered.unit, 'ExecStartPost')[0]).toContain('service flush');
+      expect(setting(rendered.unit, 'EnvironmentFile')).toEqual([
+        layout.envFile.slice(root === '/' ? 0 : root.length),
+      ]);
+      if (service === 'gateway') {
+        for (const key of ['ProtectSystem', 'PrivateTmp', 'NoNewPrivileges'])
+          expect(setting(rendered.unit, key), key).toHaveLength(1);
+        expect(setting(rendered.unit, 'ReadWritePaths')).toEqual([layout.stateDir]);
+      } else {
+        const facts = BRIDGES[service];
+        // B-15: the stop timeout outlasts the bridge's own shutdown (kit grace + goodbye at least).
+        const stopSec = Number(setting(rendered.unit, 'TimeoutStopSec')[0]?.replace(/s$/, ''));
+        expect(stopSec * 1000).toBeGreaterThan(facts.stopBudgetMs);
+        expect(facts.stopBudgetMs).toBeGreaterThanOrEqual(STOP_GRACE_MS + 2_000);
+        // Not sandboxed: the agent works in the person's own projects.
+        for (const key of ['ProtectSystem', 'ProtectHome', 'PrivateTmp', 'NoNewPrivileges'])
+          expect(setting(rendered.unit, key), key).toEqual([]);
+        expect(setting(rendered.unit, 'KillMode')).toEqual(['mixed']);
+        // One state dir per platform: no two bridges share one.
+        expect(layout.stateDir.endsWith(`/agentmail/${facts.platform}`)).toBe(true);
+      }
+    }
+    const dirs = SERVICE_NAMES.map((s) => serviceLayout(s, 'user', env).stateDir);
+    expect(new Set(dirs).size).toBe(dirs.length);
+  });
+
+  it('a unit systemd cannot use fails the same check (the check can turn red)', async () => {
+    const { home, env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const rendered = renderService({
+      layout,
+      checkout: CHECKOUT,
+      node: join(home, 'no-such-node'),
+      systemdVersion: 252,
+      settings: [],
+    });
+    const file = join(home, unitName('pi'));
+    writeFileSync(file, rendered.unit.replace('Restart=on-failure', 'Restart=on-failure\nRestartSteps=5'));
+    const result = await verifyUnit(file, 'user', env);
+    expect(result.ok).toBe(false);
+    expect(result.output).toContain('no-such-node');
+    expect(result.output).toContain('RestartSteps'); // unknown to systemd 252: rendered only for >= 254
+  });
+
+  it("each bridge's state dir and its variable are the kit's own (bridgeDataDir, dataDirVariable)", () => {
+    const { home, env } = tempHome();
+    for (const facts of Object.values(BRIDGES)) {
+      expect(bridgeDataDirVariable(facts)).toBe(dataDirVariable(facts.platform));
+      expect(serviceLayout(facts.service, 'user', env).stateDir).toBe(
+        bridgeDataDir(facts.platform, { XDG_DATA_HOME: env.XDG_DATA_HOME }, home),
+      );
+    }
+  });
+
+  it('renders the exponential backoff keys only for systemd >= 254', () => {
+    const { env } = tempHome();
+    const input = {
+      layout: serviceLayout('pi', 'user', env),
+      checkout: CHECKOUT,
+      node: process.execPath,
+      settings: [],
+    };
+    expect(renderService({ ...input, systemdVersion: 254 }).unit).toContain('RestartSteps=');
+    expect(renderService({ ...input, systemdVersion: 252 }).unit).not.toContain('RestartSteps=');
+    expect(renderService({ ...input, systemdVersion: undefined }).unit).not.toContain('RestartSteps=');
+  });
+});
+
+function mode(path: string): string {
+  return (statSync(path).mode & 0o777).toString(8);
+}
+
+describe('agentmail service install / uninstall', () => {
+  it('writes the unit (0644) and env file (0600, dir 0700), is idempotent, refuses a changed file without --force', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_test1'];
+    const first = await cliRun(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`written   ${layout.unitFile}`);
+    expect(first.stdout).toContain('systemctl --user enable --now agentmail-pi.service');
+    expect(first.stdout).toContain('loginctl enable-linger');
+    expect(mode(layout.unitFile)).toBe('644');
+    expect(mode(layout.envFile)).toBe('600');
+    expect(mode(layout.configDir)).toBe('700');
+    expect(mode(layout.stateDir)).toBe('700');
+    expect(mode(layout.reportUnitFile)).toBe('644');
+    const settings = parseEnvFile(readFileSync(layout.envFile, 'utf8'));
+    expect(Object.fromEntries(settings)).toMatchObject({
+      AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787',
+      AGENTMAIL_AGENT_NAME: 'pi',
+      AGENTMAIL_AGENT_KEY: 'amk_test1',
+      AGENTMAIL_PI_DATA_DIR: layout.stateDir,
+      AGENTMAIL_REPORT_TO: 'admin',
+      AGENTMAIL_SERVICE_STATE_DIR: layout.stateDir,
+    });
+    const unit = readFileSync(layout.unitFile, 'utf8');
+    expect(unit).toContain(
+      `ExecStart=${process.execPath} ${join(CHECKOUT, 'packages/bridge-pi/dist/daemon-main.js')}`,
+    );
+
+    // Idempotent: the same command again changes nothing; the key is kept without --agent-key.
+    const again = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.match(/^unchanged/gm)).toHaveLength(3);
+    // Settings a person adds to the env file are kept by a later install (still unchanged).
+    writeFileSync(
+      layout.envFile,
+      `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_REPLY_PROVIDER=p\nAGENTMAIL_REPLY_MODEL=m\n`,
+    );
+    const kept = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
+    expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(3);
+    expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_REPLY_MODEL')).toBe('m');
+    // Mode repaired on an unchanged env file.
+    chmodSync(layout.envFile, 0o644);
+    await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--json'], env);
+    expect(mode(layout.envFile)).toBe('600');
+
+    // A person's edit is kept: refused without --force, and nothing is written.
+    const edited = `${unit}# my edit\n`;
+    writeFileSync(layout.unitFile, edited);
+    const refused = await cliRun([...args, '--json'], env);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr)).toMatchObject({ code: 'AM_CLI_SERVICE_FILE_CHANGED' });
+    expect(readFileSync(layout.unitFile, 'utf8')).toBe(edited);
+    const words = await cliRun(args, env);
+    expect(words.stderr).toContain('--force');
+
+    const forced = await cliRun([...args, '--force'], env);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain(`replaced  ${layout.unitFile}`);
+    expect(readFileSync(layout.unitFile, 'utf8')).toBe(unit);
+
+    // Other options are a changed env file too.
+    const other = await cliRun([...args, '--agent-name', 'pi2'], env);
+    expect(other.code).toBe(2);
+
+    const removed = await cliRun(['service', 'uninstall', 'pi'], env);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(layout.unitFile)).toBe(false);
+    expect(existsSync(layout.envFile)).toBe(false);
+    expect(existsSync(layout.stateDir)).toBe(true); // its data is kept
+    expect(removed.stdout).toContain('systemctl --user stop agentmail-pi.service');
+    // The shared report unit went with the last service of the scope.
+    expect(existsSync(layout.reportUnitFile)).toBe(false);
+  });
+
+  it('a bridge without a key, a bridge as a system service, an unknown service: usage errors naming the fix', async () => {
+    const { env } = tempHome();
+    const noKey = await cliRun(['service', 'install', 'pi'], env);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('--issue-key');
+    const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'k'], env);
+    expect(system.code).toBe(2);
+    expect(system.stderr).toContain('user service only');
+    const badName = await cliRun(
+      ['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'],
+      env,
+    );
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('--agent-name "pi laptop" is not a name the Gateway takes');
+    const unknown = await cliRun(['service', 'install', 'hermes'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('gateway, pi, opencode, dsh, claude, zcode');
+    expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
+  });
+
+  it('the system Gateway goes under --root: /etc/systemd/system, /etc/agentmail/gateway (0600), data in /var/lib/agentmail', async () => {
+    const { home, env } = tempHome();
+    const root = join(home, 'root');
+    const r = await cliRun(
+      ['service', 'install', 'gateway', '--system', '--root', root, '--port', '9797'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const unitFile = join(root, 'etc/systemd/system/agentmail-gateway.service');
+    const envFile = join(root, 'etc/agentmail/gateway/service.env');
+    expect(mode(unitFile)).toBe('644');
+    expect(mode(envFile)).toBe('600');
+    const unit = readFileSync(unitFile, 'utf8');
+    expect(unit).toContain('EnvironmentFile=/etc/agentmail/gateway/service.env');
+    expect(unit).toContain('serve --data-dir /var/lib/agentmail');
+    expect(unit).toContain('DynamicUser=yes');
+    expect(parseEnvFile(readFileSync(envFile, 'utf8')).get('AGENTMAIL_PORT')).toBe('9797');
+    expect(r.stdout).toContain('sudo systemctl enable --now agentmail-gateway.service');
+    expect(r.stdout).not.toContain('enable-linger');
+  });
+
+  it('opencode: the plugin goes into the plugin list of opencode.json once, next to what is there; uninstall takes it out', async () => {
+    const { env } = tempHome();
+    const configFile = join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json');
+    mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
+    writeFileSync(configFile, JSON.stringify({ model: 'x/y', plugin: ['other-plugin'] }));
+    const args = ['service', 'install', 'opencode', '--agent-key', 'amk_oc', '--bin', OPENCODE_BIN];
+    const first = await cliRun(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    const pluginPath = join(CHECKOUT, 'packages/bridge-opencode/dist/plugin.js');
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({
+      model: 'x/y',
+      plugin: ['other-plugin', pluginPath],
+    });
+    const unit = readFileSync(serviceLayout('opencode', 'user', env).unitFile, 'utf8');
+    expect(unit).toContain(`ExecStart=${OPENCODE_BIN} serve --port 4096`);
+    expect(unit).toContain('--boot-url http://127.0.0.1:4096/config');
+    expect((await cliRun(args, env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).plugin).toEqual(['other-plugin', pluginPath]);
+
+    expect((await cliRun(['service', 'uninstall', 'opencode'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({ model: 'x/y', plugin: ['other-plugin'] });
+  });
+
+  it('opencode.json that is not JSON is refused before anything is written', async () => {
+    const { env } = tempHome();
+    const configFile = join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json');
+    mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
+    writeFileSync(configFile, '{ // a comment\n}');
+    const r = await cliRun(
+      ['service', 'install', 'opencode', '--agent-key', 'k', '--bin', OPENCODE_BIN, '--json'],
+      env,
+    );
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stderr)).toMatchObject({ code: 'AM_CLI_SERVICE_SETUP_FAILED' });
+    expect(readFileSync(configFile, 'utf8')).toBe('{ // a comment\n}');
+  });
+
+  it('zcode: the plugin dir goes into plugins.dirs of ~/.zcode/cli/config.json; the driver gets it and its node', async () => {
+    const { home, env } = tempHome();
+    const zcode = join(home, 'bin', 'zcode');
+    mkdirSync(join(home, 'bin'));
+    writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+    const r = await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env);
+    expect(r.code, r.stderr).toBe(0);
+    const pluginDir = join(CHECKOUT, 'packages/bridge-zcode/plugin');
+    const config = JSON.parse(readFileSync(join(home, '.zcode/cli/config.json'), 'utf8'));
+    expect(config).toEqual({ plugins: { dirs: [pluginDir] } });
+    const settings = parseEnvFile(readFileSync(serviceLayout('zcode', 'user', env).envFile, 'utf8'));
+    expect(settings.get('AGENTMAIL_ZCODE_PLUGIN_DIR')).toBe(pluginDir);
+    expect(settings.get('AGENTMAIL_ZCODE_BIN')).toBe(zcode);
+    expect(settings.get('AGENTMAIL_NODE')).toBe(process.execPath);
+    expect(settings.get('AGENTMAIL_ZCODE_DATA_DIR')).toBe(join(env.XDG_DATA_HOME ?? '', 'agentmail/zcode'));
+    expect(readFileSync(serviceLayout('zcode', 'user', env).unitFile, 'utf8')).toContain(
+      join(CHECKOUT, 'packages/bridge-zcode/dist/daemon-main.js'),
+    );
+  });
+
+  it('claude: the driver gets the plugin dir and its own data dir (claude-code)', async () => {
+    const { home, env } = tempHome();
+    const claude = join(home, 'claude');
+    writeFileSync(claude, '#!/bin/sh\necho "2.1.328 (Claude Code)"\n', { mode: 0o755 });
+    const r = await cliRun(['service', 'install', 'claude', '--agent-key', 'amk_c', '--bin', claude], env);
+    expect(r.code, r.stderr).toBe(0);
+    const settings = parseEnvFile(readFileSync(serviceLayout('claude', 'user', env).envFile, 'utf8'));
+    expect(settings.get('AGENTMAIL_CLAUDE_PLUGIN_DIR')).toBe(join(CHECKOUT, 'packages/bridge-claude/plugin'));
+    expect(settings.get('AGENTMAIL_CLAUDE_CODE_DATA_DIR')).toBe(
+      join(env.XDG_DATA_HOME ?? '', 'agentmail/claude-code'),
+    );
+    expect(settings.get('AGENTMAIL_AGENT_NAME')).toBe('claude-code');
+  });
+});
