@@ -6,8 +6,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { STOP_GRACE_MS } from '@agentmail/shared-policy';
-import { bridgeDataDir, dataDirVariable } from '@agentmail/shared-policy/bridge';
+import { bridgeDataDir, dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared-policy';
 import { describe, expect, it } from 'vitest';
 import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
 import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';

@@ -40,6 +40,7 @@ export {
   SEEN_MAILS_CAPACITY,
   SeenMails,
 } from './catch-up.js';
+export { bridgeDataDir, dataDirVariable, type SettingSource } from './data-dir.js';
 export {
   AgentMailError,
   type AgentMailErrorOptions,

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bridgeDataDir } from '@agentmail/shared-policy';
 import { CliError } from './errors.js';
 import {
   BRIDGES,
@@ -94,9 +95,12 @@ export function serviceLayout(
   const data = xdg(env, 'XDG_DATA_HOME', '.local/share');
   const unitDir = join(config, 'systemd', 'user');
   const configDir = join(config, 'agentmail', service);
-  // The bridge's own default data dir (the kit's `bridgeDataDir`, compared in the tests); the env
-  // file names it explicitly anyway.
-  const stateDir = join(data, 'agentmail', service === 'gateway' ? 'gateway' : BRIDGES[service].platform);
+  // The bridge's own default data dir (the one rule, shared-policy `bridgeDataDir`); the env file
+  // names it explicitly anyway.
+  const stateDir =
+    service === 'gateway'
+      ? join(data, 'agentmail', 'gateway')
+      : bridgeDataDir(BRIDGES[service].platform, { XDG_DATA_HOME: data }, '/');
   return {
     service,
     scope,

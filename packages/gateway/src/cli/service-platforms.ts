@@ -4,7 +4,7 @@
  * checkout; everything host-specific (bins, data-dir variables, plugin steps, versions) is here
  * and nowhere else.
  */
-import { STOP_GRACE_MS } from '@agentmail/shared-policy';
+import { dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared-policy';
 
 /** The services `agentmail service install` knows. */
 export const SERVICE_NAMES = ['gateway', 'pi', 'opencode', 'dsh', 'claude', 'zcode'] as const;
@@ -201,13 +201,9 @@ export function unitName(service: ServiceName): string {
   return `agentmail-${service}.service`;
 }
 
-/**
- * The data-directory variable of a bridge (`AGENTMAIL_CLAUDE_CODE_DATA_DIR` for claude): the kit's
- * `dataDirVariable` rule, written here because the CLI does not load the bridge kit (layers,
- * docs/ARCHITECTURE.md); test/service.test.ts compares the two for every platform.
- */
+/** The data-directory variable of a bridge (`AGENTMAIL_CLAUDE_CODE_DATA_DIR` for claude): the kit's own rule. */
 export function bridgeDataDirVariable(facts: BridgeFacts): string {
-  return `AGENTMAIL_${facts.platform.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_DATA_DIR`;
+  return dataDirVariable(facts.platform);
 }
 
 /** True when `name` is one of {@link SERVICE_NAMES}. */

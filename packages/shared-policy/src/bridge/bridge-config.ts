@@ -4,6 +4,7 @@
  * platform's own settings on top.
  */
 import { Name } from '@agentmail/protocol';
+import { bridgeDataDir, dataDirVariable, type SettingSource } from '../data-dir.js';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
 
 /** Heartbeat period when none is configured, in ms (see SPEC G-25). @default 30_000 */
@@ -49,12 +50,11 @@ export function questionTimeoutOf(
   return settings.questionTimeoutMs ?? Math.max(1, Math.floor(settings.turnTimeoutMs / 2));
 }
 
-/** Where a setting comes from: environment-style names (`AGENTMAIL_*`) to values. */
-export type SettingSource = Readonly<Record<string, string | undefined>>;
-
 function invalid(message: string): AgentMailError {
   return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);
 }
+
+export type { SettingSource };
 
 /** Shortest heartbeat period and turn timeout a bridge accepts, in ms: shorter ones flood or kill every turn. @default 1_000 */
 export const BRIDGE_MIN_PERIOD_MS = 1_000;
@@ -158,29 +158,6 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
 export interface BridgeConfig extends BridgeSettings {
   /** Absolute data directory: bindings, grants, fallback workspaces, the bridge lock, the RPC socket. */
   dataDir: string;
-}
-
-/** The variable naming a platform's data directory: `AGENTMAIL_<PLATFORM>_DATA_DIR`. */
-export function dataDirVariable(platform: string): string {
-  return `AGENTMAIL_${platform.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_DATA_DIR`;
-}
-
-/**
- * The data directory of a platform's bridge: `AGENTMAIL_<PLATFORM>_DATA_DIR` when set (absolute),
- * else `$XDG_DATA_HOME/agentmail/<platform>` (when `XDG_DATA_HOME` is absolute), else
- * `$HOME/.local/share/agentmail/<platform>` — the same rule for every bridge.
- * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` for a relative `AGENTMAIL_<PLATFORM>_DATA_DIR`.
- */
-export function bridgeDataDir(platform: string, source: SettingSource, home: string): string {
-  const name = dataDirVariable(platform);
-  const raw = source[name];
-  if (raw) {
-    if (!raw.startsWith('/')) throw invalid(`${name} must be an absolute path (got "${raw}")`);
-    return raw.replace(/\/+$/, '') || '/';
-  }
-  const xdg = source.XDG_DATA_HOME;
-  const base = xdg?.startsWith('/') ? xdg.replace(/\/+$/, '') : `${home.replace(/\/+$/, '')}/.local/share`;
-  return `${base}/agentmail/${platform}`;
 }
 
 /**

@@ -4,6 +4,8 @@
  * timeouts, mail turns, bindings, the permission flow, grants, the bridge lock and typed events.
  */
 
+// The data-dir rule is pure (root): re-exported so a bridge finds its whole configuration here.
+export { bridgeDataDir, dataDirVariable } from '../data-dir.js';
 export type {
   Attempt,
   AttemptContext,
@@ -23,10 +25,8 @@ export {
   type BridgeConfig,
   type BridgeOptionName,
   type BridgeSettings,
-  bridgeDataDir,
   checkBridgeConfig,
   checkBridgeSettings,
-  dataDirVariable,
   questionTimeoutOf,
   readBridgeConfig,
   readBridgeSettings,
