@@ -108,7 +108,10 @@ describe('e2e harness', () => {
     expect(JSON.parse(frame?.data ?? '{}')).toMatchObject({ mail_id: sent.mail_id, from_name: 'alice' });
 
     const inbox = routePath('inbox');
-    const held = stack.proxy.holdNextRequest((method, path) => method === 'GET' && path === inbox);
+    // The bridge lists its own inbox too (catch-up): hold only the test's own request.
+    const held = stack.proxy.holdNextRequest(
+      (method, path, url) => method === 'GET' && path === inbox && url.endsWith('?status=all'),
+    );
     let answered = false;
     const answer = request(`${stack.bridgeGatewayUrl}${inbox}?status=all`, {
       headers: { authorization: `Bearer ${stack.agent.key}` },

@@ -78,7 +78,7 @@ type MutableStream = { -readonly [K in keyof EventStreamRecord]: EventStreamReco
 };
 
 interface PendingHold {
-  match: (method: string, path: string) => boolean;
+  match: (method: string, path: string, url: string) => boolean;
   resolve: (held: HeldRequest) => void;
 }
 
@@ -212,12 +212,12 @@ export class GatewayProxy {
 
   /**
    * Arms a hold: the next request (any route but the event stream) for which `match(method,
-   * pathname)` is true is not forwarded until the test calls `release()` on the resolved
+   * pathname, url)` is true (`url`: path and query as sent) is not forwarded until the test calls `release()` on the resolved
    * {@link HeldRequest}. Lets a test order what a bridge cannot be told, e.g. a mail arriving on
    * the event stream while the bridge's catch-up listing is on its way (SPEC B-20). Resolves when
    * such a request arrives (race it with a timeout). One hold at a time; a new one replaces it.
    */
-  holdNextRequest(match: (method: string, path: string) => boolean): Promise<HeldRequest> {
+  holdNextRequest(match: (method: string, path: string, url: string) => boolean): Promise<HeldRequest> {
     return new Promise<HeldRequest>((resolve) => {
       this.#pendingHold = { match, resolve };
     });
@@ -281,7 +281,7 @@ export class GatewayProxy {
     }
 
     const hold = this.#pendingHold;
-    if (!isEvents && hold !== undefined && hold.match(req.method ?? 'GET', path)) {
+    if (!isEvents && hold !== undefined && hold.match(req.method ?? 'GET', path, req.url ?? '/')) {
       this.#pendingHold = undefined;
       let released: Promise<void> | undefined;
       hold.resolve({
