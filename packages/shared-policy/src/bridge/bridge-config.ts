@@ -80,7 +80,8 @@ const LOCALES = new Set(['en', 'zh-CN']);
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID`.
  */
 export function checkBridgeSettings(settings: BridgeSettings): void {
-  if (settings.gatewayUrl.trim() === '') throw invalid(gatewayUrlNotSet('gatewayUrl (AGENTMAIL_GATEWAY_URL)'));
+  if (settings.gatewayUrl.trim() === '')
+    throw invalid(gatewayUrlNotSet('gatewayUrl (AGENTMAIL_GATEWAY_URL)'));
   if (!/^https?:\/\/[^/]/.test(settings.gatewayUrl))
     throw invalid(
       `gatewayUrl (AGENTMAIL_GATEWAY_URL) must be an http(s) URL such as http://127.0.0.1:8787 (got "${settings.gatewayUrl}")`,

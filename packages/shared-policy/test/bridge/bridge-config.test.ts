@@ -63,10 +63,13 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
     [{ ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' }, 'AGENTMAIL_GATEWAY_URL'],
     [
       { ...base, AGENTMAIL_GATEWAY_URL: undefined },
-      'AGENTMAIL_GATEWAY_URL is not set: set it to the Gateway\'s base URL, e.g. `export AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8787`',
+      "AGENTMAIL_GATEWAY_URL is not set: set it to the Gateway's base URL, e.g. `export AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8787`",
     ],
     [{ ...base, AGENTMAIL_GATEWAY_URL: '' }, 'AGENTMAIL_GATEWAY_URL is not set'],
-    [{ ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' }, 'must be an http(s) URL such as http://127.0.0.1:8787 (got "ftp://x")'],
+    [
+      { ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' },
+      'must be an http(s) URL such as http://127.0.0.1:8787 (got "ftp://x")',
+    ],
     [{ ...base, AGENTMAIL_AGENT_KEY: '' }, 'agentmail agent key opencode'],
     [{ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, 'AGENTMAIL_REPLY_MODEL'],
     [
