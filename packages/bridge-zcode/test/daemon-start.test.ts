@@ -94,4 +94,24 @@ describe('agentmail-zcode start', () => {
       .filter((type) => type === 'self_check' || type === 'enforcement');
     expect(order).toEqual(['enforcement', 'self_check']);
   });
+
+  it('regression: after a SIGKILL the next daemon replaces the stale turn-RPC socket without an rpc_problem warning', async ({
+    signal,
+  }) => {
+    const stack = await startConformanceStack(zcodeAdapter, { signal });
+    onTestFinished(() => stack.close());
+    const first = await stack.startBridge(zcodeAdapter);
+    first.kill(); // SIGKILL: the socket file run/bridge.sock stays behind
+    await first.exited;
+    const second = await stack.startBridge(zcodeAdapter);
+    onTestFinished(async () => {
+      await stack.stopBridge();
+    });
+    await second.waitForEvent('ready', EXIT_MS);
+    expect(second.bridgeEvents('rpc_problem')).toEqual([]);
+    // The turn RPC serves: a mail's turn runs and is relayed (its hooks and mail tools use it).
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: 'after kill', body: 'hi' });
+    await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs: EXIT_MS });
+    expect(second.bridgeEvents('rpc_problem')).toEqual([]);
+  });
 });
