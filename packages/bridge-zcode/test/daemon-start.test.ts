@@ -5,7 +5,7 @@
  * agentmail-pi, from the kit's terminal lines); a failed setup check is logged at warn.
  */
 import { join } from 'node:path';
-import { ManagedProcess, runOnTerminal, type TerminalRun } from '@agentmail/testkit';
+import { cleanEnv, ManagedProcess, runOnTerminal, type TerminalRun } from '@agentmail/testkit';
 import { startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -62,10 +62,7 @@ describe('agentmail-zcode start', () => {
   });
 
   it('regression: a missing AGENTMAIL_GATEWAY_URL on a terminal is a plain line saying it is not set and how to set it', async () => {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (!k.startsWith('AGENTMAIL_') && !k.startsWith('ZCODE_')) env[k] = v;
-    const tty = await onTerminal({ ...env, AGENTMAIL_AGENT_KEY: 'amk_x' });
+    const tty = await onTerminal(cleanEnv({ AGENTMAIL_AGENT_KEY: 'amk_x' }));
     expect(tty.code, tty.output).toBe(2);
     expect(tty.output).toMatch(
       /^agentmail-zcode: bad configuration: AGENTMAIL_GATEWAY_URL is not set: set it to the Gateway's base URL, e\.g\. `export AGENTMAIL_GATEWAY_URL=http:\/\/127\.0\.0\.1:8787`$/m,
