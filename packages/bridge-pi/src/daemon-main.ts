@@ -15,6 +15,7 @@
  * "waiting" line: a person starting the daemon by hand reads those, not JSON.
  */
 import { fileURLToPath } from 'node:url';
+import { sayStartProgress, startRefusal, terminalLines } from '@agentmail/shared-policy/bridge';
 import { isPermanent } from '@agentmail/shared-policy/client';
 import { type PiBridgeConfig, readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';
@@ -22,24 +23,7 @@ import { createLogger } from './log.js';
 import { LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
 
 const log = createLogger('agentmail-pi');
-const onTerminal = process.stderr.isTTY === true;
-
-/** One plain line (and its fix) for a person at a terminal; nothing when stderr is not a TTY. */
-function say(line: string, fix?: string): void {
-  if (onTerminal)
-    process.stderr.write(`agentmail-pi: ${line}\n${fix === undefined ? '' : `  fix: ${fix}\n`}`);
-}
-
-/** The words of a start the Gateway refused for good (SPEC G-13): which Gateway, what it said, the fix. */
-function refusal(err: unknown, config: PiBridgeConfig): { line: string; fix?: string } {
-  const e = err as { status?: unknown; body?: { detail?: unknown; suggestion?: unknown } };
-  const detail = typeof e.body?.detail === 'string' ? e.body.detail : (err as Error).message;
-  const fix = typeof e.body?.suggestion === 'string' ? e.body.suggestion : undefined;
-  return {
-    line: `the Gateway at ${config.gatewayUrl} refused agent "${config.agentName}": ${detail} (HTTP ${String(e.status)})`,
-    ...(fix === undefined ? {} : { fix }),
-  };
-}
+const say = terminalLines('agentmail-pi');
 
 let config: PiBridgeConfig;
 let daemon: PiBridgeDaemon;
@@ -51,14 +35,7 @@ try {
   say(`bad configuration: ${(err as Error).message}`);
   process.exit(2);
 }
-if (onTerminal)
-  daemon.bridge.events.subscribe((e) => {
-    if (e.type === 'start_failed' && !e.permanent)
-      say(
-        `waiting for the Gateway at ${config.gatewayUrl} (${e.error}); trying again in ${Math.round(e.retry_ms / 1000)} s`,
-      );
-    else if (e.type === 'ready') say(`connected to ${config.gatewayUrl} as agent "${config.agentName}"`);
-  });
+sayStartProgress(daemon.bridge.events, say, config);
 const loop = loopStatsEnabled(process.env) ? new LoopDelayMonitor() : undefined;
 if (loop) process.on('SIGUSR2', () => daemon.bridge.emit({ type: 'loop_delay', ...loop.take() }));
 let stopping = false;
@@ -81,7 +58,7 @@ daemon.start().catch(async (err: unknown) => {
   const permanent = isPermanent(err);
   log.fatal({ err: String(err), permanent }, 'start failed');
   if (permanent) {
-    const { line, fix } = refusal(err, config);
+    const { line, fix } = startRefusal(err, config);
     say(line, fix);
   } else say(`cannot start: ${(err as Error).message}`);
   await daemon.stop().catch(() => undefined);

@@ -5,9 +5,8 @@
  * is an exit 2 before pi is loaded, a Gateway that is not up is waited for with backoff, and on a
  * terminal each of those is a plain line with its fix.
  */
-import { spawn } from 'node:child_process';
 import { connect, createServer, type Server } from 'node:net';
-import { type BridgeEnv, ManagedProcess } from '@agentmail/testkit';
+import { type BridgeEnv, ManagedProcess, runOnTerminal, type TerminalRun } from '@agentmail/testkit';
 import { startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildBridge } from '../harness/build.js';
@@ -33,31 +32,9 @@ async function startDaemon(env: BridgeEnv): Promise<ManagedProcess> {
 /** Time a daemon that fails at once may take to exit on a loaded machine (one Node start), in ms. */
 const EXIT_MS = 60_000;
 
-/** Run the daemon under a real pseudo-terminal (Python's pty), so its stderr is a TTY; resolves with all it printed. */
-function onTerminal(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const script = 'import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))';
-  return new Promise((done, fail) => {
-    const child = spawn('python3', ['-c', script, process.execPath, daemonJs], {
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      output += s;
-    });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      output += s;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      fail(new Error(`the daemon did not exit on the terminal:\n${output}`));
-    }, EXIT_MS);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      done({ code, output: output.replaceAll('\r\n', '\n') });
-    });
-    child.stdin.end();
-  });
+/** Run the daemon under a real pseudo-terminal, so its stderr is a TTY; resolves with all it printed. */
+function onTerminal(env: NodeJS.ProcessEnv): Promise<TerminalRun> {
+  return runOnTerminal(process.execPath, [daemonJs], env, EXIT_MS);
 }
 
 describe('agentmail-pi start', () => {

@@ -17,6 +17,7 @@ import {
 } from '@agentmail/shared-policy/bridge';
 import {
   type DriverEvent,
+  driverEventLevel,
   enforcementEvent,
   enforcementOf,
   reportingSetupGate,
@@ -62,6 +63,7 @@ export function createDriverBridge<H extends DriverEvent | { type: string }>(
     config: options.config,
     rpc: true,
     ...(options.log ? { log: options.log } : {}),
+    hostEventLevel: driverEventLevel,
     adapter: {
       turns: options.turns(
         (e) => bridge?.emit(e),

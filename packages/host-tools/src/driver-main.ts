@@ -3,11 +3,19 @@
  * variables only; logs are pino JSON lines on stderr, one per event (field `event`). The setup
  * check runs before the bridge starts (SPEC P-8). SIGTERM and SIGINT stop it gracefully (B-15):
  * running host processes are stopped as groups and pending permissions denied; exit code 0 then,
- * 2 on a configuration error, 1 when it cannot start or lost the bridge lock (a supervisor
- * restarts it as a standby, G-22).
+ * 2 on a configuration error (a setting, or a key or agent name the Gateway refuses for good at
+ * registration), 1 when it cannot start otherwise or lost the bridge lock (a supervisor restarts
+ * it as a standby, G-22).
  */
 import { homedir } from 'node:os';
-import type { BridgeLogger } from '@agentmail/shared-policy/bridge';
+import {
+  type BridgeLogger,
+  type StartingAgent,
+  sayStartProgress,
+  startRefusal,
+  terminalLines,
+} from '@agentmail/shared-policy/bridge';
+import { isPermanent } from '@agentmail/shared-policy/client';
 import { pino } from 'pino';
 import { type DriverEvent, type SetupCheckResult, selfCheckEvent } from './setup-gate.js';
 
@@ -20,7 +28,7 @@ export interface DriverBridge {
 }
 
 /** What {@link runDriverMain} runs. */
-export interface DriverMainOptions<C> {
+export interface DriverMainOptions<C extends StartingAgent> {
   /** Logger name, e.g. `agentmail-zcode`. */
   name: string;
   /**
@@ -38,11 +46,13 @@ export interface DriverMainOptions<C> {
  * Run a driver daemon until it is stopped (the process exits from here).
  * @example await runDriverMain({ name: 'agentmail-zcode', readConfig: readZcodeConfig, selfCheck, createBridge: createZcodeBridge });
  */
-export async function runDriverMain<C>(options: DriverMainOptions<C>): Promise<void> {
+export async function runDriverMain<C extends StartingAgent>(options: DriverMainOptions<C>): Promise<void> {
   const log = pino(
     { name: options.name, level: process.env.AGENTMAIL_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
     pino.destination({ fd: 2, sync: true }),
   );
+  // On a terminal, failures to start and the connection are also plain lines (as agentmail-pi).
+  const say = terminalLines(options.name);
   let config: C;
   try {
     config = options.readConfig(process.env, process.env.HOME || homedir());
@@ -51,6 +61,7 @@ export async function runDriverMain<C>(options: DriverMainOptions<C>): Promise<v
       { event: 'config_invalid', code: (err as { code?: string }).code, err: (err as Error).message },
       'bad configuration',
     );
+    say(`bad configuration: ${(err as Error).message}`);
     process.exit(2);
   }
 
@@ -59,6 +70,7 @@ export async function runDriverMain<C>(options: DriverMainOptions<C>): Promise<v
   const check = await options.selfCheck(config, stopping.signal);
   const bridge = options.createBridge(config, { log, enforcement: check });
   bridge.emit(selfCheckEvent(check, Date.now() - started));
+  sayStartProgress(bridge.events, say, config);
 
   let exiting = false;
   const stop = (signal: string): void => {
@@ -73,8 +85,16 @@ export async function runDriverMain<C>(options: DriverMainOptions<C>): Promise<v
   bridge.events.subscribe((e) => {
     if (e.type === 'lock_lost') process.exit(1);
   });
-  bridge.start().catch((err: unknown) => {
-    log.fatal({ event: 'start_failed_permanently', err: String(err) }, 'start failed');
-    process.exit(1);
+  bridge.start().catch(async (err: unknown) => {
+    // A refusal for good (a wrong key, a name the key is not bound to) is a configuration
+    // error: exit 2 as for a bad setting (as agentmail-pi), so a supervisor does not loop on it.
+    const permanent = isPermanent(err);
+    log.fatal({ event: 'start_failed_permanently', err: String(err), permanent }, 'start failed');
+    if (permanent) {
+      const { line, fix } = startRefusal(err, config);
+      say(line, fix);
+    } else say(`cannot start: ${(err as Error).message}`);
+    await bridge.stop().catch(() => undefined);
+    process.exit(permanent ? 2 : 1);
   });
 }

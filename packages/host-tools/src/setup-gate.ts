@@ -15,6 +15,14 @@ export type DriverEvent =
   /** The daemon got a stop signal (SIGTERM, SIGINT). */
   | { type: 'signal_received'; signal: string };
 
+/**
+ * The log level of a driver's own events: a failed setup check (`self_check`, `ok: false`) is a
+ * warning (the bridge runs, but every mail fails with the reason until it is fixed); the rest info.
+ */
+export function driverEventLevel(event: { type: string } & Record<string, unknown>): 'warn' | undefined {
+  return event.type === 'self_check' && event.ok === false ? 'warn' : undefined;
+}
+
 /** The `self_check` event of a check that took `durationMs`. */
 export function selfCheckEvent(result: SetupCheckResult, durationMs: number): DriverEvent {
   return {

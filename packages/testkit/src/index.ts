@@ -68,6 +68,7 @@ export {
   type StackOptions,
   startStack,
 } from './harness/stack.js';
+export { runOnTerminal, type TerminalRun } from './harness/terminal.js';
 export {
   DEFAULT_CHUNK_SIZE_CHARS,
   DEFAULT_WAIT_TIMEOUT_MS,

@@ -54,6 +54,11 @@ function invalid(message: string): AgentMailError {
   return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);
 }
 
+/** A missing or empty Gateway URL: say it is not set and how to set it (not "got \"\""). */
+function gatewayUrlNotSet(setting: string): string {
+  return `${setting} is not set: set it to the Gateway's base URL, e.g. \`export AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8787\``;
+}
+
 export type { SettingSource };
 
 /** Shortest heartbeat period and turn timeout a bridge accepts, in ms: shorter ones flood or kill every turn. @default 1_000 */
@@ -75,6 +80,8 @@ const LOCALES = new Set(['en', 'zh-CN']);
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID`.
  */
 export function checkBridgeSettings(settings: BridgeSettings): void {
+  if (settings.gatewayUrl.trim() === '')
+    throw invalid(gatewayUrlNotSet('gatewayUrl (AGENTMAIL_GATEWAY_URL)'));
   if (!/^https?:\/\/[^/]/.test(settings.gatewayUrl))
     throw invalid(
       `gatewayUrl (AGENTMAIL_GATEWAY_URL) must be an http(s) URL such as http://127.0.0.1:8787 (got "${settings.gatewayUrl}")`,
@@ -115,6 +122,7 @@ export function checkBridgeSettings(settings: BridgeSettings): void {
  */
 export function readBridgeSettings(source: SettingSource, defaults: { agentName: string }): BridgeSettings {
   const gatewayUrl = source.AGENTMAIL_GATEWAY_URL ?? '';
+  if (gatewayUrl.trim() === '') throw invalid(gatewayUrlNotSet('AGENTMAIL_GATEWAY_URL'));
   if (!/^https?:\/\/[^/]/.test(gatewayUrl))
     throw invalid(
       `AGENTMAIL_GATEWAY_URL must be an http(s) URL such as http://127.0.0.1:8787 (got "${gatewayUrl}")`,

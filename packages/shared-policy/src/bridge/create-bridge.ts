@@ -25,7 +25,7 @@ import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-ru
 import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
 import { ExplicitSendRecord } from './explicit-sends.js';
 import { GrantStore } from './grant-store.js';
-import { logBridgeEvents } from './log-events.js';
+import { type HostEventLevel, logBridgeEvents } from './log-events.js';
 import type { BridgeLogger } from './logger.js';
 import { runMailTool } from './mail-tools.js';
 import { type TurnRpcHandlers, TurnRpcServer } from './rpc/server.js';
@@ -85,6 +85,8 @@ export interface CreateBridgeOptions {
   adapter: BridgeAdapter;
   /** When given, every event is logged (one JSON line each, `event: <type>`). */
   log?: BridgeLogger;
+  /** The log level of the bridge's own events (default info), see {@link HostEventLevel}. */
+  hostEventLevel?: HostEventLevel;
   /**
    * A start that failed permanently (a 4xx: wrong key, a name the key is not bound to) throws
    * from `start()` (`'throw'`, a daemon exits with a clear line) or keeps retrying (`'retry'`, a
@@ -232,7 +234,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     );
   checkBridgeConfig(config);
   const events = new BridgeEventBus<BridgeEvent | H>();
-  if (options.log) logBridgeEvents(events, options.log);
+  if (options.log) logBridgeEvents(events, options.log, options.hostEventLevel);
   const emit: EmitEvent = (e) => events.emit(e);
   const stopping = new AbortController();
   const bindings = new SessionBindings(config.dataDir);

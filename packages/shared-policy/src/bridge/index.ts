@@ -64,7 +64,13 @@ export {
 } from './events.js';
 export { ExplicitSendRecord, type ExplicitSendRecordOptions } from './explicit-sends.js';
 export { GrantStore, type GrantStoreOptions } from './grant-store.js';
-export { type HostLogEntry, hostLogEntry, logBridgeEvents } from './log-events.js';
+export {
+  type BridgeLogLevel,
+  type HostEventLevel,
+  type HostLogEntry,
+  hostLogEntry,
+  logBridgeEvents,
+} from './log-events.js';
 export type { BridgeLogger } from './logger.js';
 export {
   type JsonSchemaObject,
@@ -141,4 +147,11 @@ export {
   TurnRpcError,
   type TurnRpcMethod,
 } from './rpc/wire.js';
+export {
+  type SayLine,
+  type StartingAgent,
+  sayStartProgress,
+  startRefusal,
+  terminalLines,
+} from './terminal.js';
 export { WITHDRAW_TIMEOUT_MS, withdrawalsSettled } from './withdraw.js';

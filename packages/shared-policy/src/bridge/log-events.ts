@@ -6,7 +6,17 @@
 import type { BridgeEvent, BridgeEventBus } from './events.js';
 import type { BridgeLogger } from './logger.js';
 
-type Level = 'info' | 'warn' | 'error';
+/** A log level of a bridge event line. */
+export type BridgeLogLevel = 'info' | 'warn' | 'error';
+type Level = BridgeLogLevel;
+
+/**
+ * The level of a bridge's own (host) event, by its content, or undefined for info; e.g. a
+ * driver's failed setup check (`self_check` with `ok: false`) at warn.
+ */
+export type HostEventLevel = (
+  event: { type: string } & Record<string, unknown>,
+) => BridgeLogLevel | undefined;
 
 /** Level and message of each event type; `satisfies` keeps the table complete. */
 const LINES = {
@@ -72,18 +82,22 @@ function levelOf(event: BridgeEvent): Level {
 
 /**
  * Write one log line per event of `bus` to `log` (`{ event: type, ...fields }`); host events
- * (types not in {@link BridgeEvent}) are logged at info with their type as the message.
+ * (types not in {@link BridgeEvent}) are logged at the level `hostLevel` gives (default info)
+ * with their type as the message.
  * @returns the unsubscribe function.
  * @example const off = logBridgeEvents(bridge.events, pino({ base: { service: 'agentmail-pi' } }, pino.destination(2)));
  */
 export function logBridgeEvents<E extends { type: string }>(
   bus: BridgeEventBus<E>,
   log: BridgeLogger,
+  hostLevel?: HostEventLevel,
 ): () => void {
   return bus.subscribe((event) => {
     const { type, ...fields } = event as { type: string } & Record<string, unknown>;
     const line = (LINES as Record<string, readonly [Level, string] | undefined>)[type];
-    const level = line ? levelOf(event as unknown as BridgeEvent) : 'info';
+    const level = line
+      ? levelOf(event as unknown as BridgeEvent)
+      : (hostLevel?.(event as { type: string } & Record<string, unknown>) ?? 'info');
     const msg =
       type === 'model_order'
         ? String(fields.line)

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { readBridgeConfig, readBridgeSettings, withPluginOptions } from '../../src/bridge/index.js';
+import {
+  checkBridgeSettings,
+  readBridgeConfig,
+  readBridgeSettings,
+  withPluginOptions,
+} from '../../src/bridge/index.js';
 import { AgentMailError } from '../../src/errors.js';
 
 const base = { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787/', AGENTMAIL_AGENT_KEY: 'k1' };
@@ -56,7 +61,15 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
 
   it.each([
     [{ ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' }, 'AGENTMAIL_GATEWAY_URL'],
-    [{ ...base, AGENTMAIL_GATEWAY_URL: undefined }, 'AGENTMAIL_GATEWAY_URL'],
+    [
+      { ...base, AGENTMAIL_GATEWAY_URL: undefined },
+      "AGENTMAIL_GATEWAY_URL is not set: set it to the Gateway's base URL, e.g. `export AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8787`",
+    ],
+    [{ ...base, AGENTMAIL_GATEWAY_URL: '' }, 'AGENTMAIL_GATEWAY_URL is not set'],
+    [
+      { ...base, AGENTMAIL_GATEWAY_URL: 'ftp://x' },
+      'must be an http(s) URL such as http://127.0.0.1:8787 (got "ftp://x")',
+    ],
     [{ ...base, AGENTMAIL_AGENT_KEY: '' }, 'agentmail agent key opencode'],
     [{ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, 'AGENTMAIL_REPLY_MODEL'],
     [
@@ -76,6 +89,14 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
     const { code, message } = codeAndMessage(() => readBridgeSettings(source, { agentName: 'opencode' }));
     expect(code).toBe('AM_BRIDGE_CONFIG_INVALID');
     expect(message).toContain(named);
+    expect(message).not.toContain('(got "")');
+  });
+
+  it('says an empty gatewayUrl built in code is not set, not that it is a bad URL', () => {
+    const settings = readBridgeSettings(base, { agentName: 'pi' });
+    const { code, message } = codeAndMessage(() => checkBridgeSettings({ ...settings, gatewayUrl: ' ' }));
+    expect(code).toBe('AM_BRIDGE_CONFIG_INVALID');
+    expect(message).toContain('gatewayUrl (AGENTMAIL_GATEWAY_URL) is not set');
   });
 });
 

@@ -188,9 +188,12 @@ export class TurnRpcServer<T> {
     this.#handlers = options.handlers;
     this.#emit = options.emit ?? (() => undefined);
     this.#server = createServer((socket) => this.#onConnection(socket));
-    this.#server.on('error', (err) =>
-      this.#emit({ type: 'rpc_problem', problem: 'server_error', error: err.message }),
-    );
+    this.#server.on('error', (err) => {
+      // A listen failure is #start's own: a stale socket (EADDRINUSE of a dead bridge) is
+      // replaced without a word, anything else is thrown from start(). Not a problem to log.
+      if (this.#state === 'starting') return;
+      this.#emit({ type: 'rpc_problem', problem: 'server_error', error: err.message });
+    });
     const signal = options.signal;
     if (signal?.aborted) this.#state = 'closed';
     else signal?.addEventListener('abort', () => void this.close(), { once: true });

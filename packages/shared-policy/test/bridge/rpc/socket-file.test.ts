@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { BridgeEvent } from '../../../src/bridge/events.js';
 import { TurnRpcClient } from '../../../src/bridge/rpc/client.js';
 import { TurnRpcServer } from '../../../src/bridge/rpc/server.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../../../src/bridge/rpc/socket-file.js';
@@ -21,8 +22,13 @@ afterEach(async () => {
 
 const handlers = stubHandlers();
 
-function server(dir: string, fileName?: string): TurnRpcServer<string> {
-  const s = new TurnRpcServer<string>({ dir, handlers, ...(fileName === undefined ? {} : { fileName }) });
+function server(dir: string, fileName?: string, emit?: (e: BridgeEvent) => void): TurnRpcServer<string> {
+  const s = new TurnRpcServer<string>({
+    dir,
+    handlers,
+    ...(fileName === undefined ? {} : { fileName }),
+    ...(emit === undefined ? {} : { emit }),
+  });
   servers.push(s);
   return s;
 }
@@ -57,7 +63,7 @@ describe('the socket file (SPEC B-21)', () => {
     expect(mode(dir)).toBe(0o700);
   });
 
-  it("a crashed bridge's stale socket is replaced (nothing listens on it)", async () => {
+  it("a crashed (SIGKILLed) bridge's stale socket is replaced without an rpc_problem (nothing listens on it)", async () => {
     const dir = join(tempDir(), 'run');
     const host = spawnFixture('./server-host.ts', [dir]);
     const ready = await host.next('ready');
@@ -71,11 +77,15 @@ describe('the socket file (SPEC B-21)', () => {
       message: expect.stringContaining('connection refused'),
     });
 
-    const s = server(dir);
+    // Regression: the failed first listen (EADDRINUSE) was also logged as a warning
+    // (`rpc_problem` server_error) although the stale socket was then replaced.
+    const events: BridgeEvent[] = [];
+    const s = server(dir, undefined, (e) => void events.push(e));
     await s.start();
     expect(s.socketPath).toBe(socketPath);
     expect(mode(socketPath)).toBe(0o600);
     expect(await contextVia(s, 'after-crash')).toBe('after-crash');
+    expect(events.filter((e) => e.type === 'rpc_problem')).toEqual([]);
   });
 
   it('a second live server on the same path is refused with AM_RPC_SOCKET_IN_USE; the first keeps serving', async () => {
