@@ -228,6 +228,52 @@ describe('agentmail service install / uninstall', () => {
     expect(existsSync(layout.reportUnitFile)).toBe(false);
   });
 
+  it('a failed install writes nothing: a file where a directory must be is named, no stack, and a good re-run works', async () => {
+    const { home, env } = tempHome();
+    const blocker = join(home, 'data-is-a-file');
+    writeFileSync(blocker, 'x');
+    const bad = { ...env, XDG_DATA_HOME: blocker };
+    const layout = serviceLayout('gateway', 'user', bad);
+    const r = await cliRun(['service', 'install', 'gateway'], bad);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot create the directory ${layout.stateDir}`);
+    expect(r.stderr).toContain('XDG_DATA_HOME');
+    expect(r.stderr).not.toContain('unexpected failure');
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+    expect(existsSync(layout.configDir)).toBe(false);
+    const good = await cliRun(['service', 'install', 'gateway'], env);
+    expect(good.code, good.stderr).toBe(0);
+  });
+
+  it('a step failing after the files were written takes them back (zcode: ~/.zcode is a file)', async () => {
+    const { home, env } = tempHome();
+    const zcode = join(home, 'zcode');
+    writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+    writeFileSync(join(home, '.zcode'), 'not a dir');
+    const layout = serviceLayout('zcode', 'user', env);
+    const r = await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(join(home, '.zcode'));
+    expect(r.stderr).not.toContain('unexpected failure');
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+  });
+
+  it('the refusal names every changed file in correct grammar', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_test1'];
+    expect((await cliRun(args, env)).code).toBe(0);
+    writeFileSync(layout.unitFile, `${readFileSync(layout.unitFile, 'utf8')}# edit\n`);
+    const one = await cliRun(args, env);
+    expect(one.stderr).toContain(`${layout.unitFile} differs from`);
+    writeFileSync(layout.envFile, `${readFileSync(layout.envFile, 'utf8')}# edit\n`);
+    const two = await cliRun(args, env);
+    expect(two.stderr).toContain(`${layout.unitFile} and ${layout.envFile} differ from`);
+  });
+
   it('a bridge without a key, a bridge as a system service, an unknown service: usage errors naming the fix', async () => {
     const { env } = tempHome();
     const noKey = await cliRun(['service', 'install', 'pi'], env);

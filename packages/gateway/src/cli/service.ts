@@ -4,7 +4,7 @@
  * crash report hooks the units run.
  */
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
@@ -265,45 +265,67 @@ export async function installService(
   if (changed.length > 0 && !opts.force)
     throw new CliError(
       'SERVICE_FILE_CHANGED',
-      `${changed.map((t) => t.path).join(' and ')} differs from what would be written; nothing was changed`,
+      `${changed.map((t) => t.path).join(' and ')} ${changed.length === 1 ? 'differs' : 'differ'} from what would be written; nothing was changed`,
       {
-        detail: 'it was edited, or written with other options',
-        suggestion: `keep your edits, or replace it: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
+        detail:
+          changed.length === 1
+            ? 'it was edited, or written with other options'
+            : 'they were edited, or written with other options',
+        suggestion: `keep your edits, or replace ${changed.length === 1 ? 'it' : 'them'}: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
       },
     );
-  const files: FileOutcome[] = [];
-  for (const [i, t] of targets.entries()) {
-    const before = current[i];
-    if (before === t.text) {
-      // Unchanged, but make sure the mode is right (an env file must stay 0600).
-      await chmod(t.path, t.mode);
-      files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
-      continue;
+  // Every step below is undone when a later one fails: a failed install leaves nothing behind.
+  const undo: Array<() => Promise<unknown>> = [];
+  const done = await (async () => {
+    try {
+      // Directories first: a path that cannot be a directory fails here, before any file is written.
+      for (const dir of [layout.unitDir, layout.configDir, ...(scope === 'user' ? [layout.stateDir] : [])])
+        await prepareDir(dir, undo);
+      const files: FileOutcome[] = [];
+      for (const [i, t] of targets.entries()) {
+        const before = current[i];
+        if (before === t.text) {
+          // Unchanged, but make sure the mode is right (an env file must stay 0600).
+          await chmod(t.path, t.mode);
+          files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
+          continue;
+        }
+        await writeFileAtomic(t.path, t.text, t.mode);
+        undo.push(() => (before === undefined ? unlink(t.path) : writeFileAtomic(t.path, before, t.mode)));
+        files.push({
+          path: t.path,
+          status: before === undefined ? 'written' : 'replaced',
+          mode: t.mode.toString(8),
+        });
+      }
+      const warnings: string[] = [];
+      const built = facts?.builtFiles ?? ['packages/gateway/dist/cli/main.js'];
+      for (const f of built)
+        if (!existsSync(join(checkout, f)))
+          warnings.push(
+            say(env, 'ops.service.not_built', {
+              path: join(checkout, f),
+              build: facts?.buildCommand ?? 'pnpm build:cli',
+            }),
+          );
+      const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin, undo);
+      const admin =
+        service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
+      if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
+        warnings.push(say(env, 'ops.service.no_report_key'));
+      return { files, plugin, warnings, admin };
+    } catch (err) {
+      for (const step of undo.reverse()) await step().catch(() => undefined);
+      if (err instanceof CliError) throw err;
+      const e = err as NodeJS.ErrnoException;
+      throw new CliError('SERVICE_SETUP_FAILED', `install ${service} failed: ${e.message}`, {
+        detail: 'nothing was changed: what the install had written was taken back',
+        suggestion: `fix the named path (${e.path ?? 'see above'}), then run: agentmail service install ${service}`,
+        cause: err,
+      });
     }
-    await writeFileAtomic(t.path, t.text, t.mode);
-    files.push({
-      path: t.path,
-      status: before === undefined ? 'written' : 'replaced',
-      mode: t.mode.toString(8),
-    });
-  }
-  await mkdir(layout.configDir, { recursive: true, mode: 0o700 });
-  if (scope === 'user') await mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
-  const warnings: string[] = [];
-  const built = facts?.builtFiles ?? ['packages/gateway/dist/cli/main.js'];
-  for (const f of built)
-    if (!existsSync(join(checkout, f)))
-      warnings.push(
-        say(env, 'ops.service.not_built', {
-          path: join(checkout, f),
-          build: facts?.buildCommand ?? 'pnpm build:cli',
-        }),
-      );
-  const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin);
-  const admin =
-    service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
-  if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
-    warnings.push(say(env, 'ops.service.no_report_key'));
+  })();
+  const { files, plugin, warnings, admin } = done;
   const sc = systemctl(scope);
   const unit = unitName(service);
   const commands = [
@@ -340,11 +362,36 @@ async function initGatewayData(
   return { token: adminToken, savedIn: config.configPath };
 }
 
+/**
+ * Create a directory (0700) the install needs, recording what it created so a failure can take it back.
+ * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` naming the path when it cannot be a directory.
+ */
+async function prepareDir(dir: string, undo: Array<() => Promise<unknown>>): Promise<void> {
+  try {
+    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (created !== undefined) undo.push(() => rm(created, { recursive: true }));
+    if (!(await stat(dir)).isDirectory())
+      throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new CliError('SERVICE_SETUP_FAILED', `cannot create the directory ${dir} (${code})`, {
+      detail:
+        code === 'EACCES' || code === 'EPERM'
+          ? 'no permission to write there'
+          : 'a part of that path is a file, not a directory (is XDG_CONFIG_HOME or XDG_DATA_HOME a file?)',
+      suggestion:
+        'make that path a directory you can write (or point XDG_CONFIG_HOME / XDG_DATA_HOME at one), then run the install again; nothing was written',
+      cause: err,
+    });
+  }
+}
+
 async function installPlugin(
   facts: BridgeFacts,
   checkout: string,
   env: NodeJS.ProcessEnv,
   bin: string | undefined,
+  undo: Array<() => Promise<unknown>>,
 ): Promise<string | undefined> {
   const step = facts.plugin;
   switch (step.kind) {
@@ -358,6 +405,7 @@ async function installPlugin(
     case 'opencode-config': {
       const file = opencodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
+      if (added) undo.push(() => removePluginEntry(file, ['plugin'], join(checkout, step.pluginPath)));
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginPath),
         list: 'plugin',
@@ -367,6 +415,8 @@ async function installPlugin(
     case 'zcode-config': {
       const file = zcodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
+      if (added)
+        undo.push(() => removePluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir)));
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginDir),
         list: 'plugins.dirs',
