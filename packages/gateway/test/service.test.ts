@@ -7,11 +7,12 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bridgeDataDir, dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared-policy';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
 import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
 import { cliRun, tempHome, verifyUnit } from './helpers/service-env.js';
-import { tempDir } from './helpers.js';
+import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
 /** The opencode binary `pnpm install` fetched (the bridge's pinned 1.18.33). */
@@ -279,11 +280,11 @@ describe('agentmail service install / uninstall', () => {
     const noKey = await cliRun(['service', 'install', 'pi'], env);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('--issue-key');
-    const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'k'], env);
+    const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'amk_k'], env);
     expect(system.code).toBe(2);
     expect(system.stderr).toContain('user service only');
     const badName = await cliRun(
-      ['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'],
+      ['service', 'install', 'pi', '--agent-key', 'amk_k', '--agent-name', 'pi laptop'],
       env,
     );
     expect(badName.code).toBe(2);
@@ -344,7 +345,7 @@ describe('agentmail service install / uninstall', () => {
     mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
     writeFileSync(configFile, '{ // a comment\n}');
     const r = await cliRun(
-      ['service', 'install', 'opencode', '--agent-key', 'k', '--bin', OPENCODE_BIN, '--json'],
+      ['service', 'install', 'opencode', '--agent-key', 'amk_k', '--bin', OPENCODE_BIN, '--json'],
       env,
     );
     expect(r.code).toBe(1);
@@ -384,5 +385,70 @@ describe('agentmail service install / uninstall', () => {
       join(env.XDG_DATA_HOME ?? '', 'agentmail/claude-code'),
     );
     expect(settings.get('AGENTMAIL_AGENT_NAME')).toBe('claude-code');
+  });
+});
+
+describe('service install: keys and options', () => {
+  let gw: TestGateway;
+  let admin: HumanApi;
+  beforeAll(async () => {
+    gw = await startGateway();
+    admin = new HumanApi({ baseUrl: gw.url, token: gw.adminToken });
+  });
+  afterAll(() => gw.close());
+  const keysOf = async (name: string) =>
+    (await admin.agentKeys()).keys.filter((k) => k.agent_name === name && k.revoked_at === null);
+
+  it('--issue-key issues the key only when every check passed: a refused install issues none', async () => {
+    const { env: base } = tempHome();
+    const env = { ...base, AGENTMAIL_TOKEN: gw.adminToken };
+    const layout = serviceLayout('pi', 'user', env);
+    const url = ['--url', gw.url];
+    const name = 'pi-issue';
+    const first = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key'],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(await keysOf(name)).toHaveLength(1);
+    const refused = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key'],
+      env,
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--force');
+    expect(await keysOf(name)).toHaveLength(1); // nothing issued on refusal
+    const forced = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key', '--force'],
+      env,
+    );
+    expect(forced.code, forced.stderr).toBe(0);
+    const keys = await keysOf(name);
+    expect(keys).toHaveLength(2);
+    expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_AGENT_KEY')).toMatch(/^amk_/);
+    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('to-be-issued');
+  });
+
+  it('refuses --issue-key with --agent-key, a key of the wrong shape, --port for a bridge, --bin for pi or the gateway', async () => {
+    const { env } = tempHome();
+    const cases: Array<[string[], string[]]> = [
+      [
+        ['pi', '--issue-key', '--agent-key', 'amk_x'],
+        ['--issue-key', '--agent-key'],
+      ],
+      [
+        ['pi', '--agent-key', 'not a key'],
+        ['--agent-key', 'amk_'],
+      ],
+      [['pi', '--agent-key', 'amk_x', '--port', '9000'], ['--port']],
+      [['pi', '--agent-key', 'amk_x', '--bin', process.execPath], ['--bin']],
+      [['gateway', '--bin', process.execPath], ['--bin']],
+    ];
+    for (const [args, words] of cases) {
+      const r = await cliRun(['service', 'install', ...args], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      for (const w of words) expect(r.stderr, args.join(' ')).toContain(w);
+    }
+    expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
   });
 });

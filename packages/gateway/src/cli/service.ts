@@ -164,6 +164,49 @@ function hostBin(
   });
 }
 
+/**
+ * Stands for the key `--issue-key` will issue, in the rendering the checks compare: the key itself
+ * is issued only once every check has passed, so a refused install leaves no key behind.
+ */
+const KEY_TO_ISSUE = 'amk_to-be-issued';
+
+/** What an agent key looks like (`amk_` + base64url, as the Gateway issues them). */
+const AGENT_KEY_SHAPE = /^amk_[A-Za-z0-9_-]+$/;
+
+/**
+ * Options that mean nothing for this service are refused, not silently ignored.
+ * @throws CliError `AM_CLI_USAGE` naming the option.
+ */
+function checkOptions(service: ServiceName, opts: InstallOptions): void {
+  if (opts.issueKey && opts.agentKey !== undefined)
+    throw new CliError('USAGE', 'give --issue-key or --agent-key, not both', {
+      suggestion: `--issue-key issues a new key now (admin); --agent-key uses one you have: agentmail service install ${service} --agent-key amk_…`,
+    });
+  if (opts.agentKey !== undefined && !AGENT_KEY_SHAPE.test(opts.agentKey))
+    throw new CliError(
+      'USAGE',
+      '--agent-key is not an agent key (they look like amk_ followed by letters, digits, "-" and "_")',
+      {
+        suggestion: 'copy the key agentmail agent key <name> printed, or use --issue-key',
+      },
+    );
+  if (service !== 'gateway' && opts.port !== undefined)
+    throw new CliError('USAGE', `--port is for the gateway; the ${service} bridge does not serve a port`, {
+      suggestion: `the bridge reaches the Gateway at --url (or your CLI config's url): agentmail --url http://127.0.0.1:<port> service install ${service}`,
+    });
+  const takesBin =
+    service !== 'gateway' &&
+    (BRIDGES[service].exec.kind === 'host' || BRIDGES[service].hostBinVariable !== undefined);
+  if (opts.bin !== undefined && !takesBin)
+    throw new CliError(
+      'USAGE',
+      `--bin is not used by ${service}: it runs on Node (--node) and has no host executable`,
+      {
+        suggestion: `agentmail service install ${service}   (without --bin)`,
+      },
+    );
+}
+
 /** The env-file settings of a service, keeping an existing key when none is given. */
 async function settingsFor(
   ctx: CliContext,
@@ -187,8 +230,7 @@ async function settingsFor(
       '--agent-name',
       opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT,
     );
-    let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
-    if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+    const key = opts.issueKey ? KEY_TO_ISSUE : (opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY'));
     return [
       ['AGENTMAIL_PORT', port],
       ['AGENTMAIL_GATEWAY_URL', `http://127.0.0.1:${port}`],
@@ -202,8 +244,7 @@ async function settingsFor(
     '--agent-name',
     opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName,
   );
-  let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
-  if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+  const key = opts.issueKey ? KEY_TO_ISSUE : (opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY'));
   if (key === undefined || key === '')
     throw new CliError('USAGE', `the ${service} bridge needs an agent key`, {
       suggestion: `agentmail service install ${service} --issue-key   (as an admin), or --agent-key <key from: agentmail agent key ${agentName}>`,
@@ -236,6 +277,9 @@ export async function installService(
 ): Promise<InstallResult> {
   const env = ctx.io.env;
   const scope = scopeOf(service, opts);
+  checkOptions(service, opts);
+  // An admin token is needed to issue a key: known before anything is checked or written.
+  const api = opts.issueKey ? await ctx.api(cmd) : undefined;
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const checkout = findCheckout(env);
   const node = opts.node ? resolve(opts.node) : process.execPath;
@@ -246,17 +290,13 @@ export async function installService(
   settings.push([STATE_DIR_VARIABLE, layout.stateDir]);
   // Settings a person added to the env file (AGENTMAIL_REPLY_MODEL, a provider's API key, …) are kept.
   for (const [k, v] of existing) if (!settings.some(([name]) => name === k)) settings.push([k, v]);
-  const rendered: RenderedService = renderService({
-    layout,
-    checkout,
-    node,
-    systemdVersion: systemdVersion(),
-    hostBin: bin,
-    settings,
-  });
+  const render = (): RenderedService =>
+    renderService({ layout, checkout, node, systemdVersion: systemdVersion(), hostBin: bin, settings });
+  const rendered = render();
+  const envTarget = { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE };
   const targets = [
     { path: layout.unitFile, text: rendered.unit, mode: UNIT_FILE_MODE },
-    { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE },
+    envTarget,
     // Shared by every service of the scope; its content depends only on this Node and checkout.
     { path: layout.reportUnitFile, text: rendered.reportUnit, mode: UNIT_FILE_MODE },
   ];
@@ -281,6 +321,14 @@ export async function installService(
       // Directories first: a path that cannot be a directory fails here, before any file is written.
       for (const dir of [layout.unitDir, layout.configDir, ...(scope === 'user' ? [layout.stateDir] : [])])
         await prepareDir(dir, undo);
+      if (api !== undefined) {
+        const agentName = settings.find(([k]) => k === 'AGENTMAIL_AGENT_NAME')?.[1] ?? service;
+        const issued = await api.issueAgentKey(agentName);
+        undo.push(() => api.revokeAgentKey(issued.key_id));
+        const at = settings.findIndex(([k]) => k === 'AGENTMAIL_AGENT_KEY');
+        settings[at] = ['AGENTMAIL_AGENT_KEY', issued.key];
+        envTarget.text = render().envFile;
+      }
       const files: FileOutcome[] = [];
       for (const [i, t] of targets.entries()) {
         const before = current[i];
@@ -559,9 +607,12 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
       .argument('<service>', SERVICE_NAMES.join(' | '))
       .option('--force', 'replace a unit or env file that differs (edited, or other options)')
       .option('--port <port>', 'gateway: the port it serves (default 8787)')
-      .option('--agent-name <name>', 'bridge: the agent name (default: the platform)')
-      .option('--agent-key <key>', 'bridge: its agent key (from agentmail agent key <name>)')
-      .option('--issue-key', 'bridge: issue a new agent key now (needs an admin token)')
+      .option(
+        '--agent-name <name>',
+        'the agent name (bridge: default the platform; gateway: its crash-report agent)',
+      )
+      .option('--agent-key <key>', 'its agent key amk_… (from agentmail agent key <name>)')
+      .option('--issue-key', 'issue a new agent key now (needs an admin token; not with --agent-key)')
       .option('--report-to <user>', 'who gets crash reports by mail (default admin)')
       .option('--bin <path>', 'the host executable (opencode, dsh, claude, zcode)')
       .option('--node <path>', 'Node.js >= 22.19 for the unit (default: the one running this command)'),
