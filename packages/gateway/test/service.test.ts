@@ -225,6 +225,8 @@ describe('agentmail service install / uninstall', () => {
     expect(existsSync(layout.envFile)).toBe(false);
     expect(existsSync(layout.stateDir)).toBe(true); // its data is kept
     expect(removed.stdout).toContain('systemctl --user stop agentmail-pi.service');
+    // Its key stays active on the Gateway: said, with the command that revokes it.
+    expect(removed.stdout).toContain('agentmail agent key revoke pi ');
     // The shared report unit went with the last service of the scope.
     expect(existsSync(layout.reportUnitFile)).toBe(false);
   });
@@ -371,6 +373,34 @@ describe('agentmail service install / uninstall', () => {
     expect(readFileSync(serviceLayout('zcode', 'user', env).unitFile, 'utf8')).toContain(
       join(CHECKOUT, 'packages/bridge-zcode/dist/daemon-main.js'),
     );
+  });
+
+  it('uninstall takes out only what install added: an entry the person had in plugins.dirs before stays', async () => {
+    const { home, env } = tempHome();
+    const zcode = join(home, 'zcode');
+    writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+    const pluginDir = join(CHECKOUT, 'packages/bridge-zcode/plugin');
+    const configFile = join(home, '.zcode/cli/config.json');
+    mkdirSync(join(home, '.zcode/cli'), { recursive: true });
+    writeFileSync(configFile, JSON.stringify({ plugins: { dirs: ['/my/own', pluginDir] } }));
+    const r = await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('already in plugins.dirs');
+    const u = await cliRun(['service', 'uninstall', 'zcode'], env);
+    expect(u.code, u.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({
+      plugins: { dirs: ['/my/own', pluginDir] },
+    });
+    // What install did add goes again with uninstall.
+    writeFileSync(configFile, JSON.stringify({ plugins: { dirs: ['/my/own'] } }));
+    expect(
+      (await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env)).code,
+    ).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).plugins.dirs).toEqual(['/my/own', pluginDir]);
+    // A second install (entry already there) keeps the record: uninstall still takes it out.
+    expect((await cliRun(['service', 'install', 'zcode', '--bin', zcode], env)).code).toBe(0);
+    expect((await cliRun(['service', 'uninstall', 'zcode'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).plugins.dirs).toEqual(['/my/own']);
   });
 
   it('claude: the driver gets the plugin dir and its own data dir (claude-code)', async () => {

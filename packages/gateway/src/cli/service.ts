@@ -4,7 +4,7 @@
  * crash report hooks the units run.
  */
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
@@ -356,7 +356,10 @@ export async function installService(
               build: facts?.buildCommand ?? 'pnpm build:cli',
             }),
           );
-      const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin, undo);
+      const plugin =
+        facts === undefined
+          ? undefined
+          : await installPlugin(facts, checkout, env, bin, undo, installedFile(layout));
       const admin =
         service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
       if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
@@ -410,6 +413,43 @@ async function initGatewayData(
   return { token: adminToken, savedIn: config.configPath };
 }
 
+/** A host-config entry the install added (and so uninstall may take out). */
+interface AddedEntry {
+  file: string;
+  list: string[];
+  value: string;
+}
+
+/**
+ * The record of what install added to a host's config, in the service's config dir: uninstall
+ * removes only these, never an entry the person had put there before.
+ */
+function installedFile(layout: ServiceLayout): string {
+  return join(layout.configDir, 'installed.json');
+}
+
+async function readAdded(record: string): Promise<AddedEntry[]> {
+  const text = await readIfExists(record);
+  if (text === undefined) return [];
+  try {
+    const value = JSON.parse(text) as { added?: AddedEntry[] };
+    return Array.isArray(value.added) ? value.added : [];
+  } catch {
+    return [];
+  }
+}
+
+async function recordAdded(
+  record: string,
+  entry: AddedEntry,
+  undo: Array<() => Promise<unknown>>,
+): Promise<void> {
+  const before = await readIfExists(record);
+  const added = (await readAdded(record)).filter((e) => !(e.file === entry.file && e.value === entry.value));
+  await writeFileAtomic(record, `${JSON.stringify({ added: [...added, entry] }, null, 2)}\n`, 0o600);
+  undo.push(() => (before === undefined ? unlink(record) : writeFileAtomic(record, before, 0o600)));
+}
+
 /**
  * Create a directory (0700) the install needs, recording what it created so a failure can take it back.
  * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` naming the path when it cannot be a directory.
@@ -440,6 +480,7 @@ async function installPlugin(
   env: NodeJS.ProcessEnv,
   bin: string | undefined,
   undo: Array<() => Promise<unknown>>,
+  record: string,
 ): Promise<string | undefined> {
   const step = facts.plugin;
   switch (step.kind) {
@@ -453,7 +494,10 @@ async function installPlugin(
     case 'opencode-config': {
       const file = opencodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
-      if (added) undo.push(() => removePluginEntry(file, ['plugin'], join(checkout, step.pluginPath)));
+      if (added) {
+        undo.push(() => removePluginEntry(file, ['plugin'], join(checkout, step.pluginPath)));
+        await recordAdded(record, { file, list: ['plugin'], value: join(checkout, step.pluginPath) }, undo);
+      }
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginPath),
         list: 'plugin',
@@ -463,8 +507,14 @@ async function installPlugin(
     case 'zcode-config': {
       const file = zcodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
-      if (added)
+      if (added) {
         undo.push(() => removePluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir)));
+        await recordAdded(
+          record,
+          { file, list: ['plugins', 'dirs'], value: join(checkout, step.pluginDir) },
+          undo,
+        );
+      }
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginDir),
         list: 'plugins.dirs',
@@ -486,6 +536,8 @@ export interface UninstallResult {
   removed: string[];
   kept: string[];
   commands: string[];
+  /** The agent whose key stays active (the env file named it): revoke it with `agentmail agent key revoke`. */
+  agentName?: string;
 }
 
 /**
@@ -501,6 +553,7 @@ export async function uninstallService(
   const scope = scopeOf(service, opts);
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const removed: string[] = [];
+  const agentName = parseEnvFile((await readIfExists(layout.envFile)) ?? '').get('AGENTMAIL_AGENT_NAME');
   const wants = join(
     layout.unitDir,
     scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
@@ -523,20 +576,12 @@ export async function uninstallService(
     await unlink(layout.reportUnitFile);
     removed.push(layout.reportUnitFile);
   }
-  if (service !== 'gateway') {
-    const step = BRIDGES[service].plugin;
-    const checkout = findCheckout(env);
-    if (
-      step.kind === 'opencode-config' &&
-      (await removePluginEntry(opencodeConfigFile(env), ['plugin'], join(checkout, step.pluginPath)))
-    )
-      removed.push(`${join(checkout, step.pluginPath)} from ${opencodeConfigFile(env)}`);
-    if (
-      step.kind === 'zcode-config' &&
-      (await removePluginEntry(zcodeConfigFile(env), ['plugins', 'dirs'], join(checkout, step.pluginDir)))
-    )
-      removed.push(`${join(checkout, step.pluginDir)} from ${zcodeConfigFile(env)}`);
-  }
+  // Only the host-config entries this install added (the record), never one the person had there.
+  const record = installedFile(layout);
+  for (const e of await readAdded(record))
+    if (await removePluginEntry(e.file, e.list, e.value)) removed.push(`${e.value} from ${e.file}`);
+  await rm(record, { force: true });
+  await rmdir(layout.configDir).catch(() => undefined); // only when empty
   const sc = systemctl(scope);
   return {
     service,
@@ -544,6 +589,7 @@ export async function uninstallService(
     removed,
     kept: [layout.stateDir],
     commands: [`${sc} stop ${unitName(service)}`, `${sc} daemon-reload`],
+    ...(agentName === undefined || agentName === '' ? {} : { agentName }),
   };
 }
 
@@ -647,6 +693,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           ? [say(env, 'ops.service.nothing_installed')]
           : result.removed.map((p) => `removed ${p}`)),
         ...result.kept.map((p) => say(env, 'ops.service.kept', { path: p })),
+        ...(result.agentName === undefined
+          ? []
+          : [say(env, 'ops.service.key_still_active', { name: result.agentName })]),
         '',
         say(env, 'ops.service.then'),
         ...result.commands.map((c) => `  ${c}`),

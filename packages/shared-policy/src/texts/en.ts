@@ -528,6 +528,8 @@ export const EN = {
   'ops.service.enable': 'enable and start it:',
   'ops.service.nothing_installed': 'nothing installed',
   'ops.service.kept': 'kept    {path} (its data)',
+  'ops.service.key_still_active':
+    'the agent key of {name} is still active: agentmail agent key revoke {name}   (when this agent is gone for good)',
   'ops.service.then': 'then:',
   'ops.service.report_not_failure': 'service result "{result}": not a failure, no report',
   'ops.service.report_sent': 'report {id} mailed to {to}',

@@ -496,6 +496,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.enable': '启用并启动：',
   'ops.service.nothing_installed': '没有安装任何内容',
   'ops.service.kept': 'kept    {path}（它的数据）',
+  'ops.service.key_still_active':
+    '{name} 的代理密钥仍然有效：agentmail agent key revoke {name}   （确定不再使用这个代理时）',
   'ops.service.then': '然后：',
   'ops.service.report_not_failure': '服务结果 "{result}"：不是故障，不发送报告',
   'ops.service.report_sent': '报告 {id} 已发送给 {to}',
