@@ -5,7 +5,7 @@
  * fix; a healthy pi bridge is all green. journald is not running here: the journal reader is a
  * stand-in (`AGENTMAIL_JOURNALCTL`) printing the bridge's `enforcement` event line.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -244,6 +244,58 @@ describe('agentmail doctor', () => {
     expect(find(bad.checks, 'token', 'valid')).toMatchObject({
       status: 'fail',
       fix: expect.stringContaining('agentmail login'),
+    });
+  });
+
+  it('a state dir that is a regular file: fail, not "writable"', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-file', 'issued')]);
+    const layout = serviceLayout('pi', 'user', env);
+    rmSync(layout.stateDir, { recursive: true });
+    writeFileSync(layout.stateDir, 'x');
+    expect(find((await doctor(env)).checks, 'pi', 'state_dir')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('is a file, not a directory'),
+      fix: expect.stringContaining(`mv ${layout.stateDir}`),
+    });
+  });
+
+  it("the Gateway's own crash-report key: missing is a warning, refused a fail, a good one ok", async () => {
+    const port = new URL(gw.url).port;
+    const run = async (extra: string[]) => {
+      const env = home();
+      await install(env, ['gateway', '--port', port, ...extra]);
+      return find((await doctor(env)).checks, 'gateway', 'report_key');
+    };
+    expect(await run([])).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('agentmail service install gateway --issue-key --force'),
+    });
+    expect(await run(['--agent-key', 'amk_wrong'])).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('refuses the key for its own crash reports'),
+      fix: expect.stringContaining('--issue-key --force'),
+    });
+    expect((await run(['--agent-key', await key('gateway', 'issued')]))?.status).toBe('ok');
+  });
+
+  it('an env name other than the key\'s (unregistered): the binding is diagnosed, not "start it"', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-name', 'pi-x', '--agent-key', await key('pi-bound', 'issued')]);
+    expect(find((await doctor(env)).checks, 'pi', 'registered')).toMatchObject({
+      status: 'fail',
+      message: 'the key is bound to the agent "pi-bound", not "pi-x"',
+      fix: expect.stringContaining('agentmail service install pi --agent-name pi-bound --force'),
+    });
+  });
+
+  it('a host binary that prints no version: says so and names --bin', async () => {
+    const env = home();
+    await install(env, ['opencode', '--agent-key', await key('oc-true', 'issued'), '--bin', '/bin/true']);
+    expect(find((await doctor(env)).checks, 'opencode', 'host')).toMatchObject({
+      status: 'fail',
+      message: '/bin/true --version printed no version: it does not look like opencode',
+      fix: expect.stringContaining('--bin'),
     });
   });
 });

@@ -5,6 +5,7 @@
  * registration, presence, mode enforcement, host and plugin.
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -252,6 +253,19 @@ async function unitChecks(
 }
 
 async function writable(r: Report, area: string, dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => undefined);
+  if (st !== undefined && !st.isDirectory()) {
+    // access(W_OK) passes for a writable regular file: the state dir must be a directory.
+    r.add(
+      area,
+      'state_dir',
+      'fail',
+      'ops.doctor.dir_not_dir',
+      { path: dir },
+      `mv ${dir} ${dir}.not-a-dir && mkdir -p ${dir} && chmod 700 ${dir}   (as the service's user)`,
+    );
+    return;
+  }
   try {
     await access(dir, constants.W_OK);
     r.add(area, 'state_dir', 'ok', 'ops.doctor.dir_ok', { path: dir });
@@ -264,6 +278,44 @@ async function writable(r: Report, area: string, dir: string): Promise<void> {
       { path: dir },
       `mkdir -p ${dir} && chmod 700 ${dir}   (as the service's user)`,
     );
+  }
+}
+
+/**
+ * The Gateway's own crash reports are mailed with the agent key in its env file: a missing or
+ * refused key means its reports stay spooled, unseen.
+ */
+async function gatewayReportKeyCheck(
+  r: Report,
+  layout: ServiceLayout,
+  settings: Map<string, string>,
+): Promise<void> {
+  const flag = layout.scope === 'system' ? ' --system' : '';
+  const fix = `agentmail service install gateway${flag} --issue-key --force   (as an admin, with the Gateway running)`;
+  // A system unit's env file is root's: unreadable here, nothing to say about its key.
+  if (layout.scope === 'system' && settings.size === 0) return;
+  const key = settings.get('AGENTMAIL_AGENT_KEY') ?? '';
+  const url = (settings.get('AGENTMAIL_GATEWAY_URL') ?? '').replace(/\/+$/, '');
+  if (key === '' || !/^https?:\/\//.test(url)) {
+    r.add('gateway', 'report_key', 'warn', 'ops.doctor.report_key_missing', { path: layout.envFile }, fix);
+    return;
+  }
+  try {
+    await new GatewayClient({ baseUrl: url, key, timeoutMs: PROBE_TIMEOUT_MS }).contacts();
+    r.add('gateway', 'report_key', 'ok', 'ops.doctor.report_key_ok', { path: layout.envFile });
+  } catch (err) {
+    const status = (err as { status?: unknown }).status;
+    if (status === 401 || status === 403)
+      r.add('gateway', 'report_key', 'fail', 'ops.doctor.report_key_refused', { path: layout.envFile }, fix);
+    else
+      r.add(
+        'gateway',
+        'report_key',
+        'warn',
+        'ops.doctor.key_unchecked',
+        { url, error: (err as Error).message },
+        'agentmail doctor, once the Gateway answers',
+      );
   }
 }
 
@@ -334,6 +386,17 @@ async function hostCheck(
     }
     const res = await run(bin, ['--version'], env);
     version = /\d+\.\d+\.\d+[\w.-]*/.exec(res.out)?.[0];
+    if (version === undefined) {
+      r.add(
+        area,
+        'host',
+        'fail',
+        'ops.doctor.host_no_version',
+        { host: facts.service, path: bin },
+        `is ${bin} really ${facts.service}? agentmail service install ${facts.service} --bin /absolute/path/to/${facts.service} --force`,
+      );
+      return;
+    }
   }
   if (version === undefined) {
     r.add(
@@ -417,6 +480,20 @@ async function pluginCheck(
     );
 }
 
+/**
+ * The name a key is bound to, without registering anything: the Gateway checks the bound name
+ * before it registers, so a register under a name no key is bound to is refused with the bound one.
+ */
+async function boundName(client: GatewayClient): Promise<string | undefined> {
+  try {
+    await client.register({ name: `doctor-probe-${randomUUID().slice(0, 8)}`, platform: 'doctor' });
+    return undefined;
+  } catch (err) {
+    const bound = (err as { body?: { bound_name?: unknown } }).body?.bound_name;
+    return typeof bound === 'string' ? bound : undefined;
+  }
+}
+
 async function bridgeChecks(
   r: Report,
   layout: ServiceLayout,
@@ -458,14 +535,25 @@ async function bridgeChecks(
     }
     const self = contacts?.find((c) => c.kind === 'agent' && c.name === name);
     if (contacts !== undefined && self === undefined) {
-      r.add(
-        area,
-        'registered',
-        'fail',
-        'ops.doctor.not_registered',
-        { name },
-        `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
-      );
+      const bound = await boundName(client);
+      if (bound !== undefined && bound !== name)
+        r.add(
+          area,
+          'registered',
+          'fail',
+          'ops.doctor.key_other_name',
+          { name, bound },
+          `agentmail service install ${facts.service} --agent-name ${bound} --force   (the key's name; or a key for ${name}: --issue-key), then systemctl --user restart ${unit}`,
+        );
+      else
+        r.add(
+          area,
+          'registered',
+          'fail',
+          'ops.doctor.not_registered',
+          { name },
+          `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
+        );
     } else if (self !== undefined) {
       // Registering is idempotent for a registered name; a key bound to another name is refused with that name.
       try {
@@ -546,13 +634,14 @@ export async function runDoctor(
   const checkout = findCheckout(env);
   for (const layout of layouts) {
     const settings = await unitChecks(r, layout, env);
-    if (layout.service === 'gateway')
+    if (layout.service === 'gateway') {
       await writable(
         r,
         'gateway',
         layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
       );
-    else await bridgeChecks(r, layout, settings, env, checkout);
+      await gatewayReportKeyCheck(r, layout, settings);
+    } else await bridgeChecks(r, layout, settings, env, checkout);
   }
   return r.checks;
 }

@@ -492,6 +492,13 @@ export const EN = {
   'ops.doctor.env_missing': 'no env file {path}',
   'ops.doctor.dir_ok': 'state directory {path} is writable',
   'ops.doctor.dir_bad': 'state directory {path} is missing or not writable',
+  'ops.doctor.dir_not_dir': 'state directory {path} is a file, not a directory',
+  'ops.doctor.host_no_version': '{path} --version printed no version: it does not look like {host}',
+  'ops.doctor.report_key_ok': "the Gateway's crash reports have an agent key that works ({path})",
+  'ops.doctor.report_key_missing':
+    "no agent key for the Gateway's own crash reports in {path}: they would stay spooled, unseen",
+  'ops.doctor.report_key_refused':
+    'the Gateway refuses the key for its own crash reports in {path}: they would stay spooled, unseen',
   'ops.doctor.host_ok': '{host} {version} is installed',
   'ops.doctor.host_missing': '{host} is not installed ({path})',
   'ops.doctor.host_version': '{host} {version} is installed; this bridge is tested with {supported}',

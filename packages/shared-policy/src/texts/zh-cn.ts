@@ -463,6 +463,13 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.env_missing': '没有环境文件 {path}',
   'ops.doctor.dir_ok': '状态目录 {path} 可写',
   'ops.doctor.dir_bad': '状态目录 {path} 不存在或不可写',
+  'ops.doctor.dir_not_dir': '状态目录 {path} 是一个文件，不是目录',
+  'ops.doctor.host_no_version': '{path} --version 没有输出版本：它看起来不是 {host}',
+  'ops.doctor.report_key_ok': 'Gateway 自身崩溃报告的代理密钥可用（{path}）',
+  'ops.doctor.report_key_missing':
+    '{path} 中没有 Gateway 自身崩溃报告的代理密钥：报告会一直留在本地，无人看到',
+  'ops.doctor.report_key_refused':
+    'Gateway 拒绝 {path} 中用于自身崩溃报告的密钥：报告会一直留在本地，无人看到',
   'ops.doctor.host_ok': '已安装 {host} {version}',
   'ops.doctor.host_missing': '未安装 {host}（{path}）',
   'ops.doctor.host_version': '已安装 {host} {version}；此桥接在 {supported} 上测试',
