@@ -247,7 +247,7 @@ async function unitChecks(
       'warn',
       'ops.doctor.spooled',
       { n: spooled.length, oldest: spooled[0]?.report.at ?? '' },
-      `agentmail service flush ${layout.service} --state-dir ${layout.stateDir}   (needs the Gateway and the service's key)`,
+      `${layout.scope === 'system' ? 'sudo ' : ''}agentmail service flush ${layout.service}${layout.scope === 'system' ? ' --system' : ''} --state-dir ${layout.stateDir}   (reads the service's env file for its key)`,
     );
   return parseEnvFile(text);
 }

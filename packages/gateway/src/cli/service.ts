@@ -741,28 +741,50 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     );
   service
     .command('flush')
-    .description('ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable')
+    .description(
+      "ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable (with the service's env file)",
+    )
     .argument('<service>', SERVICE_NAMES.join(' | '))
-    .requiredOption('--state-dir <dir>', "the service's state directory (spool)")
+    .option('--state-dir <dir>', "the service's state directory (spool; default: its env file's)")
     .option('--wait-ms <ms>', 'how long to wait for a Gateway that is still starting', String(FLUSH_WAIT_MS))
     .option('--boot-url <url>', 'first wait until this URL answers (opencode serve: boots its instance)')
+    .option('--user', 'a user service (the default)')
+    .option('--system', 'the system Gateway')
     .action(
-      async (name: string, opts: { stateDir: string; waitMs: string; bootUrl?: string }, cmd: Command) => {
-        serviceArg(name);
+      async (
+        name: string,
+        opts: { stateDir?: string; waitMs: string; bootUrl?: string; system?: boolean },
+        cmd: Command,
+      ) => {
+        const service = serviceArg(name);
         const waitMs = Number(opts.waitMs);
         if (!Number.isInteger(waitMs) || waitMs < 0)
           throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`);
+        // Pasted into a shell (doctor's fix), the command has none of the unit's environment: the
+        // service's own env file gives it the key, URL and state dir (the same values systemd passes).
+        const layout = serviceLayout(service, opts.system ? 'system' : 'user', env);
+        const fromFile = parseEnvFile((await readIfExists(layout.envFile).catch(() => undefined)) ?? '');
+        const flushEnv = { ...env, ...Object.fromEntries(fromFile) };
+        const stateDir = opts.stateDir ?? flushEnv[STATE_DIR_VARIABLE] ?? layout.stateDir;
         const booted =
           opts.bootUrl === undefined ? undefined : await bootUrl(opts.bootUrl, Math.max(waitMs, 60_000));
-        const outcomes = await flushSpool(resolve(opts.stateDir), ctx.io.env, waitMs);
+        const outcomes = await flushSpool(resolve(stateDir), flushEnv, waitMs);
         if (ctx.globals(cmd).json)
-          return printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
-        const lines =
-          outcomes.length === 0
-            ? [say(env, 'ops.service.none_spooled')]
-            : outcomes.map((o) => reportLine(env, o));
-        if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
-        ctx.io.out(lines.join('\n'));
+          printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
+        else {
+          const lines =
+            outcomes.length === 0
+              ? [say(env, 'ops.service.none_spooled')]
+              : outcomes.map((o) => reportLine(env, o));
+          if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
+          ctx.io.out(lines.join('\n'));
+        }
+        const left = outcomes.filter((o) => o.status === 'spooled').length;
+        // The unit's hook is "-"-prefixed: a non-zero exit never stops the service from starting.
+        if (left > 0)
+          throw new CliError('REPORTS_SPOOLED', `${left} crash report(s) are still spooled in ${stateDir}`, {
+            suggestion: `start the Gateway, or give the service a working key (agentmail service install ${service}${opts.system ? ' --system' : ''} --issue-key --force), then: agentmail service flush ${service}${opts.system ? ' --system' : ''}`,
+          });
       },
     );
 }
