@@ -4,7 +4,16 @@
  * booted), and install writes into a temp XDG_CONFIG_HOME / root: files, modes, idempotence,
  * a changed file refused without --force, the plugin entries of opencode and ZCode.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { bridgeDataDir, dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared-policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -415,6 +424,59 @@ describe('agentmail service install / uninstall', () => {
       join(env.XDG_DATA_HOME ?? '', 'agentmail/claude-code'),
     );
     expect(settings.get('AGENTMAIL_AGENT_NAME')).toBe('claude-code');
+  });
+});
+
+describe('service install: what to run next', () => {
+  it('an enabled unit gets restart, not enable --now; uninstall says stop before it lists what it removed', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_test1'];
+    expect((await cliRun(args, env)).stdout).toContain('systemctl --user enable --now agentmail-pi.service');
+    // What systemctl --user enable makes.
+    mkdirSync(join(layout.unitDir, 'default.target.wants'));
+    symlinkSync(layout.unitFile, join(layout.unitDir, 'default.target.wants', unitName('pi')));
+    const again = await cliRun([...args.slice(0, -1), 'amk_test2', '--force'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('systemctl --user restart agentmail-pi.service');
+    expect(again.stdout).not.toContain('enable --now');
+    const u = await cliRun(['service', 'uninstall', 'pi'], env);
+    const stop = u.stdout.indexOf('systemctl --user stop agentmail-pi.service');
+    expect(stop).toBeGreaterThanOrEqual(0);
+    expect(stop).toBeLessThan(u.stdout.indexOf('removed '));
+    expect(u.stdout.indexOf('daemon-reload')).toBeGreaterThan(u.stdout.indexOf('removed '));
+  });
+
+  it('a Gateway on another port: warns about the CLI config and each bridge still on the old port', async () => {
+    const { env } = tempHome();
+    writeFileSync(
+      env.AGENTMAIL_CONFIG ?? '',
+      JSON.stringify({ url: 'http://127.0.0.1:8787', token: 'amu_x' }),
+    );
+    const pi = await cliRun(['service', 'install', 'pi', '--agent-key', 'amk_p'], env);
+    expect(pi.code, pi.stderr).toBe(0);
+    const r = await cliRun(['service', 'install', 'gateway', '--port', '9797'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`your CLI config ${env.AGENTMAIL_CONFIG} still names http://127.0.0.1:8787`);
+    expect(r.stdout).toContain(
+      `the pi bridge still reaches the Gateway at http://127.0.0.1:8787 (${serviceLayout('pi', 'user', env).envFile})`,
+    );
+    expect(r.stdout).toContain('agentmail --url http://127.0.0.1:9797 service install pi --force');
+  });
+
+  it('a checkout without the web build: the Gateway install says to run pnpm build:web', async () => {
+    const checkout = tempDir('agentmail-checkout-');
+    cpSync(join(CHECKOUT, 'deploy'), join(checkout, 'deploy'), { recursive: true });
+    writeFileSync(join(checkout, 'pnpm-workspace.yaml'), 'packages: []\n');
+    const { env } = tempHome({ AGENTMAIL_CHECKOUT: checkout });
+    const r = await cliRun(
+      ['service', 'install', 'gateway', '--system', '--root', join(checkout, 'root')],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `${join(checkout, 'packages/web/dist/index.html')} is not built yet: run pnpm build:web`,
+    );
   });
 });
 

@@ -10,7 +10,7 @@ import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
-import { writeConfigFile } from './config.js';
+import { readConfigFile, writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
 import {
   bootUrl,
@@ -347,15 +347,18 @@ export async function installService(
         });
       }
       const warnings: string[] = [];
-      const built = facts?.builtFiles ?? ['packages/gateway/dist/cli/main.js'];
-      for (const f of built)
-        if (!existsSync(join(checkout, f)))
-          warnings.push(
-            say(env, 'ops.service.not_built', {
-              path: join(checkout, f),
-              build: facts?.buildCommand ?? 'pnpm build:cli',
-            }),
-          );
+      // The Gateway serves the web mailbox at the address it advertises: without its build, 503.
+      const built =
+        facts === undefined
+          ? [
+              { file: 'packages/gateway/dist/cli/main.js', build: 'pnpm build:cli' },
+              { file: 'packages/web/dist/index.html', build: 'pnpm build:web' },
+            ]
+          : facts.builtFiles.map((file) => ({ file, build: facts.buildCommand }));
+      for (const { file, build } of built)
+        if (!existsSync(join(checkout, file)))
+          warnings.push(say(env, 'ops.service.not_built', { path: join(checkout, file), build }));
+      if (service === 'gateway') warnings.push(...(await portWarnings(ctx, cmd, layout, existing, settings)));
       const plugin =
         facts === undefined
           ? undefined
@@ -379,10 +382,13 @@ export async function installService(
   const { files, plugin, warnings, admin } = done;
   const sc = systemctl(scope);
   const unit = unitName(service);
+  // Already enabled (its wants link exists): a changed unit or env file takes effect on a restart.
+  const enabled = existsSync(wantsLink(layout));
   const commands = [
     `${sc} daemon-reload`,
-    `${sc} enable --now ${unit}`,
-    ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : []),
+    ...(enabled
+      ? [`${sc} restart ${unit}`]
+      : [`${sc} enable --now ${unit}`, ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : [])]),
     'agentmail doctor',
   ];
   return { service, scope, files, plugin, warnings, commands, ...(admin === undefined ? {} : { admin }) };
@@ -411,6 +417,70 @@ async function initGatewayData(
     return { token: adminToken, savedIn: undefined };
   await writeConfigFile(config.configPath, { url: `http://127.0.0.1:${port}`, token: adminToken });
   return { token: adminToken, savedIn: config.configPath };
+}
+
+/** The enablement link `systemctl enable` makes for the service's unit. */
+function wantsLink(layout: ServiceLayout): string {
+  return join(
+    layout.unitDir,
+    layout.scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
+    unitName(layout.service),
+  );
+}
+
+/** `http://127.0.0.1:<port>` or `localhost`: the port, else undefined (a remote Gateway is not ours). */
+function loopbackPort(url: string | undefined): string | undefined {
+  try {
+    const u = new URL(url ?? '');
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return undefined;
+    return u.port || (u.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Gateway on a new port: the CLI config and the installed bridges still name the old one.
+ * @returns one warning per file to update, with the command that does it.
+ */
+async function portWarnings(
+  ctx: CliContext,
+  cmd: Command,
+  layout: ServiceLayout,
+  existing: Map<string, string>,
+  settings: Array<readonly [string, string]>,
+): Promise<string[]> {
+  const env = ctx.io.env;
+  const port = settings.find(([k]) => k === 'AGENTMAIL_PORT')?.[1] ?? '8787';
+  const url = `http://127.0.0.1:${port}`;
+  const out: string[] = [];
+  const config = await ctx.config(cmd);
+  const file = existsSync(config.configPath)
+    ? await readConfigFile(config.configPath).catch(() => ({ url: undefined }))
+    : {};
+  const cliPort = loopbackPort(file.url);
+  if (cliPort !== undefined && cliPort !== port)
+    out.push(say(env, 'ops.service.port_cli', { file: config.configPath, old: file.url ?? '', url }));
+  if (layout.scope !== 'user' || existing.get('AGENTMAIL_PORT') === port) return out;
+  for (const bridge of SERVICE_NAMES) {
+    if (bridge === 'gateway') continue;
+    const envFile = serviceLayout(bridge, 'user', env, layout.root).envFile;
+    const old = parseEnvFile((await readIfExists(envFile).catch(() => undefined)) ?? '').get(
+      'AGENTMAIL_GATEWAY_URL',
+    );
+    const oldPort = loopbackPort(old);
+    if (oldPort !== undefined && oldPort !== port)
+      out.push(
+        say(env, 'ops.service.port_bridge', {
+          service: bridge,
+          file: envFile,
+          old: old ?? '',
+          url,
+          unit: unitName(bridge),
+        }),
+      );
+  }
+  return out;
 }
 
 /** A host-config entry the install added (and so uninstall may take out). */
@@ -554,11 +624,7 @@ export async function uninstallService(
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const removed: string[] = [];
   const agentName = parseEnvFile((await readIfExists(layout.envFile)) ?? '').get('AGENTMAIL_AGENT_NAME');
-  const wants = join(
-    layout.unitDir,
-    scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
-    unitName(service),
-  );
+  const wants = wantsLink(layout);
   for (const path of [wants, layout.unitFile, layout.envFile]) {
     try {
       await lstat(path);
@@ -687,8 +753,13 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
   ).action(async (name: string, opts: { user?: boolean; system?: boolean; root?: string }, cmd: Command) => {
     const result = await uninstallService(ctx, serviceArg(name), opts);
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
+    const [stop, ...after] = result.commands;
     ctx.io.out(
       [
+        // Its process runs on until stopped: the stop comes first, then the reload drops the unit.
+        ...(result.removed.length === 0 || stop === undefined
+          ? []
+          : [say(env, 'ops.service.stop_first'), `  ${stop}`, '']),
         ...(result.removed.length === 0
           ? [say(env, 'ops.service.nothing_installed')]
           : result.removed.map((p) => `removed ${p}`)),
@@ -698,7 +769,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           : [say(env, 'ops.service.key_still_active', { name: result.agentName })]),
         '',
         say(env, 'ops.service.then'),
-        ...result.commands.map((c) => `  ${c}`),
+        ...(result.removed.length === 0 ? result.commands : after).map((c) => `  ${c}`),
       ].join('\n'),
     );
   });

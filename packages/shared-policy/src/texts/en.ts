@@ -537,6 +537,11 @@ export const EN = {
   'ops.service.kept': 'kept    {path} (its data)',
   'ops.service.key_still_active':
     'the agent key of {name} is still active: agentmail agent key revoke {name}   (when this agent is gone for good)',
+  'ops.service.stop_first': 'stop it first (it runs on until stopped):',
+  'ops.service.port_cli':
+    'your CLI config {file} still names {old}: agentmail login --url {url} --token <token>   (or edit its url)',
+  'ops.service.port_bridge':
+    'the {service} bridge still reaches the Gateway at {old} ({file}): agentmail --url {url} service install {service} --force, then systemctl --user restart {unit}',
   'ops.service.then': 'then:',
   'ops.service.report_not_failure': 'service result "{result}": not a failure, no report',
   'ops.service.report_sent': 'report {id} mailed to {to}',

@@ -505,6 +505,11 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.kept': 'kept    {path}（它的数据）',
   'ops.service.key_still_active':
     '{name} 的代理密钥仍然有效：agentmail agent key revoke {name}   （确定不再使用这个代理时）',
+  'ops.service.stop_first': '请先停止它（停止前它会一直运行）：',
+  'ops.service.port_cli':
+    '你的 CLI 配置 {file} 仍指向 {old}：agentmail login --url {url} --token <token>   （或修改其中的 url）',
+  'ops.service.port_bridge':
+    '{service} 桥接仍通过 {old} 连接 Gateway（{file}）：agentmail --url {url} service install {service} --force，然后 systemctl --user restart {unit}',
   'ops.service.then': '然后：',
   'ops.service.report_not_failure': '服务结果 "{result}"：不是故障，不发送报告',
   'ops.service.report_sent': '报告 {id} 已发送给 {to}',
