@@ -298,4 +298,25 @@ describe('agentmail doctor', () => {
       fix: expect.stringContaining('--bin'),
     });
   });
+
+  it('zcode: an online driver alone does not prove the plugin loaded; native mode enforcement does', async () => {
+    const plugin = async (mode: 'advisory' | 'native') => {
+      const env = home();
+      const zcode = join(tempDir(), 'zcode');
+      writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+      const name = `zc-${mode}`;
+      const issued = (await admin.issueAgentKey(name)).key;
+      const agent = new GatewayClient({ baseUrl: gw.url, key: issued });
+      await agent.register({ name, platform: 'zcode' });
+      await agent.heartbeat({ mode_enforcement: mode });
+      await install(env, ['zcode', '--agent-name', name, '--agent-key', issued, '--bin', zcode]);
+      return find((await doctor(env)).checks, 'zcode', 'plugin');
+    };
+    expect(await plugin('advisory')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('mode enforcement is advisory, not native'),
+      fix: expect.stringContaining('"event":"enforcement"'),
+    });
+    expect((await plugin('native'))?.status).toBe('ok');
+  });
 });

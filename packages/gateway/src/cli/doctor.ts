@@ -428,6 +428,7 @@ async function pluginCheck(
   checkout: string,
   env: NodeJS.ProcessEnv,
   online: boolean,
+  enforcement: string | null | undefined,
 ): Promise<void> {
   const area = facts.service;
   const step = facts.plugin;
@@ -468,16 +469,28 @@ async function pluginCheck(
       { host: facts.service, path: where },
       reinstall,
     );
-  // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
-  else
+  else if (!online)
     r.add(
       area,
       'plugin',
-      online ? 'ok' : 'warn',
-      online ? 'ops.doctor.plugin_loaded' : 'ops.doctor.plugin_configured',
+      'warn',
+      'ops.doctor.plugin_configured',
       { host: facts.service, path: where },
-      online ? undefined : `systemctl --user start ${unitName(facts.service)}`,
+      `systemctl --user start ${unitName(facts.service)}`,
     );
+  // A driver (its own process connects, the plugin runs inside the host) is online even when its
+  // host did not load the plugin: only native mode enforcement (the plugin's gate) proves it.
+  else if (facts.exec.kind === 'node-entry' && enforcement !== 'native')
+    r.add(
+      area,
+      'plugin',
+      'warn',
+      'ops.doctor.plugin_unproven',
+      { host: facts.service, path: where, mode: enforcement ?? r.t('ops.doctor.unknown') },
+      `journalctl --user -u ${unitName(facts.service)} -o cat | grep '"event":"enforcement"'   (the reason; see ${facts.readme})`,
+    );
+  // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
+  else r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_loaded', { host: facts.service, path: where });
 }
 
 /**
@@ -500,6 +513,7 @@ async function bridgeChecks(
   settings: Map<string, string>,
   env: NodeJS.ProcessEnv,
   checkout: string,
+  heartbeatModes: ReadonlyMap<string, string | null>,
 ): Promise<void> {
   if (layout.service === 'gateway') return;
   const facts = BRIDGES[layout.service];
@@ -587,7 +601,7 @@ async function bridgeChecks(
     }
   }
   const online = contacts?.find((c) => c.name === name)?.online === true;
-  await pluginCheck(r, facts, settings, checkout, env, online);
+  await pluginCheck(r, facts, settings, checkout, env, online, heartbeatModes.get(name));
   const enforcement = await enforcementFromJournal(layout, env);
   if (enforcement === undefined)
     r.add(
@@ -620,7 +634,10 @@ export async function runDoctor(
   const env = ctx.io.env;
   const r = new Report(resolveLocale(env.AGENTMAIL_LOCALE));
   nodeCheck(r);
-  await gatewayChecks(r, ctx, cmd);
+  const api = await gatewayChecks(r, ctx, cmd);
+  // What each agent's last heartbeat said about mode enforcement (SPEC P-8), as the person sees it.
+  const agents = (await api?.agents().catch(() => undefined))?.agents ?? [];
+  const enforcement = new Map(agents.map((a) => [a.name, a.mode_enforcement] as const));
   const layouts = installedLayouts(env, options.root ?? '/');
   if (layouts.length === 0)
     r.add(
@@ -641,7 +658,7 @@ export async function runDoctor(
         layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
       );
       await gatewayReportKeyCheck(r, layout, settings);
-    } else await bridgeChecks(r, layout, settings, env, checkout);
+    } else await bridgeChecks(r, layout, settings, env, checkout, enforcement);
   }
   return r.checks;
 }

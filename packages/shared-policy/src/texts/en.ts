@@ -517,6 +517,8 @@ export const EN = {
   'ops.doctor.plugin_loaded': 'the plugin is configured ({path}) and loaded: its agent is online',
   'ops.doctor.plugin_configured':
     'the plugin is configured ({path}); loaded is not known while the agent is offline',
+  'ops.doctor.plugin_unproven':
+    'the driver is online, but its host may not have loaded the plugin ({path}): mode enforcement is {mode}, not native',
   'ops.doctor.enforcement_native': 'permission modes are enforced natively',
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
   'ops.doctor.enforcement_unknown':

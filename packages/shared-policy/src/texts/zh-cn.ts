@@ -487,6 +487,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.plugin_missing': '{host} 没有配置 AgentMail 插件（{path}）',
   'ops.doctor.plugin_loaded': '插件已配置（{path}）并已加载：它的智能体在线',
   'ops.doctor.plugin_configured': '插件已配置（{path}）；智能体离线时无法确认是否已加载',
+  'ops.doctor.plugin_unproven':
+    '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native',
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
   'ops.doctor.enforcement_unknown': '未知权限模式执行方式：日志中没有 {unit} 的 "enforcement" 事件',
