@@ -10,12 +10,12 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SERVICE_RESULTS, SPOOL_DIR, spoolReport } from '../src/cli/crash-report.js';
+import { SERVICE_RESULTS, SPOOL_DIR } from '../src/cli/crash-report.js';
 import { HumanApi } from '../src/cli/http.js';
 import { serviceLayout } from '../src/cli/service-files.js';
 import { buildCli } from './helpers/cli-build.js';
 import { PROCESS_TEST_TIMEOUT_MS, run } from './helpers/processes.js';
-import { cliRun, tempHome } from './helpers/service-env.js';
+import { cliRun, spoolPiReport, tempHome } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -309,18 +309,7 @@ describe('service report (ExecStopPost) against a real Gateway', () => {
       );
       expect(installed.code, installed.stderr).toBe(0);
       const layout = serviceLayout('pi', 'user', env);
-      await spoolReport(layout.stateDir, {
-        id: 'agentmail-pi.service:pasted',
-        service: 'pi',
-        unit: 'agentmail-pi.service',
-        host: 'h',
-        result: 'exit-code',
-        exit_code: 'exited',
-        exit_status: '1',
-        at: '2026-12-01T10:00:00.000Z',
-        scope: 'user',
-        log_lines: [],
-      });
+      await spoolPiReport(layout.stateDir, { id: 'agentmail-pi.service:pasted', result: 'exit-code' });
       // The shell has no AGENTMAIL_AGENT_KEY nor URL: only what doctor prints.
       const r = await run(process.execPath, [mainJs, '--json', 'service', 'flush', 'pi', '--wait-ms', '0'], {
         env,

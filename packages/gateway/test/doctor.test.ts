@@ -9,12 +9,11 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spoolReport } from '../src/cli/crash-report.js';
 import type { DoctorCheck } from '../src/cli/doctor.js';
 import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, serviceLayout } from '../src/cli/service-files.js';
 import { callApi } from './helpers/processes.js';
-import { cliRun, tempHome } from './helpers/service-env.js';
+import { cliRun, spoolPiReport, tempHome } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
@@ -174,18 +173,7 @@ describe('agentmail doctor', () => {
     expect(find(checks, 'pi', 'mode_enforcement')?.status).toBe('warn');
     // A crash report still waiting in the spool is a warning with the command that sends it.
     const layout = serviceLayout('pi', 'user', env);
-    await spoolReport(layout.stateDir, {
-      id: 'agentmail-pi.service:x',
-      service: 'pi',
-      unit: 'agentmail-pi.service',
-      host: 'h',
-      result: 'oom-kill',
-      exit_code: 'killed',
-      exit_status: 'KILL',
-      at: '2026-12-01T10:00:00.000Z',
-      scope: 'user',
-      log_lines: [],
-    });
+    await spoolPiReport(layout.stateDir);
     expect(find((await doctor(env)).checks, 'pi', 'crash_reports')).toMatchObject({
       status: 'warn',
       message: '1 crash report(s) wait to be mailed, the oldest from 2026-12-01T10:00:00.000Z',
