@@ -257,6 +257,10 @@ describe('agentmail service install / uninstall', () => {
     expect(existsSync(layout.configDir)).toBe(false);
     const good = await cliRun(['service', 'install', 'gateway'], env);
     expect(good.code, good.stderr).toBe(0);
+    // No key was in its env file: uninstall has no key to tell about.
+    const gone = await cliRun(['service', 'uninstall', 'gateway'], env);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(gone.stdout).not.toContain('still active');
   });
 
   it('a step failing after the files were written takes them back (zcode: ~/.zcode is a file)', async () => {

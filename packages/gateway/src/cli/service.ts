@@ -623,7 +623,11 @@ export async function uninstallService(
   const scope = scopeOf(service, opts);
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const removed: string[] = [];
-  const agentName = parseEnvFile((await readIfExists(layout.envFile)) ?? '').get('AGENTMAIL_AGENT_NAME');
+  const envSettings = parseEnvFile((await readIfExists(layout.envFile)) ?? '');
+  // Only a key the env file held stays active on the Gateway (a Gateway without a report key has none).
+  const agentName = envSettings.get('AGENTMAIL_AGENT_KEY')
+    ? envSettings.get('AGENTMAIL_AGENT_NAME')
+    : undefined;
   const wants = wantsLink(layout);
   for (const path of [wants, layout.unitFile, layout.envFile]) {
     try {
