@@ -525,6 +525,32 @@ describe('service install: keys and options', () => {
     expect(readFileSync(layout.envFile, 'utf8')).not.toContain('to-be-issued');
   });
 
+  it('--issue-key with an opencode.json that is not JSON: refused before a key is issued', async () => {
+    const { env: base } = tempHome();
+    const env: NodeJS.ProcessEnv = { ...base, AGENTMAIL_TOKEN: gw.adminToken };
+    mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
+    writeFileSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json'), '{ // a comment\n}');
+    const r = await cliRun(
+      [
+        '--url',
+        gw.url,
+        'service',
+        'install',
+        'opencode',
+        '--agent-name',
+        'oc-bad',
+        '--issue-key',
+        '--bin',
+        OPENCODE_BIN,
+      ],
+      env,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('is not a JSON object');
+    expect((await admin.agentKeys()).keys.filter((k) => k.agent_name === 'oc-bad')).toEqual([]);
+    expect(existsSync(serviceLayout('opencode', 'user', env).configDir)).toBe(false);
+  });
+
   it('refuses --issue-key with --agent-key, a key of the wrong shape, --port for a bridge, --bin for pi or the gateway', async () => {
     const { env } = tempHome();
     const cases: Array<[string[], string[]]> = [

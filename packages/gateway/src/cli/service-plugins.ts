@@ -86,6 +86,15 @@ export async function addPluginEntry(file: string, path: readonly string[], valu
   return true;
 }
 
+/**
+ * Check, without writing, that {@link addPluginEntry} can add to the list at `path` of the file
+ * (a missing file is fine), so an install refuses before it changes anything.
+ * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` / `AM_CLI_FILE_UNREADABLE` as addPluginEntry would.
+ */
+export async function checkPluginList(file: string, path: readonly string[]): Promise<void> {
+  listAt((await readJsonObject(file)) ?? {}, path, file, true);
+}
+
 /** Remove the entries naming `value` from the list at `path`; @returns whether the file changed. */
 export async function removePluginEntry(
   file: string,

@@ -47,6 +47,7 @@ import {
 } from './service-platforms.js';
 import {
   addPluginEntry,
+  checkPluginList,
   opencodeConfigFile,
   removePluginEntry,
   runDshPluginAdd,
@@ -314,6 +315,9 @@ export async function installService(
         suggestion: `keep your edits, or replace ${changed.length === 1 ? 'it' : 'them'}: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
       },
     );
+  // The host's config is checked before anything is changed (and before a key is issued).
+  if (facts?.plugin.kind === 'opencode-config') await checkPluginList(opencodeConfigFile(env), ['plugin']);
+  if (facts?.plugin.kind === 'zcode-config') await checkPluginList(zcodeConfigFile(env), ['plugins', 'dirs']);
   // Every step below is undone when a later one fails: a failed install leaves nothing behind.
   const undo: Array<() => Promise<unknown>> = [];
   const done = await (async () => {
