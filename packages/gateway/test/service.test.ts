@@ -277,6 +277,19 @@ describe('agentmail service install / uninstall', () => {
       expect(existsSync(f), f).toBe(false);
   });
 
+  it('dsh plugin add failing: the unit and env file are taken back, and the words say so', async () => {
+    const { home, env } = tempHome();
+    const dsh = join(home, 'dsh');
+    writeFileSync(dsh, '#!/bin/sh\necho "pnpm: not found" >&2\nexit 1\n', { mode: 0o755 });
+    const layout = serviceLayout('dsh', 'user', env);
+    const r = await cliRun(['service', 'install', 'dsh', '--agent-key', 'amk_d', '--bin', dsh], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('pnpm: not found');
+    expect(r.stderr).toContain('nothing was kept');
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+  });
+
   it('the refusal names every changed file in correct grammar', async () => {
     const { env } = tempHome();
     const layout = serviceLayout('pi', 'user', env);

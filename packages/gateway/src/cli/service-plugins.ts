@@ -145,7 +145,7 @@ export function runDshPluginAdd(
             `dsh plugin --profile ${profile} add failed: ${stderr.trim().split('\n').slice(-3).join(' / ') || err.message}`,
             {
               suggestion:
-                'dsh needs pnpm on PATH; see packages/bridge-dsh/README.md "Install in DSH"; the unit files were written',
+                'dsh needs pnpm on PATH; see packages/bridge-dsh/README.md "Install in DSH"; nothing was kept (the install took back its files), run it again once dsh works',
               cause: err,
             },
           ),
