@@ -12,9 +12,10 @@ import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVICE_RESULTS, SPOOL_DIR } from '../src/cli/crash-report.js';
 import { HumanApi } from '../src/cli/http.js';
+import { serviceLayout } from '../src/cli/service-files.js';
 import { buildCli } from './helpers/cli-build.js';
 import { PROCESS_TEST_TIMEOUT_MS, run } from './helpers/processes.js';
-import { tempHome } from './helpers/service-env.js';
+import { cliRun, spoolPiReport, tempHome } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -85,13 +86,15 @@ async function report(service: string, stateDir: string, env: NodeJS.ProcessEnv,
   return JSON.parse(r.stdout) as { status: string; id?: string; file?: string };
 }
 
-async function flush(service: string, stateDir: string, env: NodeJS.ProcessEnv, waitMs = 5_000) {
+async function flush(service: string, stateDir: string, env: NodeJS.ProcessEnv, waitMs = 5_000, code = 0) {
   const r = await run(
     process.execPath,
     [mainJs, '--json', 'service', 'flush', service, '--state-dir', stateDir, '--wait-ms', String(waitMs)],
     { env },
   );
-  expect(r.code, r.stderr).toBe(0);
+  expect(r.code, r.stderr).toBe(code);
+  // Reports left in the spool end in a non-zero exit that says so.
+  if (code !== 0) expect(JSON.parse(r.stderr)).toMatchObject({ code: 'AM_CLI_REPORTS_SPOOLED' });
   return (JSON.parse(r.stdout) as { outcomes: Array<{ status: string }> }).outcomes;
 }
 
@@ -233,7 +236,7 @@ describe('service report (ExecStopPost) against a real Gateway', () => {
     expect(spooled.status).toBe('spooled');
     expect(readdirSync(join(stateDir, SPOOL_DIR))).toHaveLength(1);
     // Still down at the next start: kept for later.
-    expect((await flush('pi', stateDir, hookEnv(env, down, pi, {}), 0)).map((o) => o.status)).toEqual([
+    expect((await flush('pi', stateDir, hookEnv(env, down, pi, {}), 0, 1)).map((o) => o.status)).toEqual([
       'spooled',
     ]);
     expect(readdirSync(join(stateDir, SPOOL_DIR))).toHaveLength(1);
@@ -292,6 +295,32 @@ describe('service report (ExecStopPost) against a real Gateway', () => {
       expect(mails).toHaveLength(1);
     } finally {
       await up.close();
+    }
+  });
+
+  it("flush pasted into a shell (doctor's fix) reads the service's env file: the key, the URL, the state dir", async () => {
+    const gw = await startGateway();
+    try {
+      const { env } = tempHome({ AGENTMAIL_JOURNALCTL: fakeJournal(tempDir()) });
+      const pi = await agent(gw, 'pi-pasted');
+      const installed = await cliRun(
+        ['--url', gw.url, 'service', 'install', 'pi', '--agent-name', pi.name, '--agent-key', pi.key],
+        env,
+      );
+      expect(installed.code, installed.stderr).toBe(0);
+      const layout = serviceLayout('pi', 'user', env);
+      await spoolPiReport(layout.stateDir, { id: 'agentmail-pi.service:pasted', result: 'exit-code' });
+      // The shell has no AGENTMAIL_AGENT_KEY nor URL: only what doctor prints.
+      const r = await run(process.execPath, [mainJs, '--json', 'service', 'flush', 'pi', '--wait-ms', '0'], {
+        env,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(
+        (JSON.parse(r.stdout) as { outcomes: Array<{ status: string }> }).outcomes.map((o) => o.status),
+      ).toEqual(['sent']);
+      expect(readdirSync(join(layout.stateDir, SPOOL_DIR))).toHaveLength(0);
+    } finally {
+      await gw.close();
     }
   });
 });

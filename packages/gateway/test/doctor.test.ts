@@ -5,16 +5,15 @@
  * fix; a healthy pi bridge is all green. journald is not running here: the journal reader is a
  * stand-in (`AGENTMAIL_JOURNALCTL`) printing the bridge's `enforcement` event line.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spoolReport } from '../src/cli/crash-report.js';
 import type { DoctorCheck } from '../src/cli/doctor.js';
 import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, serviceLayout } from '../src/cli/service-files.js';
 import { callApi } from './helpers/processes.js';
-import { cliRun, tempHome } from './helpers/service-env.js';
+import { cliRun, spoolPiReport, tempHome } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
@@ -174,18 +173,7 @@ describe('agentmail doctor', () => {
     expect(find(checks, 'pi', 'mode_enforcement')?.status).toBe('warn');
     // A crash report still waiting in the spool is a warning with the command that sends it.
     const layout = serviceLayout('pi', 'user', env);
-    await spoolReport(layout.stateDir, {
-      id: 'agentmail-pi.service:x',
-      service: 'pi',
-      unit: 'agentmail-pi.service',
-      host: 'h',
-      result: 'oom-kill',
-      exit_code: 'killed',
-      exit_status: 'KILL',
-      at: '2026-12-01T10:00:00.000Z',
-      scope: 'user',
-      log_lines: [],
-    });
+    await spoolPiReport(layout.stateDir);
     expect(find((await doctor(env)).checks, 'pi', 'crash_reports')).toMatchObject({
       status: 'warn',
       message: '1 crash report(s) wait to be mailed, the oldest from 2026-12-01T10:00:00.000Z',
@@ -245,5 +233,78 @@ describe('agentmail doctor', () => {
       status: 'fail',
       fix: expect.stringContaining('agentmail login'),
     });
+  });
+
+  it('a state dir that is a regular file: fail, not "writable"', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-file', 'issued')]);
+    const layout = serviceLayout('pi', 'user', env);
+    rmSync(layout.stateDir, { recursive: true });
+    writeFileSync(layout.stateDir, 'x');
+    expect(find((await doctor(env)).checks, 'pi', 'state_dir')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('is a file, not a directory'),
+      fix: expect.stringContaining(`mv ${layout.stateDir}`),
+    });
+  });
+
+  it("the Gateway's own crash-report key: missing is a warning, refused a fail, a good one ok", async () => {
+    const port = new URL(gw.url).port;
+    const run = async (extra: string[]) => {
+      const env = home();
+      await install(env, ['gateway', '--port', port, ...extra]);
+      return find((await doctor(env)).checks, 'gateway', 'report_key');
+    };
+    expect(await run([])).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('agentmail service install gateway --issue-key --force'),
+    });
+    expect(await run(['--agent-key', 'amk_wrong'])).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('refuses the key for its own crash reports'),
+      fix: expect.stringContaining('--issue-key --force'),
+    });
+    expect((await run(['--agent-key', await key('gateway', 'issued')]))?.status).toBe('ok');
+  });
+
+  it('an env name other than the key\'s (unregistered): the binding is diagnosed, not "start it"', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-name', 'pi-x', '--agent-key', await key('pi-bound', 'issued')]);
+    expect(find((await doctor(env)).checks, 'pi', 'registered')).toMatchObject({
+      status: 'fail',
+      message: 'the key is bound to the agent "pi-bound", not "pi-x"',
+      fix: expect.stringContaining('agentmail service install pi --agent-name pi-bound --force'),
+    });
+  });
+
+  it('a host binary that prints no version: says so and names --bin', async () => {
+    const env = home();
+    await install(env, ['opencode', '--agent-key', await key('oc-true', 'issued'), '--bin', '/bin/true']);
+    expect(find((await doctor(env)).checks, 'opencode', 'host')).toMatchObject({
+      status: 'fail',
+      message: '/bin/true --version printed no version: it does not look like opencode',
+      fix: expect.stringContaining('--bin'),
+    });
+  });
+
+  it('zcode: an online driver alone does not prove the plugin loaded; native mode enforcement does', async () => {
+    const plugin = async (mode: 'advisory' | 'native') => {
+      const env = home();
+      const zcode = join(tempDir(), 'zcode');
+      writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+      const name = `zc-${mode}`;
+      const issued = (await admin.issueAgentKey(name)).key;
+      const agent = new GatewayClient({ baseUrl: gw.url, key: issued });
+      await agent.register({ name, platform: 'zcode' });
+      await agent.heartbeat({ mode_enforcement: mode });
+      await install(env, ['zcode', '--agent-name', name, '--agent-key', issued, '--bin', zcode]);
+      return find((await doctor(env)).checks, 'zcode', 'plugin');
+    };
+    expect(await plugin('advisory')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('mode enforcement is advisory, not native'),
+      fix: expect.stringContaining('"event":"enforcement"'),
+    });
+    expect((await plugin('native'))?.status).toBe('ok');
   });
 });

@@ -4,14 +4,24 @@
  * booted), and install writes into a temp XDG_CONFIG_HOME / root: files, modes, idempotence,
  * a changed file refused without --force, the plugin entries of opencode and ZCode.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { bridgeDataDir, dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared-policy';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
 import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
 import { cliRun, tempHome, verifyUnit } from './helpers/service-env.js';
-import { tempDir } from './helpers.js';
+import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
 /** The opencode binary `pnpm install` fetched (the bridge's pinned 1.18.33). */
@@ -224,8 +234,73 @@ describe('agentmail service install / uninstall', () => {
     expect(existsSync(layout.envFile)).toBe(false);
     expect(existsSync(layout.stateDir)).toBe(true); // its data is kept
     expect(removed.stdout).toContain('systemctl --user stop agentmail-pi.service');
+    // Its key stays active on the Gateway: said, with the command that revokes it.
+    expect(removed.stdout).toContain('agentmail agent key revoke pi ');
     // The shared report unit went with the last service of the scope.
     expect(existsSync(layout.reportUnitFile)).toBe(false);
+  });
+
+  it('a failed install writes nothing: a file where a directory must be is named, no stack, and a good re-run works', async () => {
+    const { home, env } = tempHome();
+    const blocker = join(home, 'data-is-a-file');
+    writeFileSync(blocker, 'x');
+    const bad = { ...env, XDG_DATA_HOME: blocker };
+    const layout = serviceLayout('gateway', 'user', bad);
+    const r = await cliRun(['service', 'install', 'gateway'], bad);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot create the directory ${layout.stateDir}`);
+    expect(r.stderr).toContain('XDG_DATA_HOME');
+    expect(r.stderr).not.toContain('unexpected failure');
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+    expect(existsSync(layout.configDir)).toBe(false);
+    const good = await cliRun(['service', 'install', 'gateway'], env);
+    expect(good.code, good.stderr).toBe(0);
+    // No key was in its env file: uninstall has no key to tell about.
+    const gone = await cliRun(['service', 'uninstall', 'gateway'], env);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(gone.stdout).not.toContain('still active');
+  });
+
+  it('a step failing after the files were written takes them back (zcode: ~/.zcode is a file)', async () => {
+    const { home, env } = tempHome();
+    const zcode = join(home, 'zcode');
+    writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+    writeFileSync(join(home, '.zcode'), 'not a dir');
+    const layout = serviceLayout('zcode', 'user', env);
+    const r = await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(join(home, '.zcode'));
+    expect(r.stderr).not.toContain('unexpected failure');
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+  });
+
+  it('dsh plugin add failing: the unit and env file are taken back, and the words say so', async () => {
+    const { home, env } = tempHome();
+    const dsh = join(home, 'dsh');
+    writeFileSync(dsh, '#!/bin/sh\necho "pnpm: not found" >&2\nexit 1\n', { mode: 0o755 });
+    const layout = serviceLayout('dsh', 'user', env);
+    const r = await cliRun(['service', 'install', 'dsh', '--agent-key', 'amk_d', '--bin', dsh], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('pnpm: not found');
+    expect(r.stderr).toContain('nothing was kept');
+    for (const f of [layout.unitFile, layout.envFile, layout.reportUnitFile])
+      expect(existsSync(f), f).toBe(false);
+  });
+
+  it('the refusal names every changed file in correct grammar', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_test1'];
+    expect((await cliRun(args, env)).code).toBe(0);
+    writeFileSync(layout.unitFile, `${readFileSync(layout.unitFile, 'utf8')}# edit\n`);
+    const one = await cliRun(args, env);
+    expect(one.stderr).toContain(`${layout.unitFile} differs from`);
+    writeFileSync(layout.envFile, `${readFileSync(layout.envFile, 'utf8')}# edit\n`);
+    const two = await cliRun(args, env);
+    expect(two.stderr).toContain(`${layout.unitFile} and ${layout.envFile} differ from`);
   });
 
   it('a bridge without a key, a bridge as a system service, an unknown service: usage errors naming the fix', async () => {
@@ -233,11 +308,11 @@ describe('agentmail service install / uninstall', () => {
     const noKey = await cliRun(['service', 'install', 'pi'], env);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('--issue-key');
-    const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'k'], env);
+    const system = await cliRun(['service', 'install', 'pi', '--system', '--agent-key', 'amk_k'], env);
     expect(system.code).toBe(2);
     expect(system.stderr).toContain('user service only');
     const badName = await cliRun(
-      ['service', 'install', 'pi', '--agent-key', 'k', '--agent-name', 'pi laptop'],
+      ['service', 'install', 'pi', '--agent-key', 'amk_k', '--agent-name', 'pi laptop'],
       env,
     );
     expect(badName.code).toBe(2);
@@ -298,7 +373,7 @@ describe('agentmail service install / uninstall', () => {
     mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
     writeFileSync(configFile, '{ // a comment\n}');
     const r = await cliRun(
-      ['service', 'install', 'opencode', '--agent-key', 'k', '--bin', OPENCODE_BIN, '--json'],
+      ['service', 'install', 'opencode', '--agent-key', 'amk_k', '--bin', OPENCODE_BIN, '--json'],
       env,
     );
     expect(r.code).toBe(1);
@@ -326,6 +401,34 @@ describe('agentmail service install / uninstall', () => {
     );
   });
 
+  it('uninstall takes out only what install added: an entry the person had in plugins.dirs before stays', async () => {
+    const { home, env } = tempHome();
+    const zcode = join(home, 'zcode');
+    writeFileSync(zcode, '#!/bin/sh\necho 3.15.1\n', { mode: 0o755 });
+    const pluginDir = join(CHECKOUT, 'packages/bridge-zcode/plugin');
+    const configFile = join(home, '.zcode/cli/config.json');
+    mkdirSync(join(home, '.zcode/cli'), { recursive: true });
+    writeFileSync(configFile, JSON.stringify({ plugins: { dirs: ['/my/own', pluginDir] } }));
+    const r = await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('already in plugins.dirs');
+    const u = await cliRun(['service', 'uninstall', 'zcode'], env);
+    expect(u.code, u.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({
+      plugins: { dirs: ['/my/own', pluginDir] },
+    });
+    // What install did add goes again with uninstall.
+    writeFileSync(configFile, JSON.stringify({ plugins: { dirs: ['/my/own'] } }));
+    expect(
+      (await cliRun(['service', 'install', 'zcode', '--agent-key', 'amk_z', '--bin', zcode], env)).code,
+    ).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).plugins.dirs).toEqual(['/my/own', pluginDir]);
+    // A second install (entry already there) keeps the record: uninstall still takes it out.
+    expect((await cliRun(['service', 'install', 'zcode', '--bin', zcode], env)).code).toBe(0);
+    expect((await cliRun(['service', 'uninstall', 'zcode'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).plugins.dirs).toEqual(['/my/own']);
+  });
+
   it('claude: the driver gets the plugin dir and its own data dir (claude-code)', async () => {
     const { home, env } = tempHome();
     const claude = join(home, 'claude');
@@ -338,5 +441,149 @@ describe('agentmail service install / uninstall', () => {
       join(env.XDG_DATA_HOME ?? '', 'agentmail/claude-code'),
     );
     expect(settings.get('AGENTMAIL_AGENT_NAME')).toBe('claude-code');
+  });
+});
+
+describe('service install: what to run next', () => {
+  it('an enabled unit gets restart, not enable --now; uninstall says stop before it lists what it removed', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_test1'];
+    expect((await cliRun(args, env)).stdout).toContain('systemctl --user enable --now agentmail-pi.service');
+    // What systemctl --user enable makes.
+    mkdirSync(join(layout.unitDir, 'default.target.wants'));
+    symlinkSync(layout.unitFile, join(layout.unitDir, 'default.target.wants', unitName('pi')));
+    const again = await cliRun([...args.slice(0, -1), 'amk_test2', '--force'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('systemctl --user restart agentmail-pi.service');
+    expect(again.stdout).not.toContain('enable --now');
+    const u = await cliRun(['service', 'uninstall', 'pi'], env);
+    const stop = u.stdout.indexOf('systemctl --user stop agentmail-pi.service');
+    expect(stop).toBeGreaterThanOrEqual(0);
+    expect(stop).toBeLessThan(u.stdout.indexOf('removed '));
+    expect(u.stdout.indexOf('daemon-reload')).toBeGreaterThan(u.stdout.indexOf('removed '));
+  });
+
+  it('a Gateway on another port: warns about the CLI config and each bridge still on the old port', async () => {
+    const { env } = tempHome();
+    writeFileSync(
+      env.AGENTMAIL_CONFIG ?? '',
+      JSON.stringify({ url: 'http://127.0.0.1:8787', token: 'amu_x' }),
+    );
+    const pi = await cliRun(['service', 'install', 'pi', '--agent-key', 'amk_p'], env);
+    expect(pi.code, pi.stderr).toBe(0);
+    const r = await cliRun(['service', 'install', 'gateway', '--port', '9797'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`your CLI config ${env.AGENTMAIL_CONFIG} still names http://127.0.0.1:8787`);
+    expect(r.stdout).toContain(
+      `the pi bridge still reaches the Gateway at http://127.0.0.1:8787 (${serviceLayout('pi', 'user', env).envFile})`,
+    );
+    expect(r.stdout).toContain('agentmail --url http://127.0.0.1:9797 service install pi --force');
+  });
+
+  it('a checkout without the web build: the Gateway install says to run pnpm build:web', async () => {
+    const checkout = tempDir('agentmail-checkout-');
+    cpSync(join(CHECKOUT, 'deploy'), join(checkout, 'deploy'), { recursive: true });
+    writeFileSync(join(checkout, 'pnpm-workspace.yaml'), 'packages: []\n');
+    const { env } = tempHome({ AGENTMAIL_CHECKOUT: checkout });
+    const r = await cliRun(
+      ['service', 'install', 'gateway', '--system', '--root', join(checkout, 'root')],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `${join(checkout, 'packages/web/dist/index.html')} is not built yet: run pnpm build:web`,
+    );
+  });
+});
+
+describe('service install: keys and options', () => {
+  let gw: TestGateway;
+  let admin: HumanApi;
+  beforeAll(async () => {
+    gw = await startGateway();
+    admin = new HumanApi({ baseUrl: gw.url, token: gw.adminToken });
+  });
+  afterAll(() => gw.close());
+  const keysOf = async (name: string) =>
+    (await admin.agentKeys()).keys.filter((k) => k.agent_name === name && k.revoked_at === null);
+
+  it('--issue-key issues the key only when every check passed: a refused install issues none', async () => {
+    const { env: base } = tempHome();
+    const env = { ...base, AGENTMAIL_TOKEN: gw.adminToken };
+    const layout = serviceLayout('pi', 'user', env);
+    const url = ['--url', gw.url];
+    const name = 'pi-issue';
+    const first = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key'],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(await keysOf(name)).toHaveLength(1);
+    const refused = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key'],
+      env,
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--force');
+    expect(await keysOf(name)).toHaveLength(1); // nothing issued on refusal
+    const forced = await cliRun(
+      [...url, 'service', 'install', 'pi', '--agent-name', name, '--issue-key', '--force'],
+      env,
+    );
+    expect(forced.code, forced.stderr).toBe(0);
+    const keys = await keysOf(name);
+    expect(keys).toHaveLength(2);
+    expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_AGENT_KEY')).toMatch(/^amk_/);
+    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('to-be-issued');
+  });
+
+  it('--issue-key with an opencode.json that is not JSON: refused before a key is issued', async () => {
+    const { env: base } = tempHome();
+    const env: NodeJS.ProcessEnv = { ...base, AGENTMAIL_TOKEN: gw.adminToken };
+    mkdirSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode'), { recursive: true });
+    writeFileSync(join(env.XDG_CONFIG_HOME ?? '', 'opencode', 'opencode.json'), '{ // a comment\n}');
+    const r = await cliRun(
+      [
+        '--url',
+        gw.url,
+        'service',
+        'install',
+        'opencode',
+        '--agent-name',
+        'oc-bad',
+        '--issue-key',
+        '--bin',
+        OPENCODE_BIN,
+      ],
+      env,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('is not a JSON object');
+    expect((await admin.agentKeys()).keys.filter((k) => k.agent_name === 'oc-bad')).toEqual([]);
+    expect(existsSync(serviceLayout('opencode', 'user', env).configDir)).toBe(false);
+  });
+
+  it('refuses --issue-key with --agent-key, a key of the wrong shape, --port for a bridge, --bin for pi or the gateway', async () => {
+    const { env } = tempHome();
+    const cases: Array<[string[], string[]]> = [
+      [
+        ['pi', '--issue-key', '--agent-key', 'amk_x'],
+        ['--issue-key', '--agent-key'],
+      ],
+      [
+        ['pi', '--agent-key', 'not a key'],
+        ['--agent-key', 'amk_'],
+      ],
+      [['pi', '--agent-key', 'amk_x', '--port', '9000'], ['--port']],
+      [['pi', '--agent-key', 'amk_x', '--bin', process.execPath], ['--bin']],
+      [['gateway', '--bin', process.execPath], ['--bin']],
+    ];
+    for (const [args, words] of cases) {
+      const r = await cliRun(['service', 'install', ...args], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      for (const w of words) expect(r.stderr, args.join(' ')).toContain(w);
+    }
+    expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
   });
 });

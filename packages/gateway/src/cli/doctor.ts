@@ -5,6 +5,7 @@
  * registration, presence, mode enforcement, host and plugin.
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -246,12 +247,25 @@ async function unitChecks(
       'warn',
       'ops.doctor.spooled',
       { n: spooled.length, oldest: spooled[0]?.report.at ?? '' },
-      `agentmail service flush ${layout.service} --state-dir ${layout.stateDir}   (needs the Gateway and the service's key)`,
+      `${layout.scope === 'system' ? 'sudo ' : ''}agentmail service flush ${layout.service}${layout.scope === 'system' ? ' --system' : ''} --state-dir ${layout.stateDir}   (reads the service's env file for its key)`,
     );
   return parseEnvFile(text);
 }
 
 async function writable(r: Report, area: string, dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => undefined);
+  if (st !== undefined && !st.isDirectory()) {
+    // access(W_OK) passes for a writable regular file: the state dir must be a directory.
+    r.add(
+      area,
+      'state_dir',
+      'fail',
+      'ops.doctor.dir_not_dir',
+      { path: dir },
+      `mv ${dir} ${dir}.not-a-dir && mkdir -p ${dir} && chmod 700 ${dir}   (as the service's user)`,
+    );
+    return;
+  }
   try {
     await access(dir, constants.W_OK);
     r.add(area, 'state_dir', 'ok', 'ops.doctor.dir_ok', { path: dir });
@@ -264,6 +278,44 @@ async function writable(r: Report, area: string, dir: string): Promise<void> {
       { path: dir },
       `mkdir -p ${dir} && chmod 700 ${dir}   (as the service's user)`,
     );
+  }
+}
+
+/**
+ * The Gateway's own crash reports are mailed with the agent key in its env file: a missing or
+ * refused key means its reports stay spooled, unseen.
+ */
+async function gatewayReportKeyCheck(
+  r: Report,
+  layout: ServiceLayout,
+  settings: Map<string, string>,
+): Promise<void> {
+  const flag = layout.scope === 'system' ? ' --system' : '';
+  const fix = `agentmail service install gateway${flag} --issue-key --force   (as an admin, with the Gateway running)`;
+  // A system unit's env file is root's: unreadable here, nothing to say about its key.
+  if (layout.scope === 'system' && settings.size === 0) return;
+  const key = settings.get('AGENTMAIL_AGENT_KEY') ?? '';
+  const url = (settings.get('AGENTMAIL_GATEWAY_URL') ?? '').replace(/\/+$/, '');
+  if (key === '' || !/^https?:\/\//.test(url)) {
+    r.add('gateway', 'report_key', 'warn', 'ops.doctor.report_key_missing', { path: layout.envFile }, fix);
+    return;
+  }
+  try {
+    await new GatewayClient({ baseUrl: url, key, timeoutMs: PROBE_TIMEOUT_MS }).contacts();
+    r.add('gateway', 'report_key', 'ok', 'ops.doctor.report_key_ok', { path: layout.envFile });
+  } catch (err) {
+    const status = (err as { status?: unknown }).status;
+    if (status === 401 || status === 403)
+      r.add('gateway', 'report_key', 'fail', 'ops.doctor.report_key_refused', { path: layout.envFile }, fix);
+    else
+      r.add(
+        'gateway',
+        'report_key',
+        'warn',
+        'ops.doctor.key_unchecked',
+        { url, error: (err as Error).message },
+        'agentmail doctor, once the Gateway answers',
+      );
   }
 }
 
@@ -334,6 +386,17 @@ async function hostCheck(
     }
     const res = await run(bin, ['--version'], env);
     version = /\d+\.\d+\.\d+[\w.-]*/.exec(res.out)?.[0];
+    if (version === undefined) {
+      r.add(
+        area,
+        'host',
+        'fail',
+        'ops.doctor.host_no_version',
+        { host: facts.service, path: bin },
+        `is ${bin} really ${facts.service}? agentmail service install ${facts.service} --bin /absolute/path/to/${facts.service} --force`,
+      );
+      return;
+    }
   }
   if (version === undefined) {
     r.add(
@@ -365,6 +428,7 @@ async function pluginCheck(
   checkout: string,
   env: NodeJS.ProcessEnv,
   online: boolean,
+  enforcement: string | null | undefined,
 ): Promise<void> {
   const area = facts.service;
   const step = facts.plugin;
@@ -405,16 +469,42 @@ async function pluginCheck(
       { host: facts.service, path: where },
       reinstall,
     );
-  // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
-  else
+  else if (!online)
     r.add(
       area,
       'plugin',
-      online ? 'ok' : 'warn',
-      online ? 'ops.doctor.plugin_loaded' : 'ops.doctor.plugin_configured',
+      'warn',
+      'ops.doctor.plugin_configured',
       { host: facts.service, path: where },
-      online ? undefined : `systemctl --user start ${unitName(facts.service)}`,
+      `systemctl --user start ${unitName(facts.service)}`,
     );
+  // A driver (its own process connects, the plugin runs inside the host) is online even when its
+  // host did not load the plugin: only native mode enforcement (the plugin's gate) proves it.
+  else if (facts.exec.kind === 'node-entry' && enforcement !== 'native')
+    r.add(
+      area,
+      'plugin',
+      'warn',
+      'ops.doctor.plugin_unproven',
+      { host: facts.service, path: where, mode: enforcement ?? r.t('ops.doctor.unknown') },
+      `journalctl --user -u ${unitName(facts.service)} -o cat | grep '"event":"enforcement"'   (the reason; see ${facts.readme})`,
+    );
+  // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
+  else r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_loaded', { host: facts.service, path: where });
+}
+
+/**
+ * The name a key is bound to, without registering anything: the Gateway checks the bound name
+ * before it registers, so a register under a name no key is bound to is refused with the bound one.
+ */
+async function boundName(client: GatewayClient): Promise<string | undefined> {
+  try {
+    await client.register({ name: `doctor-probe-${randomUUID().slice(0, 8)}`, platform: 'doctor' });
+    return undefined;
+  } catch (err) {
+    const bound = (err as { body?: { bound_name?: unknown } }).body?.bound_name;
+    return typeof bound === 'string' ? bound : undefined;
+  }
 }
 
 async function bridgeChecks(
@@ -423,6 +513,7 @@ async function bridgeChecks(
   settings: Map<string, string>,
   env: NodeJS.ProcessEnv,
   checkout: string,
+  heartbeatModes: ReadonlyMap<string, string | null>,
 ): Promise<void> {
   if (layout.service === 'gateway') return;
   const facts = BRIDGES[layout.service];
@@ -458,14 +549,25 @@ async function bridgeChecks(
     }
     const self = contacts?.find((c) => c.kind === 'agent' && c.name === name);
     if (contacts !== undefined && self === undefined) {
-      r.add(
-        area,
-        'registered',
-        'fail',
-        'ops.doctor.not_registered',
-        { name },
-        `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
-      );
+      const bound = await boundName(client);
+      if (bound !== undefined && bound !== name)
+        r.add(
+          area,
+          'registered',
+          'fail',
+          'ops.doctor.key_other_name',
+          { name, bound },
+          `agentmail service install ${facts.service} --agent-name ${bound} --force   (the key's name; or a key for ${name}: --issue-key), then systemctl --user restart ${unit}`,
+        );
+      else
+        r.add(
+          area,
+          'registered',
+          'fail',
+          'ops.doctor.not_registered',
+          { name },
+          `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
+        );
     } else if (self !== undefined) {
       // Registering is idempotent for a registered name; a key bound to another name is refused with that name.
       try {
@@ -499,7 +601,7 @@ async function bridgeChecks(
     }
   }
   const online = contacts?.find((c) => c.name === name)?.online === true;
-  await pluginCheck(r, facts, settings, checkout, env, online);
+  await pluginCheck(r, facts, settings, checkout, env, online, heartbeatModes.get(name));
   const enforcement = await enforcementFromJournal(layout, env);
   if (enforcement === undefined)
     r.add(
@@ -532,7 +634,10 @@ export async function runDoctor(
   const env = ctx.io.env;
   const r = new Report(resolveLocale(env.AGENTMAIL_LOCALE));
   nodeCheck(r);
-  await gatewayChecks(r, ctx, cmd);
+  const api = await gatewayChecks(r, ctx, cmd);
+  // What each agent's last heartbeat said about mode enforcement (SPEC P-8), as the person sees it.
+  const agents = (await api?.agents().catch(() => undefined))?.agents ?? [];
+  const enforcement = new Map(agents.map((a) => [a.name, a.mode_enforcement] as const));
   const layouts = installedLayouts(env, options.root ?? '/');
   if (layouts.length === 0)
     r.add(
@@ -546,13 +651,14 @@ export async function runDoctor(
   const checkout = findCheckout(env);
   for (const layout of layouts) {
     const settings = await unitChecks(r, layout, env);
-    if (layout.service === 'gateway')
+    if (layout.service === 'gateway') {
       await writable(
         r,
         'gateway',
         layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
       );
-    else await bridgeChecks(r, layout, settings, env, checkout);
+      await gatewayReportKeyCheck(r, layout, settings);
+    } else await bridgeChecks(r, layout, settings, env, checkout, enforcement);
   }
   return r.checks;
 }

@@ -23,6 +23,7 @@ export const CLI_ERRORS = {
   SERVE_FAILED: { code: 'AM_CLI_SERVE_FAILED', exit: 1 },
   SERVICE_FILE_CHANGED: { code: 'AM_CLI_SERVICE_FILE_CHANGED', exit: 2 },
   SERVICE_SETUP_FAILED: { code: 'AM_CLI_SERVICE_SETUP_FAILED', exit: 1 },
+  REPORTS_SPOOLED: { code: 'AM_CLI_REPORTS_SPOOLED', exit: 1 },
   DOCTOR_FAILED: { code: 'AM_CLI_DOCTOR_FAILED', exit: 1 },
 } as const satisfies Record<string, { code: `AM_CLI_${string}`; exit: 1 | 2 }>;
 

@@ -86,6 +86,15 @@ export async function addPluginEntry(file: string, path: readonly string[], valu
   return true;
 }
 
+/**
+ * Check, without writing, that {@link addPluginEntry} can add to the list at `path` of the file
+ * (a missing file is fine), so an install refuses before it changes anything.
+ * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` / `AM_CLI_FILE_UNREADABLE` as addPluginEntry would.
+ */
+export async function checkPluginList(file: string, path: readonly string[]): Promise<void> {
+  listAt((await readJsonObject(file)) ?? {}, path, file, true);
+}
+
 /** Remove the entries naming `value` from the list at `path`; @returns whether the file changed. */
 export async function removePluginEntry(
   file: string,
@@ -136,7 +145,7 @@ export function runDshPluginAdd(
             `dsh plugin --profile ${profile} add failed: ${stderr.trim().split('\n').slice(-3).join(' / ') || err.message}`,
             {
               suggestion:
-                'dsh needs pnpm on PATH; see packages/bridge-dsh/README.md "Install in DSH"; the unit files were written',
+                'dsh needs pnpm on PATH; see packages/bridge-dsh/README.md "Install in DSH"; nothing was kept (the install took back its files), run it again once dsh works',
               cause: err,
             },
           ),

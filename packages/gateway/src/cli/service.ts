@@ -4,13 +4,13 @@
  * crash report hooks the units run.
  */
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
-import { writeConfigFile } from './config.js';
+import { readConfigFile, writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
 import {
   bootUrl,
@@ -47,6 +47,7 @@ import {
 } from './service-platforms.js';
 import {
   addPluginEntry,
+  checkPluginList,
   opencodeConfigFile,
   removePluginEntry,
   runDshPluginAdd,
@@ -164,6 +165,49 @@ function hostBin(
   });
 }
 
+/**
+ * Stands for the key `--issue-key` will issue, in the rendering the checks compare: the key itself
+ * is issued only once every check has passed, so a refused install leaves no key behind.
+ */
+const KEY_TO_ISSUE = 'amk_to-be-issued';
+
+/** What an agent key looks like (`amk_` + base64url, as the Gateway issues them). */
+const AGENT_KEY_SHAPE = /^amk_[A-Za-z0-9_-]+$/;
+
+/**
+ * Options that mean nothing for this service are refused, not silently ignored.
+ * @throws CliError `AM_CLI_USAGE` naming the option.
+ */
+function checkOptions(service: ServiceName, opts: InstallOptions): void {
+  if (opts.issueKey && opts.agentKey !== undefined)
+    throw new CliError('USAGE', 'give --issue-key or --agent-key, not both', {
+      suggestion: `--issue-key issues a new key now (admin); --agent-key uses one you have: agentmail service install ${service} --agent-key amk_…`,
+    });
+  if (opts.agentKey !== undefined && !AGENT_KEY_SHAPE.test(opts.agentKey))
+    throw new CliError(
+      'USAGE',
+      '--agent-key is not an agent key (they look like amk_ followed by letters, digits, "-" and "_")',
+      {
+        suggestion: 'copy the key agentmail agent key <name> printed, or use --issue-key',
+      },
+    );
+  if (service !== 'gateway' && opts.port !== undefined)
+    throw new CliError('USAGE', `--port is for the gateway; the ${service} bridge does not serve a port`, {
+      suggestion: `the bridge reaches the Gateway at --url (or your CLI config's url): agentmail --url http://127.0.0.1:<port> service install ${service}`,
+    });
+  const takesBin =
+    service !== 'gateway' &&
+    (BRIDGES[service].exec.kind === 'host' || BRIDGES[service].hostBinVariable !== undefined);
+  if (opts.bin !== undefined && !takesBin)
+    throw new CliError(
+      'USAGE',
+      `--bin is not used by ${service}: it runs on Node (--node) and has no host executable`,
+      {
+        suggestion: `agentmail service install ${service}   (without --bin)`,
+      },
+    );
+}
+
 /** The env-file settings of a service, keeping an existing key when none is given. */
 async function settingsFor(
   ctx: CliContext,
@@ -187,8 +231,7 @@ async function settingsFor(
       '--agent-name',
       opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? GATEWAY_REPORT_AGENT,
     );
-    let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
-    if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+    const key = opts.issueKey ? KEY_TO_ISSUE : (opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY'));
     return [
       ['AGENTMAIL_PORT', port],
       ['AGENTMAIL_GATEWAY_URL', `http://127.0.0.1:${port}`],
@@ -202,8 +245,7 @@ async function settingsFor(
     '--agent-name',
     opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName,
   );
-  let key = opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY');
-  if (opts.issueKey) key = (await (await ctx.api(cmd)).issueAgentKey(agentName)).key;
+  const key = opts.issueKey ? KEY_TO_ISSUE : (opts.agentKey ?? existing.get('AGENTMAIL_AGENT_KEY'));
   if (key === undefined || key === '')
     throw new CliError('USAGE', `the ${service} bridge needs an agent key`, {
       suggestion: `agentmail service install ${service} --issue-key   (as an admin), or --agent-key <key from: agentmail agent key ${agentName}>`,
@@ -236,6 +278,9 @@ export async function installService(
 ): Promise<InstallResult> {
   const env = ctx.io.env;
   const scope = scopeOf(service, opts);
+  checkOptions(service, opts);
+  // An admin token is needed to issue a key: known before anything is checked or written.
+  const api = opts.issueKey ? await ctx.api(cmd) : undefined;
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const checkout = findCheckout(env);
   const node = opts.node ? resolve(opts.node) : process.execPath;
@@ -246,17 +291,13 @@ export async function installService(
   settings.push([STATE_DIR_VARIABLE, layout.stateDir]);
   // Settings a person added to the env file (AGENTMAIL_REPLY_MODEL, a provider's API key, …) are kept.
   for (const [k, v] of existing) if (!settings.some(([name]) => name === k)) settings.push([k, v]);
-  const rendered: RenderedService = renderService({
-    layout,
-    checkout,
-    node,
-    systemdVersion: systemdVersion(),
-    hostBin: bin,
-    settings,
-  });
+  const render = (): RenderedService =>
+    renderService({ layout, checkout, node, systemdVersion: systemdVersion(), hostBin: bin, settings });
+  const rendered = render();
+  const envTarget = { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE };
   const targets = [
     { path: layout.unitFile, text: rendered.unit, mode: UNIT_FILE_MODE },
-    { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE },
+    envTarget,
     // Shared by every service of the scope; its content depends only on this Node and checkout.
     { path: layout.reportUnitFile, text: rendered.reportUnit, mode: UNIT_FILE_MODE },
   ];
@@ -265,51 +306,93 @@ export async function installService(
   if (changed.length > 0 && !opts.force)
     throw new CliError(
       'SERVICE_FILE_CHANGED',
-      `${changed.map((t) => t.path).join(' and ')} differs from what would be written; nothing was changed`,
+      `${changed.map((t) => t.path).join(' and ')} ${changed.length === 1 ? 'differs' : 'differ'} from what would be written; nothing was changed`,
       {
-        detail: 'it was edited, or written with other options',
-        suggestion: `keep your edits, or replace it: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
+        detail:
+          changed.length === 1
+            ? 'it was edited, or written with other options'
+            : 'they were edited, or written with other options',
+        suggestion: `keep your edits, or replace ${changed.length === 1 ? 'it' : 'them'}: agentmail service install ${service}${scope === 'system' ? ' --system' : ''} --force`,
       },
     );
-  const files: FileOutcome[] = [];
-  for (const [i, t] of targets.entries()) {
-    const before = current[i];
-    if (before === t.text) {
-      // Unchanged, but make sure the mode is right (an env file must stay 0600).
-      await chmod(t.path, t.mode);
-      files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
-      continue;
+  // The host's config is checked before anything is changed (and before a key is issued).
+  if (facts?.plugin.kind === 'opencode-config') await checkPluginList(opencodeConfigFile(env), ['plugin']);
+  if (facts?.plugin.kind === 'zcode-config') await checkPluginList(zcodeConfigFile(env), ['plugins', 'dirs']);
+  // Every step below is undone when a later one fails: a failed install leaves nothing behind.
+  const undo: Array<() => Promise<unknown>> = [];
+  const done = await (async () => {
+    try {
+      // Directories first: a path that cannot be a directory fails here, before any file is written.
+      for (const dir of [layout.unitDir, layout.configDir, ...(scope === 'user' ? [layout.stateDir] : [])])
+        await prepareDir(dir, undo);
+      if (api !== undefined) {
+        const agentName = settings.find(([k]) => k === 'AGENTMAIL_AGENT_NAME')?.[1] ?? service;
+        const issued = await api.issueAgentKey(agentName);
+        undo.push(() => api.revokeAgentKey(issued.key_id));
+        const at = settings.findIndex(([k]) => k === 'AGENTMAIL_AGENT_KEY');
+        settings[at] = ['AGENTMAIL_AGENT_KEY', issued.key];
+        envTarget.text = render().envFile;
+      }
+      const files: FileOutcome[] = [];
+      for (const [i, t] of targets.entries()) {
+        const before = current[i];
+        if (before === t.text) {
+          // Unchanged, but make sure the mode is right (an env file must stay 0600).
+          await chmod(t.path, t.mode);
+          files.push({ path: t.path, status: 'unchanged', mode: t.mode.toString(8) });
+          continue;
+        }
+        await writeFileAtomic(t.path, t.text, t.mode);
+        undo.push(() => (before === undefined ? unlink(t.path) : writeFileAtomic(t.path, before, t.mode)));
+        files.push({
+          path: t.path,
+          status: before === undefined ? 'written' : 'replaced',
+          mode: t.mode.toString(8),
+        });
+      }
+      const warnings: string[] = [];
+      // The Gateway serves the web mailbox at the address it advertises: without its build, 503.
+      const built =
+        facts === undefined
+          ? [
+              { file: 'packages/gateway/dist/cli/main.js', build: 'pnpm build:cli' },
+              { file: 'packages/web/dist/index.html', build: 'pnpm build:web' },
+            ]
+          : facts.builtFiles.map((file) => ({ file, build: facts.buildCommand }));
+      for (const { file, build } of built)
+        if (!existsSync(join(checkout, file)))
+          warnings.push(say(env, 'ops.service.not_built', { path: join(checkout, file), build }));
+      if (service === 'gateway') warnings.push(...(await portWarnings(ctx, cmd, layout, existing, settings)));
+      const plugin =
+        facts === undefined
+          ? undefined
+          : await installPlugin(facts, checkout, env, bin, undo, installedFile(layout));
+      const admin =
+        service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
+      if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
+        warnings.push(say(env, 'ops.service.no_report_key'));
+      return { files, plugin, warnings, admin };
+    } catch (err) {
+      for (const step of undo.reverse()) await step().catch(() => undefined);
+      if (err instanceof CliError) throw err;
+      const e = err as NodeJS.ErrnoException;
+      throw new CliError('SERVICE_SETUP_FAILED', `install ${service} failed: ${e.message}`, {
+        detail: 'nothing was changed: what the install had written was taken back',
+        suggestion: `fix the named path (${e.path ?? 'see above'}), then run: agentmail service install ${service}`,
+        cause: err,
+      });
     }
-    await writeFileAtomic(t.path, t.text, t.mode);
-    files.push({
-      path: t.path,
-      status: before === undefined ? 'written' : 'replaced',
-      mode: t.mode.toString(8),
-    });
-  }
-  await mkdir(layout.configDir, { recursive: true, mode: 0o700 });
-  if (scope === 'user') await mkdir(layout.stateDir, { recursive: true, mode: 0o700 });
-  const warnings: string[] = [];
-  const built = facts?.builtFiles ?? ['packages/gateway/dist/cli/main.js'];
-  for (const f of built)
-    if (!existsSync(join(checkout, f)))
-      warnings.push(
-        say(env, 'ops.service.not_built', {
-          path: join(checkout, f),
-          build: facts?.buildCommand ?? 'pnpm build:cli',
-        }),
-      );
-  const plugin = facts === undefined ? undefined : await installPlugin(facts, checkout, env, bin);
-  const admin =
-    service === 'gateway' && scope === 'user' ? await initGatewayData(ctx, cmd, layout) : undefined;
-  if (service === 'gateway' && !settings.some(([k]) => k === 'AGENTMAIL_AGENT_KEY'))
-    warnings.push(say(env, 'ops.service.no_report_key'));
+  })();
+  const { files, plugin, warnings, admin } = done;
   const sc = systemctl(scope);
   const unit = unitName(service);
+  // Already enabled (its wants link exists): a changed unit or env file takes effect on a restart.
+  const enabled = existsSync(wantsLink(layout));
   const commands = [
     `${sc} daemon-reload`,
-    `${sc} enable --now ${unit}`,
-    ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : []),
+    ...(enabled
+      ? [`${sc} restart ${unit}`]
+      : [`${sc} enable --now ${unit}`, ...(scope === 'user' ? ['loginctl enable-linger "$USER"'] : [])]),
     'agentmail doctor',
   ];
   return { service, scope, files, plugin, warnings, commands, ...(admin === undefined ? {} : { admin }) };
@@ -340,11 +423,138 @@ async function initGatewayData(
   return { token: adminToken, savedIn: config.configPath };
 }
 
+/** The enablement link `systemctl enable` makes for the service's unit. */
+function wantsLink(layout: ServiceLayout): string {
+  return join(
+    layout.unitDir,
+    layout.scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
+    unitName(layout.service),
+  );
+}
+
+/** `http://127.0.0.1:<port>` or `localhost`: the port, else undefined (a remote Gateway is not ours). */
+function loopbackPort(url: string | undefined): string | undefined {
+  try {
+    const u = new URL(url ?? '');
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return undefined;
+    return u.port || (u.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Gateway on a new port: the CLI config and the installed bridges still name the old one.
+ * @returns one warning per file to update, with the command that does it.
+ */
+async function portWarnings(
+  ctx: CliContext,
+  cmd: Command,
+  layout: ServiceLayout,
+  existing: Map<string, string>,
+  settings: Array<readonly [string, string]>,
+): Promise<string[]> {
+  const env = ctx.io.env;
+  const port = settings.find(([k]) => k === 'AGENTMAIL_PORT')?.[1] ?? '8787';
+  const url = `http://127.0.0.1:${port}`;
+  const out: string[] = [];
+  const config = await ctx.config(cmd);
+  const file = existsSync(config.configPath)
+    ? await readConfigFile(config.configPath).catch(() => ({ url: undefined }))
+    : {};
+  const cliPort = loopbackPort(file.url);
+  if (cliPort !== undefined && cliPort !== port)
+    out.push(say(env, 'ops.service.port_cli', { file: config.configPath, old: file.url ?? '', url }));
+  if (layout.scope !== 'user' || existing.get('AGENTMAIL_PORT') === port) return out;
+  for (const bridge of SERVICE_NAMES) {
+    if (bridge === 'gateway') continue;
+    const envFile = serviceLayout(bridge, 'user', env, layout.root).envFile;
+    const old = parseEnvFile((await readIfExists(envFile).catch(() => undefined)) ?? '').get(
+      'AGENTMAIL_GATEWAY_URL',
+    );
+    const oldPort = loopbackPort(old);
+    if (oldPort !== undefined && oldPort !== port)
+      out.push(
+        say(env, 'ops.service.port_bridge', {
+          service: bridge,
+          file: envFile,
+          old: old ?? '',
+          url,
+          unit: unitName(bridge),
+        }),
+      );
+  }
+  return out;
+}
+
+/** A host-config entry the install added (and so uninstall may take out). */
+interface AddedEntry {
+  file: string;
+  list: string[];
+  value: string;
+}
+
+/**
+ * The record of what install added to a host's config, in the service's config dir: uninstall
+ * removes only these, never an entry the person had put there before.
+ */
+function installedFile(layout: ServiceLayout): string {
+  return join(layout.configDir, 'installed.json');
+}
+
+async function readAdded(record: string): Promise<AddedEntry[]> {
+  const text = await readIfExists(record);
+  if (text === undefined) return [];
+  try {
+    const value = JSON.parse(text) as { added?: AddedEntry[] };
+    return Array.isArray(value.added) ? value.added : [];
+  } catch {
+    return [];
+  }
+}
+
+async function recordAdded(
+  record: string,
+  entry: AddedEntry,
+  undo: Array<() => Promise<unknown>>,
+): Promise<void> {
+  const before = await readIfExists(record);
+  const added = (await readAdded(record)).filter((e) => !(e.file === entry.file && e.value === entry.value));
+  await writeFileAtomic(record, `${JSON.stringify({ added: [...added, entry] }, null, 2)}\n`, 0o600);
+  undo.push(() => (before === undefined ? unlink(record) : writeFileAtomic(record, before, 0o600)));
+}
+
+/**
+ * Create a directory (0700) the install needs, recording what it created so a failure can take it back.
+ * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` naming the path when it cannot be a directory.
+ */
+async function prepareDir(dir: string, undo: Array<() => Promise<unknown>>): Promise<void> {
+  try {
+    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (created !== undefined) undo.push(() => rm(created, { recursive: true }));
+    if (!(await stat(dir)).isDirectory())
+      throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new CliError('SERVICE_SETUP_FAILED', `cannot create the directory ${dir} (${code})`, {
+      detail:
+        code === 'EACCES' || code === 'EPERM'
+          ? 'no permission to write there'
+          : 'a part of that path is a file, not a directory (is XDG_CONFIG_HOME or XDG_DATA_HOME a file?)',
+      suggestion:
+        'make that path a directory you can write (or point XDG_CONFIG_HOME / XDG_DATA_HOME at one), then run the install again; nothing was written',
+      cause: err,
+    });
+  }
+}
+
 async function installPlugin(
   facts: BridgeFacts,
   checkout: string,
   env: NodeJS.ProcessEnv,
   bin: string | undefined,
+  undo: Array<() => Promise<unknown>>,
+  record: string,
 ): Promise<string | undefined> {
   const step = facts.plugin;
   switch (step.kind) {
@@ -358,6 +568,10 @@ async function installPlugin(
     case 'opencode-config': {
       const file = opencodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
+      if (added) {
+        undo.push(() => removePluginEntry(file, ['plugin'], join(checkout, step.pluginPath)));
+        await recordAdded(record, { file, list: ['plugin'], value: join(checkout, step.pluginPath) }, undo);
+      }
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginPath),
         list: 'plugin',
@@ -367,6 +581,14 @@ async function installPlugin(
     case 'zcode-config': {
       const file = zcodeConfigFile(env);
       const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
+      if (added) {
+        undo.push(() => removePluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir)));
+        await recordAdded(
+          record,
+          { file, list: ['plugins', 'dirs'], value: join(checkout, step.pluginDir) },
+          undo,
+        );
+      }
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
         path: join(checkout, step.pluginDir),
         list: 'plugins.dirs',
@@ -388,6 +610,8 @@ export interface UninstallResult {
   removed: string[];
   kept: string[];
   commands: string[];
+  /** The agent whose key stays active (the env file named it): revoke it with `agentmail agent key revoke`. */
+  agentName?: string;
 }
 
 /**
@@ -403,11 +627,12 @@ export async function uninstallService(
   const scope = scopeOf(service, opts);
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const removed: string[] = [];
-  const wants = join(
-    layout.unitDir,
-    scope === 'user' ? 'default.target.wants' : 'multi-user.target.wants',
-    unitName(service),
-  );
+  const envSettings = parseEnvFile((await readIfExists(layout.envFile)) ?? '');
+  // Only a key the env file held stays active on the Gateway (a Gateway without a report key has none).
+  const agentName = envSettings.get('AGENTMAIL_AGENT_KEY')
+    ? envSettings.get('AGENTMAIL_AGENT_NAME')
+    : undefined;
+  const wants = wantsLink(layout);
   for (const path of [wants, layout.unitFile, layout.envFile]) {
     try {
       await lstat(path);
@@ -425,20 +650,12 @@ export async function uninstallService(
     await unlink(layout.reportUnitFile);
     removed.push(layout.reportUnitFile);
   }
-  if (service !== 'gateway') {
-    const step = BRIDGES[service].plugin;
-    const checkout = findCheckout(env);
-    if (
-      step.kind === 'opencode-config' &&
-      (await removePluginEntry(opencodeConfigFile(env), ['plugin'], join(checkout, step.pluginPath)))
-    )
-      removed.push(`${join(checkout, step.pluginPath)} from ${opencodeConfigFile(env)}`);
-    if (
-      step.kind === 'zcode-config' &&
-      (await removePluginEntry(zcodeConfigFile(env), ['plugins', 'dirs'], join(checkout, step.pluginDir)))
-    )
-      removed.push(`${join(checkout, step.pluginDir)} from ${zcodeConfigFile(env)}`);
-  }
+  // Only the host-config entries this install added (the record), never one the person had there.
+  const record = installedFile(layout);
+  for (const e of await readAdded(record))
+    if (await removePluginEntry(e.file, e.list, e.value)) removed.push(`${e.value} from ${e.file}`);
+  await rm(record, { force: true });
+  await rmdir(layout.configDir).catch(() => undefined); // only when empty
   const sc = systemctl(scope);
   return {
     service,
@@ -446,6 +663,7 @@ export async function uninstallService(
     removed,
     kept: [layout.stateDir],
     commands: [`${sc} stop ${unitName(service)}`, `${sc} daemon-reload`],
+    ...(agentName === undefined || agentName === '' ? {} : { agentName }),
   };
 }
 
@@ -509,9 +727,12 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
       .argument('<service>', SERVICE_NAMES.join(' | '))
       .option('--force', 'replace a unit or env file that differs (edited, or other options)')
       .option('--port <port>', 'gateway: the port it serves (default 8787)')
-      .option('--agent-name <name>', 'bridge: the agent name (default: the platform)')
-      .option('--agent-key <key>', 'bridge: its agent key (from agentmail agent key <name>)')
-      .option('--issue-key', 'bridge: issue a new agent key now (needs an admin token)')
+      .option(
+        '--agent-name <name>',
+        'the agent name (bridge: default the platform; gateway: its crash-report agent)',
+      )
+      .option('--agent-key <key>', 'its agent key amk_… (from agentmail agent key <name>)')
+      .option('--issue-key', 'issue a new agent key now (needs an admin token; not with --agent-key)')
       .option('--report-to <user>', 'who gets crash reports by mail (default admin)')
       .option('--bin <path>', 'the host executable (opencode, dsh, claude, zcode)')
       .option('--node <path>', 'Node.js >= 22.19 for the unit (default: the one running this command)'),
@@ -540,15 +761,23 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
   ).action(async (name: string, opts: { user?: boolean; system?: boolean; root?: string }, cmd: Command) => {
     const result = await uninstallService(ctx, serviceArg(name), opts);
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
+    const [stop, ...after] = result.commands;
     ctx.io.out(
       [
+        // Its process runs on until stopped: the stop comes first, then the reload drops the unit.
+        ...(result.removed.length === 0 || stop === undefined
+          ? []
+          : [say(env, 'ops.service.stop_first'), `  ${stop}`, '']),
         ...(result.removed.length === 0
           ? [say(env, 'ops.service.nothing_installed')]
           : result.removed.map((p) => `removed ${p}`)),
         ...result.kept.map((p) => say(env, 'ops.service.kept', { path: p })),
+        ...(result.agentName === undefined
+          ? []
+          : [say(env, 'ops.service.key_still_active', { name: result.agentName })]),
         '',
         say(env, 'ops.service.then'),
-        ...result.commands.map((c) => `  ${c}`),
+        ...(result.removed.length === 0 ? result.commands : after).map((c) => `  ${c}`),
       ].join('\n'),
     );
   });
@@ -591,28 +820,50 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     );
   service
     .command('flush')
-    .description('ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable')
+    .description(
+      "ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable (with the service's env file)",
+    )
     .argument('<service>', SERVICE_NAMES.join(' | '))
-    .requiredOption('--state-dir <dir>', "the service's state directory (spool)")
+    .option('--state-dir <dir>', "the service's state directory (spool; default: its env file's)")
     .option('--wait-ms <ms>', 'how long to wait for a Gateway that is still starting', String(FLUSH_WAIT_MS))
     .option('--boot-url <url>', 'first wait until this URL answers (opencode serve: boots its instance)')
+    .option('--user', 'a user service (the default)')
+    .option('--system', 'the system Gateway')
     .action(
-      async (name: string, opts: { stateDir: string; waitMs: string; bootUrl?: string }, cmd: Command) => {
-        serviceArg(name);
+      async (
+        name: string,
+        opts: { stateDir?: string; waitMs: string; bootUrl?: string; system?: boolean },
+        cmd: Command,
+      ) => {
+        const service = serviceArg(name);
         const waitMs = Number(opts.waitMs);
         if (!Number.isInteger(waitMs) || waitMs < 0)
           throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`);
+        // Pasted into a shell (doctor's fix), the command has none of the unit's environment: the
+        // service's own env file gives it the key, URL and state dir (the same values systemd passes).
+        const layout = serviceLayout(service, opts.system ? 'system' : 'user', env);
+        const fromFile = parseEnvFile((await readIfExists(layout.envFile).catch(() => undefined)) ?? '');
+        const flushEnv = { ...env, ...Object.fromEntries(fromFile) };
+        const stateDir = opts.stateDir ?? flushEnv[STATE_DIR_VARIABLE] ?? layout.stateDir;
         const booted =
           opts.bootUrl === undefined ? undefined : await bootUrl(opts.bootUrl, Math.max(waitMs, 60_000));
-        const outcomes = await flushSpool(resolve(opts.stateDir), ctx.io.env, waitMs);
+        const outcomes = await flushSpool(resolve(stateDir), flushEnv, waitMs);
         if (ctx.globals(cmd).json)
-          return printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
-        const lines =
-          outcomes.length === 0
-            ? [say(env, 'ops.service.none_spooled')]
-            : outcomes.map((o) => reportLine(env, o));
-        if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
-        ctx.io.out(lines.join('\n'));
+          printJson(ctx.io, { outcomes, ...(booted === undefined ? {} : { booted }) });
+        else {
+          const lines =
+            outcomes.length === 0
+              ? [say(env, 'ops.service.none_spooled')]
+              : outcomes.map((o) => reportLine(env, o));
+          if (booted === false) lines.push(say(env, 'ops.service.boot_failed', { url: opts.bootUrl ?? '' }));
+          ctx.io.out(lines.join('\n'));
+        }
+        const left = outcomes.filter((o) => o.status === 'spooled').length;
+        // The unit's hook is "-"-prefixed: a non-zero exit never stops the service from starting.
+        if (left > 0)
+          throw new CliError('REPORTS_SPOOLED', `${left} crash report(s) are still spooled in ${stateDir}`, {
+            suggestion: `start the Gateway, or give the service a working key (agentmail service install ${service}${opts.system ? ' --system' : ''} --issue-key --force), then: agentmail service flush ${service}${opts.system ? ' --system' : ''}`,
+          });
       },
     );
 }

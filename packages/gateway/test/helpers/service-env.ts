@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { type CrashReport, spoolReport } from '../../src/cli/crash-report.js';
 import type { CliIo } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/program.js';
 import { tempDir } from '../helpers.js';
@@ -64,5 +65,22 @@ export function verifyUnit(
     execFile('systemd-analyze', args, { env, encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) =>
       resolve({ ok: error === null, output: `${stdout}${stderr}`.trim() }),
     );
+  });
+}
+
+/** Spool a crash report of the pi unit (as `service report` does with the Gateway down): its file. */
+export function spoolPiReport(stateDir: string, fields: Partial<CrashReport> = {}): Promise<string> {
+  return spoolReport(stateDir, {
+    id: 'agentmail-pi.service:x',
+    service: 'pi',
+    unit: 'agentmail-pi.service',
+    host: 'h',
+    result: 'oom-kill',
+    exit_code: 'killed',
+    exit_status: 'KILL',
+    at: '2026-12-01T10:00:00.000Z',
+    scope: 'user',
+    log_lines: [],
+    ...fields,
   });
 }

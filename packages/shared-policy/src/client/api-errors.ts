@@ -8,6 +8,14 @@ import { AgentMailError, ERROR_CODES, hasErrorCode } from '../errors.js';
 /** Longest part of a non-JSON error page kept as `detail`, in characters. @default 500 */
 export const ERROR_DETAIL_MAX_CHARS = 500;
 
+/** "detail; suggestion": a detail without its own closing punctuation gets a ";" before the advice. */
+function detailAndSuggestion(detail: string | undefined, suggestion: string | undefined): string {
+  const d = detail?.trim() ?? '';
+  const s = suggestion?.trim() ?? '';
+  if (d === '' || s === '') return d || s;
+  return `${d}${/[.!?;:]$/.test(d) ? '' : ';'} ${s}`;
+}
+
 /**
  * An HTTP answer outside 2xx (see SPEC G-13). `status` decides retry vs give up
  * ({@link isTransient}); `body` is the parsed error body (a non-JSON body becomes
@@ -21,7 +29,7 @@ export class GatewayHttpError extends AgentMailError {
   /** The path asked for, parameters filled, without the query. */
   readonly path: string;
   constructor(method: string, path: string, status: number, body: ErrorBody) {
-    const words = [body.detail, body.suggestion].filter((w) => w !== undefined && w !== '').join(' ');
+    const words = detailAndSuggestion(body.detail, body.suggestion);
     super(
       ERROR_CODES.GATEWAY_HTTP,
       `${method} ${path} failed with HTTP ${status} ${body.error}${words ? `: ${words}` : ''}`,

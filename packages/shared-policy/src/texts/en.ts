@@ -492,6 +492,13 @@ export const EN = {
   'ops.doctor.env_missing': 'no env file {path}',
   'ops.doctor.dir_ok': 'state directory {path} is writable',
   'ops.doctor.dir_bad': 'state directory {path} is missing or not writable',
+  'ops.doctor.dir_not_dir': 'state directory {path} is a file, not a directory',
+  'ops.doctor.host_no_version': '{path} --version printed no version: it does not look like {host}',
+  'ops.doctor.report_key_ok': "the Gateway's crash reports have an agent key that works ({path})",
+  'ops.doctor.report_key_missing':
+    "no agent key for the Gateway's own crash reports in {path}: they would stay spooled, unseen",
+  'ops.doctor.report_key_refused':
+    'the Gateway refuses the key for its own crash reports in {path}: they would stay spooled, unseen',
   'ops.doctor.host_ok': '{host} {version} is installed',
   'ops.doctor.host_missing': '{host} is not installed ({path})',
   'ops.doctor.host_version': '{host} {version} is installed; this bridge is tested with {supported}',
@@ -510,6 +517,8 @@ export const EN = {
   'ops.doctor.plugin_loaded': 'the plugin is configured ({path}) and loaded: its agent is online',
   'ops.doctor.plugin_configured':
     'the plugin is configured ({path}); loaded is not known while the agent is offline',
+  'ops.doctor.plugin_unproven':
+    'the driver is online, but its host may not have loaded the plugin ({path}): mode enforcement is {mode}, not native',
   'ops.doctor.enforcement_native': 'permission modes are enforced natively',
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
   'ops.doctor.enforcement_unknown':
@@ -528,6 +537,13 @@ export const EN = {
   'ops.service.enable': 'enable and start it:',
   'ops.service.nothing_installed': 'nothing installed',
   'ops.service.kept': 'kept    {path} (its data)',
+  'ops.service.key_still_active':
+    'the agent key of {name} is still active: agentmail agent key revoke {name}   (when this agent is gone for good)',
+  'ops.service.stop_first': 'stop it first (it runs on until stopped):',
+  'ops.service.port_cli':
+    'your CLI config {file} still names {old}: agentmail login --url {url} --token <token>   (or edit its url)',
+  'ops.service.port_bridge':
+    'the {service} bridge still reaches the Gateway at {old} ({file}): agentmail --url {url} service install {service} --force, then systemctl --user restart {unit}',
   'ops.service.then': 'then:',
   'ops.service.report_not_failure': 'service result "{result}": not a failure, no report',
   'ops.service.report_sent': 'report {id} mailed to {to}',

@@ -463,6 +463,13 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.env_missing': '没有环境文件 {path}',
   'ops.doctor.dir_ok': '状态目录 {path} 可写',
   'ops.doctor.dir_bad': '状态目录 {path} 不存在或不可写',
+  'ops.doctor.dir_not_dir': '状态目录 {path} 是一个文件，不是目录',
+  'ops.doctor.host_no_version': '{path} --version 没有输出版本：它看起来不是 {host}',
+  'ops.doctor.report_key_ok': 'Gateway 自身崩溃报告的代理密钥可用（{path}）',
+  'ops.doctor.report_key_missing':
+    '{path} 中没有 Gateway 自身崩溃报告的代理密钥：报告会一直留在本地，无人看到',
+  'ops.doctor.report_key_refused':
+    'Gateway 拒绝 {path} 中用于自身崩溃报告的密钥：报告会一直留在本地，无人看到',
   'ops.doctor.host_ok': '已安装 {host} {version}',
   'ops.doctor.host_missing': '未安装 {host}（{path}）',
   'ops.doctor.host_version': '已安装 {host} {version}；此桥接在 {supported} 上测试',
@@ -480,6 +487,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.doctor.plugin_missing': '{host} 没有配置 AgentMail 插件（{path}）',
   'ops.doctor.plugin_loaded': '插件已配置（{path}）并已加载：它的智能体在线',
   'ops.doctor.plugin_configured': '插件已配置（{path}）；智能体离线时无法确认是否已加载',
+  'ops.doctor.plugin_unproven':
+    '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native',
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
   'ops.doctor.enforcement_unknown': '未知权限模式执行方式：日志中没有 {unit} 的 "enforcement" 事件',
@@ -496,6 +505,13 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.enable': '启用并启动：',
   'ops.service.nothing_installed': '没有安装任何内容',
   'ops.service.kept': 'kept    {path}（它的数据）',
+  'ops.service.key_still_active':
+    '{name} 的代理密钥仍然有效：agentmail agent key revoke {name}   （确定不再使用这个代理时）',
+  'ops.service.stop_first': '请先停止它（停止前它会一直运行）：',
+  'ops.service.port_cli':
+    '你的 CLI 配置 {file} 仍指向 {old}：agentmail login --url {url} --token <token>   （或修改其中的 url）',
+  'ops.service.port_bridge':
+    '{service} 桥接仍通过 {old} 连接 Gateway（{file}）：agentmail --url {url} service install {service} --force，然后 systemctl --user restart {unit}',
   'ops.service.then': '然后：',
   'ops.service.report_not_failure': '服务结果 "{result}"：不是故障，不发送报告',
   'ops.service.report_sent': '报告 {id} 已发送给 {to}',

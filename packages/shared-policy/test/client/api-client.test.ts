@@ -231,3 +231,16 @@ describe('helpers', () => {
     ).toBe(true);
   });
 });
+
+describe('GatewayHttpError message', () => {
+  it('puts a ";" between a detail and its suggestion, none after a detail that ends a sentence', () => {
+    const words = (detail: string) =>
+      new GatewayHttpError('POST', '/api/v1/mail/send', 401, {
+        error: 'AM_GW_UNAUTHENTICATED',
+        detail,
+        suggestion: 'check AGENTMAIL_AGENT_KEY',
+      }).message;
+    expect(words('unknown agent key')).toContain(': unknown agent key; check AGENTMAIL_AGENT_KEY');
+    expect(words('the key was revoked.')).toContain(': the key was revoked. check AGENTMAIL_AGENT_KEY');
+  });
+});
