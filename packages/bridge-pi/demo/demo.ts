@@ -11,6 +11,7 @@
  * pi provider instead of the scripted model; the provider's key comes from its usual environment
  * variable (e.g. `ANTHROPIC_API_KEY`). Built and run by demo/tsup.config.ts (see the `demo` script).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { catalogue } from '@agentmail/shared-policy';
@@ -119,6 +120,43 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * Pids of this process's own children still running (Linux `/proc`; [] elsewhere). The bundler's
+ * service process (esbuild, started by tsup) is one: it lives until it notices our exit, so the
+ * demo ends it itself rather than leave it running past its own exit.
+ */
+function ownChildren(): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === process.pid && state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Resolves once process `pid` is gone (or a zombie), or after `timeoutMs` (checked every 20 ms). */
+async function pidGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const end = performance.now() + timeoutMs;
+  while (ownChildren().includes(pid)) {
+    if (performance.now() > end) return false;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return true;
+}
+
 /** Progress on stderr, so stdout is what a person reads (and what the README shows). */
 const progress = (text: string): void => {
   process.stderr.write(`· ${text}\n`);
@@ -173,6 +211,14 @@ async function cleanup(): Promise<Array<{ name: string; pgid: number }>> {
   await removeBundle().catch(() => {});
   const left: Array<{ name: string; pgid: number }> = [];
   for (const g of groups) if (!(await gone(g.pgid, 2_000))) left.push(g);
+  for (const pid of ownChildren()) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+    if (!(await pidGone(pid, 2_000))) left.push({ name: `child ${pid}`, pgid: pid });
+  }
   return left;
 }
 
