@@ -288,6 +288,8 @@ export function createBridge<H extends { type: string } = never>(options: Create
     : undefined;
   let rpcStarted: Promise<void> | undefined;
 
+  /** Host sessions the last heartbeat offered for adoption (G-37). */
+  let offered = new Set<string>();
   const heartbeat = async (): Promise<HeartbeatSnapshot> => {
     // A host that cannot give its snapshot must not keep the agent offline (and its backlog
     // waiting, B-20): the heartbeat goes out without the unreadable parts (G-25), advisory (P-8).
@@ -303,8 +305,14 @@ export function createBridge<H extends { type: string } = never>(options: Create
     let sessions = checked.sessions;
     if (sessions !== undefined) {
       // G-37: only sessions a person opened are offered for adoption, never the bridge's own.
+      // While a turn is creating a session, a new one in the list may be it: offer only those
+      // offered before; a person's new session waits for the next heartbeat.
       const own = await bindings.ownPlatformSessionIds();
-      sessions = sessions.filter((s) => !own.has(s.platform_id)).slice(0, HEARTBEAT_MAX_SESSIONS);
+      const unsure = bindings.creationsInFlight > 0;
+      sessions = sessions
+        .filter((s) => !own.has(s.platform_id) && (!unsure || offered.has(s.platform_id)))
+        .slice(0, HEARTBEAT_MAX_SESSIONS);
+      offered = new Set(sessions.map((s) => s.platform_id));
     }
     return {
       mode_enforcement: checked.mode_enforcement,

@@ -397,6 +397,8 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
     for (const attempt of attempts) {
       if (signal.aborted) break;
       const created: { session?: PlatformSessionRef } = {};
+      // G-37: until this attempt reports its new session, heartbeats offer no new host sessions.
+      const creation = attempt.kind === 'new' ? bindings.creating() : () => undefined;
       lastModel =
         attempt.model?.key ?? (attempt.kind === 'resume' ? '(the session model)' : '(host default)');
       try {
@@ -421,11 +423,14 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
               ...session,
               ...(fingerprint === '' ? {} : { naming: { fingerprint } }),
             });
+            creation();
           },
         });
         last = checkOutcome(outcome, adapter.platform);
       } catch (err) {
         last = { ok: false, cause: messageOf(err) };
+      } finally {
+        creation();
       }
       if (last.ok || last.setupProblem === true) break;
       emit({

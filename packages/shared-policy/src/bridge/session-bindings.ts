@@ -62,6 +62,31 @@ export class SessionBindings {
     this.dir = join(dataDir, 'bindings');
   }
 
+  /** Platform sessions this process bound (known before their file is written: G-37 filter). */
+  readonly #known = new Set<string>();
+  #creating = 0;
+
+  /**
+   * Mark a session creation in flight (a `new` attempt that has not reported its session yet):
+   * until the returned release is called, a heartbeat cannot tell the bridge's new session from a
+   * person's (the host may list it before its creation answer arrives), so it offers no new ones.
+   * The release is idempotent.
+   */
+  creating(): () => void {
+    this.#creating += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#creating -= 1;
+    };
+  }
+
+  /** Session creations in flight (see {@link creating}). */
+  get creationsInFlight(): number {
+    return this.#creating;
+  }
+
   #file(sessionId: string): string {
     return join(this.dir, `${fallbackDirName(sessionId)}.json`);
   }
@@ -101,6 +126,7 @@ export class SessionBindings {
     sessionId: string,
     session: { platformSessionId: string; locator?: string; naming?: NamingSyncState },
   ): Promise<SessionBinding> {
+    if (session.platformSessionId !== '') this.#known.add(session.platformSessionId);
     const old = await this.#read(sessionId);
     const binding: SessionBinding = {
       sessionId,
@@ -143,7 +169,7 @@ export class SessionBindings {
 
   /** Every platform session id the bridge made for mail, bound or set aside (G-37 filter). */
   async ownPlatformSessionIds(): Promise<Set<string>> {
-    const ids = new Set<string>();
+    const ids = new Set<string>(this.#known);
     let names: string[];
     try {
       names = await readdir(this.dir);

@@ -83,6 +83,15 @@ const sends = (gw: Gw) =>
 const mailFrame = (id: number, mail: NewMailEvent) => frame(id, 'new_mail', mail);
 
 /** The bridge's last word on a mail: its turn_done / turn_failed / turn_timed_out(+failure mail). */
+/** Resolves once `cond()` holds (checked every 10 ms); rejects after `timeoutMs`. */
+async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
 async function settled(bridge: Bridge, mailId: string): Promise<BridgeEvent> {
   // Turns run concurrently: the awaited turn may have ended before this call; look back first.
   const seen = eventLogs.get(bridge)?.find((e) => e.type === 'turn_done' && e.mail_id === mailId);
@@ -170,6 +179,55 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
     const last = beats.at(-1)?.json as { sessions: Array<{ platform_id: string }> };
     expect(host.sessions.size).toBe(2);
     expect(last.sessions.map((s) => s.platform_id)).toEqual([person.id]);
+  });
+});
+
+describe('createBridge: the G-37 filter while a session is being created', () => {
+  it('a session the host lists before the bridge learns it made it is never offered for adoption', async () => {
+    const gate = deferred();
+    let hostRef: ReferenceHost | undefined;
+    let made: string | undefined;
+    const { bridge, gw, host } = await setup({}, { heartbeatMs: 1_000 }, undefined, {
+      adapter: (a) => ({
+        ...a,
+        turns: {
+          ...(a.turns as NonNullable<BridgeAdapter['turns']>),
+          // The host has the session (its list shows it) before the creation answer reached us.
+          runAttempt: async (_attempt, ctx) => {
+            made = hostRef?.openPersonSession(ctx.cwd, 'made for the mail').id;
+            await gate.promise;
+            await ctx.sessionCreated({ platformSessionId: made ?? '' });
+            return { ok: false, cause: 'scripted failure' };
+          },
+        },
+      }),
+    });
+    hostRef = host;
+    await bridge.start();
+    const started = bridge.events.next('turn_started', undefined, { timeoutMs: 5_000 });
+    await gw.push(mailFrame(1, newMail('m_made')));
+    await started;
+    const beats = () =>
+      gw.requests
+        .filter((r) => r.path === '/api/v1/agent/heartbeat')
+        .map((r) => (r.json as { sessions?: Array<{ platform_id: string }> }).sessions ?? []);
+    const before = beats().length;
+    await until(() => made !== undefined && beats().length >= before + 2, 10_000);
+    for (const sessions of beats().slice(before))
+      expect(
+        sessions.map((s) => s.platform_id),
+        'offered while being created',
+      ).not.toContain(made);
+    gate.resolve();
+    await bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_made', { timeoutMs: 10_000 });
+    const after = beats().length;
+    await until(() => beats().length > after, 10_000);
+    expect(
+      beats()
+        .at(-1)
+        ?.map((s) => s.platform_id),
+      'bound: never offered',
+    ).not.toContain(made);
   });
 });
 
