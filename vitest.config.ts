@@ -1,12 +1,24 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { SummaryReporter } from './packages/testkit/src/reporter.js';
+import { LongestFirstSequencer } from './packages/testkit/src/sequencer.js';
 import { projects } from './vitest.workspace.js';
 
 // vitest 4 ignores vitest.workspace.ts: the list lives there, the wiring here.
+
+// Node's compile cache for every process of the run: the test workers and every child they
+// spawn (Gateways, bridges, pi workers, hooks, DSH) inherit it, so each module is compiled once
+// per machine instead of once per process (it is keyed by content; stale entries are ignored).
+process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
 /** Projects whose tests run real hosts or a real browser. */
 const slow = (root: string): boolean => root.startsWith('packages/bridge-') || root === 'packages/web';
 export default defineConfig({
   test: {
+    // The default report, then the run's summary: the conformance matrix and the slowest files.
+    reporters: ['default', new SummaryReporter()],
+    // Longest files first, across projects (figures in .ci/test-durations.json).
+    sequence: { sequencer: LongestFirstSequencer },
     // Two test files at a time even on 2 cores (vitest's default there is 1): the bridge suites
     // mostly wait on child processes (Gateway, pi workers, opencode), so two overlap well.
     maxWorkers: 2,

@@ -5,8 +5,9 @@
  * imports (`pino`, `@deepseek-ai/*`) resolve from this package's node_modules — as they do for the
  * published `dist/` — and one copy of each DSH package is shared with the dsh under test.
  */
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cachedBuild } from '@agentmail/testkit';
 import { DSH_BRIDGE_ROOT, dshPluginBuild } from '../tsup.config.js';
 
 /** A built bundle package. */
@@ -18,11 +19,22 @@ export interface BuiltBundle {
   remove(): Promise<void>;
 }
 
-/** Bundles src/index.ts into a fresh bundle package directory. */
+/**
+ * Bundles src/index.ts into a bundle package directory, once per source version (testkit's
+ * `cachedBuild`: shared by every test file); `remove()` leaves it in place.
+ */
 export async function buildBundle(): Promise<BuiltBundle> {
+  const dir = await cachedBuild({
+    packageRoot: DSH_BRIDGE_ROOT,
+    name: 'bridge-dsh-bundle',
+    build: makeBundle,
+  });
+  return { dir, pluginJs: join(dir, 'plugin.js'), remove: async () => {} };
+}
+
+/** Makes the bundle package in `dir`. */
+async function makeBundle(dir: string): Promise<void> {
   const { build } = await import('tsup');
-  const dir = join(DSH_BRIDGE_ROOT, 'node_modules', '.cache', `bridge-dsh-${process.pid}-${Date.now()}`);
-  await mkdir(dir, { recursive: true });
   await build({ ...dshPluginBuild(dir), config: false });
   const manifest = {
     name: '@agentmail/bridge-dsh',
@@ -37,7 +49,6 @@ export async function buildBundle(): Promise<BuiltBundle> {
   };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await copyFile(join(DSH_BRIDGE_ROOT, 'cordis.patch.yml'), join(dir, 'cordis.patch.yml'));
-  return { dir, pluginJs: join(dir, 'plugin.js'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 let shared: Promise<BuiltBundle> | undefined;

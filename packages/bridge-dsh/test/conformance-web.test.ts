@@ -11,4 +11,4 @@ import { createDshAdapter } from '../harness/dsh-adapter.js';
 
 afterAll(removeSharedBundle);
 
-conformanceSuite(createDshAdapter({ profile: 'web' }));
+conformanceSuite(createDshAdapter({ profile: 'web' }), { label: 'dsh (web profile)' });

@@ -2,12 +2,13 @@
  * Bundle the daemon and worker entries for child processes (tests, `pnpm demo`): `@agentmail/*`
  * inlined from their TypeScript sources, the bridge's own dependencies (pi, pino, typebox) left as
  * imports (pi must stay unbundled: its config reads the nearest package.json). The output lives
- * under this package's node_modules so those imports resolve.
+ * under this package's node_modules so those imports resolve; it is made once per source version
+ * and shared by every test file (testkit's `cachedBuild`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cachedBuild } from '@agentmail/testkit';
 
 /**
  * Root of the bridge-pi package: the nearest package.json named `@agentmail/bridge-pi` above this
@@ -33,8 +34,9 @@ function bridgeRoot(): string {
 export const BRIDGE_ROOT = bridgeRoot();
 
 /**
- * Bundles `src/daemon-main.ts`, `src/worker-main.ts` and `src/launcher-main.ts` into a fresh
- * directory; `remove()` deletes it.
+ * Bundles `src/daemon-main.ts`, `src/worker-main.ts` and `src/launcher-main.ts` (once per source
+ * version, see the module comment). `remove()` leaves the shared build in place (kept for the
+ * signature of the other harness builds).
  */
 export async function buildBridge(): Promise<{
   daemonJs: string;
@@ -47,40 +49,44 @@ export async function buildBridge(): Promise<{
     dependencies: Record<string, string>;
   };
   const external = Object.keys(pkg.dependencies).filter((n) => !n.startsWith('@agentmail/'));
-  const outDir = join(BRIDGE_ROOT, 'node_modules', '.cache', `bridge-pi-${process.pid}-${Date.now()}`);
-  await mkdir(outDir, { recursive: true });
-  await build({
-    entry: {
-      'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
-      'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
-      'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
-    },
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
-    tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
-    dts: false,
-    sourcemap: true,
-    splitting: true,
-    clean: true,
-    silent: true,
-    config: false,
-    noExternal: [/^@agentmail\//],
-    external: external.map((n) => new RegExp(`^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/|$)`)),
-    // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
-    banner: {
-      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-    },
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      options.mainFields = ['module', 'main'];
+  const outDir = await cachedBuild({
+    packageRoot: BRIDGE_ROOT,
+    name: 'bridge-pi-daemon',
+    build: async (dir) => {
+      await build({
+        entry: {
+          'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
+          'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
+          'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
+        },
+        outDir: dir,
+        format: ['esm'],
+        platform: 'node',
+        target: 'node22',
+        tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
+        dts: false,
+        sourcemap: true,
+        splitting: true,
+        clean: true,
+        silent: true,
+        config: false,
+        noExternal: [/^@agentmail\//],
+        external: external.map((n) => new RegExp(`^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/|$)`)),
+        // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
+        banner: {
+          js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
+        },
+        esbuildOptions(options) {
+          options.conditions = ['@agentmail/source'];
+          options.mainFields = ['module', 'main'];
+        },
+      });
     },
   });
   return {
     daemonJs: join(outDir, 'daemon-main.js'),
     workerJs: join(outDir, 'worker-main.js'),
     launcherJs: join(outDir, 'launcher-main.js'),
-    remove: () => rm(outDir, { recursive: true, force: true }),
+    remove: async () => {},
   };
 }

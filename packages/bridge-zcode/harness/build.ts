@@ -1,11 +1,17 @@
 /**
  * The bridge as the tests run it: the daemon and a plugin copy (host-tools' `buildDriver`, the
  * package build's own options), and the ZCode stand-in of the testkit bundled into one executable
- * file next to them. Built once per test file (and shared by its tests).
+ * file next to them. Built once per source version (shared by every test file).
  */
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BuiltDriver, buildDriver, nodeBundleOptions } from '@agentmail/host-tools/bundle';
+import {
+  type BuiltDriver,
+  buildDriver,
+  builtDriverAt,
+  nodeBundleOptions,
+} from '@agentmail/host-tools/bundle';
+import { cachedBuild } from '@agentmail/testkit';
 import { ZCODE_STANDIN_ENTRY } from '@agentmail/testkit/zcode';
 import { BRIDGE_ROOT, DAEMON_ENTRIES, DAEMON_EXTERNAL } from '../tsup.config.js';
 
@@ -15,21 +21,29 @@ export interface BuiltBridge extends BuiltDriver {
   zcodeBin: string;
 }
 
-/** Build the daemon, a plugin copy and the stand-in into a fresh directory. */
+/**
+ * The daemon, a plugin copy and the stand-in, built once per source version and shared by every
+ * test file (testkit's `cachedBuild`); `remove()` leaves them in place.
+ */
 export async function buildBridge(): Promise<BuiltBridge> {
-  const built = await buildDriver({
+  const root = await cachedBuild({ packageRoot: BRIDGE_ROOT, name: 'bridge-zcode-driver', build: buildInto });
+  return { ...builtDriverAt(root), zcodeBin: join(root, 'zcode', 'zcode.js'), remove: async () => {} };
+}
+
+/** Builds the driver and the stand-in into `root`. */
+async function buildInto(root: string): Promise<void> {
+  await buildDriver({
     packageRoot: BRIDGE_ROOT,
     name: 'bridge-zcode',
     daemonEntries: DAEMON_ENTRIES,
     external: DAEMON_EXTERNAL,
+    root,
   });
   const { build } = await import('tsup');
-  const dir = join(built.root, 'zcode');
+  const dir = join(root, 'zcode');
   await build({
     ...nodeBundleOptions({ zcode: ZCODE_STANDIN_ENTRY }, dir, { external: ['better-sqlite3'] }),
     config: false,
   });
-  const zcodeBin = join(dir, 'zcode.js');
-  await chmod(zcodeBin, 0o755);
-  return { ...built, zcodeBin };
+  await chmod(join(dir, 'zcode.js'), 0o755);
 }

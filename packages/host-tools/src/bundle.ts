@@ -91,6 +91,11 @@ export interface BuildDriverOptions {
   daemonEntries: Readonly<Record<string, string>>;
   /** Packages the daemon loads from node_modules instead of inlining them. */
   external?: readonly string[];
+  /**
+   * Build into this existing directory (inside the package's `node_modules/.cache`, e.g. a
+   * content-keyed test build) instead of a fresh one. @default `node_modules/.cache/<name>-<pid>-<time>`
+   */
+  root?: string;
 }
 
 /**
@@ -100,12 +105,9 @@ export interface BuildDriverOptions {
  */
 export async function buildDriver(options: BuildDriverOptions): Promise<BuiltDriver> {
   const { build } = await import('tsup');
-  const root = join(
-    options.packageRoot,
-    'node_modules',
-    '.cache',
-    `${options.name}-${process.pid}-${Date.now()}`,
-  );
+  const root =
+    options.root ??
+    join(options.packageRoot, 'node_modules', '.cache', `${options.name}-${process.pid}-${Date.now()}`);
   const pluginDir = join(root, 'plugin');
   await mkdir(root, { recursive: true });
   await cp(join(options.packageRoot, 'plugin'), pluginDir, {
@@ -117,9 +119,14 @@ export async function buildDriver(options: BuildDriverOptions): Promise<BuiltDri
     build({ ...nodeBundleOptions(options.daemonEntries, join(root, 'daemon'), { external }), config: false }),
     build({ ...nodeBundleOptions(HOST_TOOL_ENTRIES, join(pluginDir, 'dist')), config: false }),
   ]);
+  return builtDriverAt(root);
+}
+
+/** The paths of a driver {@link buildDriver} built into `root`; `remove()` deletes `root`. */
+export function builtDriverAt(root: string): BuiltDriver {
   return {
     daemonJs: join(root, 'daemon', 'daemon-main.js'),
-    pluginDir,
+    pluginDir: join(root, 'plugin'),
     root,
     remove: () => rm(root, { recursive: true, force: true }),
   };

@@ -11,6 +11,7 @@ export const TESTKIT_ERROR_CODES = {
   PROCESS_START: 'AM_TESTKIT_PROCESS_START',
   API: 'AM_TESTKIT_API',
   STACK_CLOSED: 'AM_TESTKIT_STACK_CLOSED',
+  HOST_SHARED: 'AM_TESTKIT_HOST_SHARED',
 } as const satisfies Record<string, `AM_TESTKIT_${string}`>;
 
 /** A code of {@link TESTKIT_ERROR_CODES}. */

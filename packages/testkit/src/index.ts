@@ -27,6 +27,12 @@ export {
   QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
 } from './harness/bridge.js';
+export {
+  BUILD_CACHE_MAX_AGE_MS,
+  type CachedBuildOptions,
+  cachedBuild,
+  workspaceSourceHash,
+} from './harness/build-cache.js';
 export { type EventCheck, EventLog } from './harness/event-log.js';
 export { GATEWAY_JS_ENV, gatewayCliPath, gatewayPackageRoot } from './harness/gateway-build.js';
 export {
@@ -36,6 +42,7 @@ export {
   GatewayProxy,
   type HeldRequest,
 } from './harness/gateway-proxy.js';
+export { type ModelView, ModelViews, type ScriptedModel } from './harness/model-view.js';
 export {
   type AwaitMailOptions,
   type AwaitPermissionOptions,
@@ -63,12 +70,14 @@ export {
   type AgentIdentity,
   DEFAULT_MODEL_PROVIDER,
   GATEWAY_START_TIMEOUT_MS,
+  type LaneOptions,
   type PersonRef,
   Stack,
   type StackOptions,
   startStack,
 } from './harness/stack.js';
 export { runOnTerminal, type TerminalRun } from './harness/terminal.js';
+export { startTestbed, Testbed, type TestbedOptions } from './harness/testbed.js';
 export {
   DEFAULT_CHUNK_SIZE_CHARS,
   DEFAULT_WAIT_TIMEOUT_MS,

@@ -4,6 +4,7 @@
  * it imports vitest, the harness (`@agentmail/testkit`) does not.
  */
 export { agentKeyStaysInBridge } from './host-env.js';
+export type { ConformanceMeta } from './meta.js';
 export {
   agentMailIsNotRelayed,
   allModelsFailSendsFailureMail,
@@ -49,6 +50,7 @@ export {
   within,
 } from './script.js';
 export {
+  CONFORMANCE_MAX_CONCURRENCY,
   CONFORMANCE_TEST_TIMEOUT_MS,
   type ConformanceOptions,
   conformanceSuite,

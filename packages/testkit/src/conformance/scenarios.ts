@@ -1,8 +1,10 @@
 /**
  * The conformance scenarios: platform-neutral checks every bridge must pass, each an async function
- * `(stack, adapter)` asserting with vitest's `expect`. Each one gets a fresh stack with no bridge
- * running, scripts the model itself (scenarios that match on request content), starts the bridge
- * through `stack.startBridge(adapter)`, and acts as a person (or a peer agent) would.
+ * `(stack, adapter)` asserting with vitest's `expect`. Each one gets a stack of its own person (its
+ * mails, permission requests and model journal are its own) on the bridge its `host` names, scripts
+ * the model itself (scenarios that match on its own unique markers), starts the bridge through
+ * `stack.startBridge(adapter)` (on a shared bridge: the one running), and acts as a person (or a
+ * peer agent) would.
  *
  * Steps never require a tool to be offered: when a bridge does not offer one, the host answers the
  * call with its own error, and `unexpectedResult` turns that into a reply that shows it.
@@ -53,6 +55,22 @@ export interface ConformanceScenario {
   run(stack: Stack, adapter: BridgeAdapter): Promise<void>;
   /** Why `adapter`'s host cannot run this scenario (it is then skipped with that reason), or undefined. */
   unsupportedBy?(adapter: BridgeAdapter): string | undefined;
+  /**
+   * Which bridge it runs on in `conformanceSuite` (every scenario has its own person, so it sees
+   * only its own mails, requests and model turns):
+   * - `shared`: the file's one running bridge, beside the other shared scenarios; it never stops,
+   *   restarts or reconfigures the bridge, nor cuts its event stream.
+   * - `serial`: a second bridge, one scenario at a time; it may stop, restart or cut it.
+   * - `own`: a bridge of its own on the file's Gateway (it starts the bridge with settings of its
+   *   own, e.g. a short turn timeout, and waits it out beside the others).
+   * - `own-gateway`: a Gateway and bridge of its own (it changes what the Gateway holds for every
+   *   agent of the platform, e.g. the allowed models before the start).
+   */
+  host: 'shared' | 'serial' | 'own' | 'own-gateway';
+  /** `serial` only: the bridge must start within the scenario (none is left running for it). */
+  freshStart?: boolean;
+  /** `serial` only: it leaves the bridge changed (e.g. on another Gateway URL): stopped after it. */
+  changesBridge?: boolean;
 }
 
 function stepTimeout(adapter: BridgeAdapter): number {
@@ -578,16 +596,13 @@ export async function turnTimeoutSendsOneFailureMail(stack: Stack, adapter: Brid
   const hung = await stack.awaitModelRequest(turnStart(hang), timeoutMs);
   const failure = await stack.awaitReply({ threadOf: sent.mail_id, from: stack.agent.name, timeoutMs });
   expect(failure).toMatchObject({ from_human: false, in_reply_to: sent.mail_id, relay: true });
-  // Soft: the checks after it still run and report.
-  expect
-    .soft(failure.body, 'the failure mail names the configured timeout (B-7, B-9)')
-    .toContain(
-      formatText('failure.timeout', { timeout_s: Math.round(turnTimeoutMs / 1000) }, CONFORMANCE_LOCALE),
-    );
   expect(
     await stack.model.waitForEnd(hung, timeoutMs),
     'the bridge stopped the hung model request (B-7: a timeout always settles)',
   ).toBe('client_closed');
+  expect(failure.body, 'the failure mail names the configured timeout (B-7, B-9)').toContain(
+    formatText('failure.timeout', { timeout_s: Math.round(turnTimeoutMs / 1000) }, CONFORMANCE_LOCALE),
+  );
 
   // The same session again: its queue was released, and this turn is the barrier for "exactly one".
   const second = await stack.sendAs(undefined, sent.address, { subject: `Next ${next}`, body: 'Fast.' });
@@ -1141,54 +1156,63 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       'a person mails a task: the model reads it with the mail tools, exactly one threaded reply is relayed',
     rules: ['B-5', 'B-6', 'B-10', 'B-13'],
     run: personTaskGetsOneThreadedReply,
+    host: 'shared',
   },
   {
     id: 'agent-sender-no-relay',
     title: 'an agent mails: the prompt says so, nothing is relayed automatically',
     rules: ['B-5', 'B-6', 'B-10'],
     run: agentMailIsNotRelayed,
+    host: 'shared',
   },
   {
     id: 'guarded-tool-approved',
     title: 'workspace mode: a guarded tool asks by mail, runs after approval',
     rules: ['P-1', 'P-3', 'P-4', 'G-38'],
     run: guardedToolRunsAfterApproval,
+    host: 'shared',
   },
   {
     id: 'guarded-tool-denied',
     title: 'workspace mode: a denied guarded tool does not run and the model sees the note',
     rules: ['P-4', 'P-6'],
     run: guardedToolDeniedWithNote,
+    host: 'shared',
   },
   {
     id: 'plan-mode-refused',
     title: 'plan mode: reading works, a guarded tool is refused without a permission mail',
     rules: ['P-1', 'P-3'],
     run: planModeRefusesWithoutAsking,
+    host: 'shared',
   },
   {
     id: 'all-models-fail',
     title: 'every allowed model fails: tried in order, then one failure mail with the cause',
     rules: ['B-8', 'B-9'],
     run: allModelsFailSendsFailureMail,
+    host: 'own-gateway',
   },
   {
     id: 'backlog-after-restart',
     title: 'three mails while the bridge is down: after a restart all processed, oldest first, once each',
     rules: ['B-1', 'B-13', 'B-15', 'B-20', 'G-39'],
     run: backlogAfterRestart,
+    host: 'serial',
   },
   {
     id: 'attachment-round-trip',
     title: 'attachments: download, upload, send with attachment_ids as a JSON string',
     rules: ['B-10', 'B-16', 'B-17'],
     run: attachmentRoundTrip,
+    host: 'shared',
   },
   {
     id: 'sse-cut',
     title: 'event stream cut inside a frame: reconnect with Last-Event-ID, no event lost',
     rules: ['B-2', 'G-22'],
     run: sseCutLosesNoEvent,
+    host: 'serial',
   },
   {
     id: 'turn-timeout',
@@ -1196,12 +1220,14 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       'a hanging model answer: stopped at the turn timeout, one failure mail naming it, the bridge keeps working',
     rules: ['B-7', 'B-9', 'B-13'],
     run: turnTimeoutSendsOneFailureMail,
+    host: 'own',
   },
   {
     id: 'shutdown-while-asking',
     title: 'SIGTERM while a guarded call waits: exits in time, nothing ran; after a restart it asks again',
     rules: ['B-15', 'P-7', 'B-20', 'P-4'],
     run: shutdownWhileAskingRunsNothing,
+    host: 'serial',
   },
   {
     id: 'always-approval',
@@ -1209,6 +1235,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       '"always" covers later calls of the tool in the session, across a restart; "approve" one call only',
     rules: ['P-4'],
     run: alwaysApprovalIsRemembered,
+    host: 'serial',
   },
   {
     id: 'connect-bad-server',
@@ -1216,6 +1243,8 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       'connect_to_server to an unreachable Gateway fails and keeps the old one; another URL of the same Gateway works',
     rules: ['B-18', 'B-17'],
     run: badServerLeavesConnection,
+    host: 'serial',
+    changesBridge: true,
   },
   {
     id: 'heartbeat-contents',
@@ -1223,12 +1252,15 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       'after start the Gateway shows the agent online, its platform, the scripted catalogue, native enforcement',
     rules: ['G-25', 'G-26', 'P-8', 'B-1'],
     run: heartbeatShowsAgent,
+    host: 'shared',
   },
   {
     id: 'stream-and-catch-up',
     title: 'a mail on the event stream that the catch-up also lists runs exactly once',
     rules: ['B-20', 'B-1', 'B-13'],
     run: catchUpSkipsMailTakenFromStream,
+    host: 'serial',
+    freshStart: true,
   },
   {
     id: 'question',
@@ -1236,6 +1268,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
       "the host's question tool: one question mail with the options, the answer reaches the model; free text; never answered → a timeout error, no hang",
     rules: ['P-9', 'G-38'],
     run: questionsReachThePerson,
+    host: 'own',
     unsupportedBy: (adapter) =>
       adapter.questions === undefined
         ? 'the adapter declares no question seam (BridgeAdapter.questions)'
@@ -1248,5 +1281,6 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     title: 'a mail answered before a restart is not run again after it',
     rules: ['B-20', 'B-15', 'B-10'],
     run: restartDoesNotRerunAnsweredMail,
+    host: 'serial',
   },
 ];

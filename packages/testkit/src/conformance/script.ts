@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { catalogue, type Locale, type TextKey } from '@agentmail/shared-policy';
 import type { BridgeAdapter } from '../harness/bridge.js';
-import type { ModelServer } from '../model-server.js';
+import type { ScriptedModel } from '../harness/model-view.js';
 import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, Scenario, ScenarioReply } from '../scenario.js';
 
@@ -131,12 +131,12 @@ export function promptOf(mark: string): RequestMatch {
 }
 
 /** Requests that started a turn for the mail carrying `mark`, in arrival order. */
-export function turnStarts(model: ModelServer, mark: string): RecordedRequest[] {
+export function turnStarts(model: ScriptedModel, mark: string): RecordedRequest[] {
   return model.requests({ match: turnStart(mark) });
 }
 
 /** Every tool result the model was shown in the turns of `mark`, joined. */
-export function toolResultsSeen(model: ModelServer, mark: string): string {
+export function toolResultsSeen(model: ScriptedModel, mark: string): string {
   return model
     .requests({ match: { lastUserMessage: mark, hasToolResult: true } })
     .flatMap((r) => r.toolResults.map((t) => t.text))

@@ -11,16 +11,14 @@
  * dependencies external; they resolve from packages/gateway/node_modules at run time, which is why
  * the bundle is written under packages/gateway/node_modules/.cache.
  *
- * The bundle is cached under a hash of every source it is made of (the Gateway's and the inlined
- * workspace packages' `src/` and `package.json`), so a run reuses it until a source changes, and
- * nothing has to be removed at exit (vitest ends its workers with SIGTERM, which skips exit hooks).
+ * The bundle is cached under a hash of the workspace's sources (build-cache.ts), so a run reuses it
+ * until a source changes, and nothing has to be removed at exit.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
+import { cachedBuild } from './build-cache.js';
 
 /** Environment variable naming a prebuilt CLI (`…/dist/cli/main.js`) to run instead of building one. */
 export const GATEWAY_JS_ENV = 'AGENTMAIL_TESTKIT_GATEWAY_JS';
@@ -72,59 +70,6 @@ export function gatewayPackageRoot(): string {
   return root;
 }
 
-/** Cached bundles older than this, other than the current one, are removed on a new build, in ms. @default 1 day */
-export const GATEWAY_BUILD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
-
-const CACHE_PREFIX = 'agentmail-testkit-gw-';
-
-/** Root directories of `@agentmail/*` packages `root` depends on, recursively, including `root`. */
-function workspaceRoots(root: string, found = new Set<string>()): Set<string> {
-  if (found.has(root)) return found;
-  found.add(root);
-  const pkg = readJson(join(root, 'package.json')) as { dependencies?: Record<string, string> };
-  for (const name of Object.keys(pkg.dependencies ?? {}))
-    if (name.startsWith('@agentmail/'))
-      workspaceRoots(realpathSync(join(root, 'node_modules', ...name.split('/'))), found);
-  return found;
-}
-
-function listFiles(dir: string, out: string[]): void {
-  if (!existsSync(dir)) return;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) listFiles(path, out);
-    else if (entry.isFile()) out.push(path);
-  }
-}
-
-/** Hash of everything the bundle is made of: each package's package.json and src/ files. */
-function sourceHash(gatewayRoot: string): string {
-  const hash = createHash('sha256');
-  for (const root of [...workspaceRoots(gatewayRoot)].sort()) {
-    const files = [join(root, 'package.json')];
-    listFiles(join(root, 'src'), files);
-    for (const file of files.sort()) {
-      hash.update(relative(gatewayRoot, file));
-      hash.update(readFileSync(file));
-    }
-  }
-  return hash.digest('hex').slice(0, 16);
-}
-
-/** Removes cached bundles of other source versions that are older than {@link GATEWAY_BUILD_MAX_AGE_MS}. */
-async function pruneOldBuilds(cacheDir: string, keep: string): Promise<void> {
-  for (const name of readdirSync(cacheDir)) {
-    if (!name.startsWith(CACHE_PREFIX) || name === keep) continue;
-    const path = join(cacheDir, name);
-    try {
-      if (Date.now() - statSync(path).mtimeMs > GATEWAY_BUILD_MAX_AGE_MS)
-        await rm(path, { recursive: true, force: true });
-    } catch {
-      // another process removed it
-    }
-  }
-}
-
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let built: Promise<string> | undefined;
@@ -155,52 +100,41 @@ async function buildGatewayCli(): Promise<string> {
   const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
     .filter((name) => !name.startsWith('@agentmail/'))
     .map((name) => new RegExp(`^${escapeRegExp(name)}(?:/|$)`));
-  const cacheDir = join(root, 'node_modules', '.cache');
-  const name = `${CACHE_PREFIX}${sourceHash(root)}`;
-  const finalDir = join(cacheDir, name);
-  const mainJs = join(finalDir, 'main.js');
-  if (existsSync(mainJs)) return mainJs;
-  // Build beside it and rename into place: a concurrent run (another vitest worker) either sees
-  // no bundle or a whole one.
-  const outDir = join(cacheDir, `${name}.tmp-${process.pid}-${Date.now()}`);
-  await mkdir(outDir, { recursive: true });
-  try {
-    const { build } = await import('tsup');
-    await build({
-      entry: { main: join(root, 'src', 'cli', 'main.ts') },
-      outDir,
-      format: ['esm'],
-      platform: 'node',
-      target: 'node22',
-      tsconfig: join(root, 'tsconfig.json'),
-      dts: false,
-      sourcemap: true,
-      splitting: true,
-      clean: true,
-      silent: true,
-      config: false,
-      noExternal: [/^@agentmail\//],
-      external,
-      esbuildOptions(options) {
-        options.conditions = ['@agentmail/source'];
-        // Prefer a package's ESM build: a UMD `main` (jsonc-parser) hides its requires from esbuild.
-        options.mainFields = ['module', 'main'];
-      },
-    });
-  } catch (error) {
-    await rm(outDir, { recursive: true, force: true });
-    throw new TestkitError(
-      TESTKIT_ERROR_CODES.GATEWAY_BUILD,
-      `bundling the Gateway CLI from ${root}/src/cli/main.ts failed: ${error instanceof Error ? error.message : String(error)}; check that the Gateway typechecks (pnpm exec tsc -b).`,
-      { cause: error },
-    );
-  }
-  try {
-    await rename(outDir, finalDir);
-  } catch {
-    // Another process put the same bundle in place first: use theirs.
-    await rm(outDir, { recursive: true, force: true });
-  }
-  await pruneOldBuilds(cacheDir, name);
-  return mainJs;
+  const dir = await cachedBuild({
+    packageRoot: root,
+    name: 'agentmail-testkit-gw',
+    build: async (outDir) => {
+      try {
+        const { build } = await import('tsup');
+        await build({
+          entry: { main: join(root, 'src', 'cli', 'main.ts') },
+          outDir,
+          format: ['esm'],
+          platform: 'node',
+          target: 'node22',
+          tsconfig: join(root, 'tsconfig.json'),
+          dts: false,
+          sourcemap: true,
+          splitting: true,
+          clean: true,
+          silent: true,
+          config: false,
+          noExternal: [/^@agentmail\//],
+          external,
+          esbuildOptions(options) {
+            options.conditions = ['@agentmail/source'];
+            // Prefer a package's ESM build: a UMD `main` (jsonc-parser) hides its requires from esbuild.
+            options.mainFields = ['module', 'main'];
+          },
+        });
+      } catch (error) {
+        throw new TestkitError(
+          TESTKIT_ERROR_CODES.GATEWAY_BUILD,
+          `bundling the Gateway CLI from ${root}/src/cli/main.ts failed: ${error instanceof Error ? error.message : String(error)}; check that the Gateway typechecks (pnpm exec tsc -b).`,
+          { cause: error },
+        );
+      }
+    },
+  });
+  return join(dir, 'main.js');
 }

@@ -1,11 +1,10 @@
 /**
- * The end-to-end stack: a real Gateway as a child process (`agentmail serve` on a temp data dir
- * and a random loopback port), the scripted model server, a watching proxy for the bridge, a
- * person with an open event stream, an agent key, and the bridge under test as a child process.
+ * The end-to-end stack: a real Gateway as a child process (a {@link Testbed}: `agentmail serve` on a
+ * temp data dir and a random loopback port, shared by the stacks of a test file or made for one
+ * stack), the scripted model server, a watching proxy for the bridge, a person with an open event
+ * stream, an agent key, and the bridge under test as a child process (a {@link BridgeHost}).
+ * Lanes (`stack.lane()`) share one running bridge between stacks, each with its own person.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   type AllowedModelsResponse,
   formatAddress,
@@ -13,24 +12,15 @@ import {
   type MailSummary,
   type PermissionView,
 } from '@agentmail/protocol';
-import type { PersonApi } from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
-import { ModelServer } from '../model-server.js';
 import { DEFAULT_MODEL_ID } from '../reply-writer.js';
 import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, RequestPredicate, Scenario } from '../scenario.js';
 import { AgentMailbox } from './agent-mailbox.js';
-import { harnessClient, personApi } from './api.js';
-import {
-  BRIDGE_READY_TIMEOUT_MS,
-  type BridgeAdapter,
-  type BridgeEnv,
-  type BridgeSettings,
-  QUESTION_TIMEOUT_ENV,
-  TURN_TIMEOUT_ENV,
-} from './bridge.js';
-import { gatewayCliPath } from './gateway-build.js';
-import { GatewayProxy } from './gateway-proxy.js';
+import type { BridgeAdapter, BridgeEnv, BridgeSettings } from './bridge.js';
+import { type AgentIdentity, BridgeHost } from './bridge-host.js';
+import type { GatewayProxy } from './gateway-proxy.js';
+import type { ModelView, ScriptedModel } from './model-view.js';
 import {
   type AwaitMailOptions,
   type AwaitPermissionOptions,
@@ -40,16 +30,23 @@ import {
   type SendOptions,
   type SentMail,
 } from './person.js';
-import { cleanEnv, ManagedProcess, type ProcessExit } from './processes.js';
+import type { ManagedProcess, ProcessExit } from './processes.js';
+import { startTestbed, type Testbed } from './testbed.js';
 
-/** Time the Gateway child may take to print its listening line, in ms. @default 30_000 */
-export const GATEWAY_START_TIMEOUT_MS = 30_000;
+export type { AgentIdentity } from './bridge-host.js';
+export { GATEWAY_START_TIMEOUT_MS } from './testbed.js';
 
 /** Provider id of the scripted model in allowed-model keys (`scripted/<id>`). @default 'scripted' */
 export const DEFAULT_MODEL_PROVIDER = 'scripted';
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
+  /**
+   * Run on this testbed's Gateway (shared with the file's other stacks; the stack's agent and
+   * person names then get a unique suffix, e.g. `alice-3f9a01`). @default a testbed of its own,
+   * closed with the stack
+   */
+  testbed?: Testbed;
   /** Name of the agent the bridge runs as. @default 'agent' */
   agentName?: string;
   /** Register the agent with this platform at start, so mail to it is accepted before any bridge ran. */
@@ -62,18 +59,25 @@ export interface StackOptions {
   modelProvider?: string;
   /** Initial model scenarios (more with `stack.model.addScenarios`). */
   scenarios?: readonly Scenario[];
-  /** Extra arguments for `agentmail serve`. */
+  /** Extra arguments for `agentmail serve` (only without `testbed`). */
   gatewayArgs?: readonly string[];
-  /** @default GATEWAY_START_TIMEOUT_MS */
+  /** @default GATEWAY_START_TIMEOUT_MS (only without `testbed`) */
   startTimeoutMs?: number;
   /** Aborting it closes the stack. */
   signal?: AbortSignal;
 }
 
-/** An agent identity created by the harness. */
-export interface AgentIdentity {
-  name: string;
-  key: string;
+/** Options of {@link Stack.lane}. */
+export interface LaneOptions {
+  /** Base of the lane's person name (a unique suffix is added). @default 'alice' */
+  personName?: string;
+  /**
+   * `shared` (default): lanes run at the same time on the running bridge; a lane cannot stop it
+   * or start it with other settings (`AM_TESTKIT_HOST_SHARED`). `exclusive`: one lane at a time
+   * (the caller makes sure); it may stop and restart the bridge, and its first `startBridge`
+   * reuses a bridge left running with equal settings.
+   */
+  mode?: 'shared' | 'exclusive';
 }
 
 /** Who acts in a person call: a person client, a person's name, or the default person. */
@@ -97,9 +101,13 @@ export class Stack {
   /** Gateway origin handed to bridges: the watching proxy. */
   readonly bridgeGatewayUrl: string;
   readonly adminToken: string;
-  /** The scripted model server (in this process): add scenarios, read the journal. */
-  readonly model: ModelServer;
-  /** The proxy between the bridge and the Gateway (event streams, cuts). */
+  /**
+   * The scripted model (in this process): add scenarios, read the journal. On a shared bridge
+   * (lanes) the journal holds this stack's requests (those naming its person or peer agents) and
+   * any nobody claims.
+   */
+  readonly model: ScriptedModel;
+  /** The proxy between the bridge and the Gateway (event streams, cuts); lanes share it. */
   readonly proxy: GatewayProxy;
   /** The Gateway child process. */
   readonly gateway: ManagedProcess;
@@ -111,143 +119,125 @@ export class Stack {
   readonly workdir: string;
   /** The bridge's own directory, kept across bridge restarts. */
   readonly bridgeStateDir: string;
-  /** Temp directory holding everything of this stack (removed by close). */
+  /** Temp directory of the Gateway (data in `gateway-data/`): the testbed's. */
   readonly rootDir: string;
   readonly modelProvider: string;
+  readonly #testbed: Testbed;
+  readonly #ownsTestbed: boolean;
+  readonly #host: BridgeHost;
+  readonly #ownsHost: boolean;
+  readonly #mode: 'own' | 'shared' | 'exclusive';
+  readonly #view: ModelView;
   readonly #people = new Map<string, PersonClient>();
   readonly #agents = new Set<AgentMailbox>();
-  readonly #processes = new Set<ManagedProcess>();
-  #bridge: { process: ManagedProcess; adapter: BridgeAdapter } | undefined;
   #closed: Promise<void> | undefined;
 
   private constructor(init: {
-    gatewayUrl: string;
-    adminToken: string;
-    model: ModelServer;
-    proxy: GatewayProxy;
-    gateway: ManagedProcess;
-    agent: AgentIdentity;
+    testbed: Testbed;
+    ownsTestbed: boolean;
+    host: BridgeHost;
+    ownsHost: boolean;
+    mode: 'own' | 'shared' | 'exclusive';
+    view: ModelView;
     person: PersonClient;
-    workdir: string;
-    bridgeStateDir: string;
-    rootDir: string;
-    modelProvider: string;
   }) {
-    this.gatewayUrl = init.gatewayUrl;
-    this.bridgeGatewayUrl = init.proxy.url;
-    this.adminToken = init.adminToken;
-    this.model = init.model;
-    this.proxy = init.proxy;
-    this.gateway = init.gateway;
-    this.agent = init.agent;
+    this.#testbed = init.testbed;
+    this.#ownsTestbed = init.ownsTestbed;
+    this.#host = init.host;
+    this.#ownsHost = init.ownsHost;
+    this.#mode = init.mode;
+    this.#view = init.view;
+    this.gatewayUrl = init.testbed.gatewayUrl;
+    this.adminToken = init.testbed.adminToken;
+    this.gateway = init.testbed.gateway;
+    this.rootDir = init.testbed.rootDir;
+    this.bridgeGatewayUrl = init.host.proxy.url;
+    this.model = init.view;
+    this.proxy = init.host.proxy;
+    this.agent = init.host.agent;
+    this.workdir = init.host.workdir;
+    this.bridgeStateDir = init.host.bridgeStateDir;
+    this.modelProvider = init.host.modelProvider;
     this.person = init.person;
-    this.workdir = init.workdir;
-    this.bridgeStateDir = init.bridgeStateDir;
-    this.rootDir = init.rootDir;
-    this.modelProvider = init.modelProvider;
     this.#people.set(init.person.name, init.person);
-    this.#processes.add(init.gateway);
   }
 
   /** @internal Used by {@link startStack}. */
   static async start(options: StackOptions = {}): Promise<Stack> {
-    const rootDir = await mkdtemp(join(tmpdir(), 'agentmail-stack-'));
-    const dirs = {
-      data: join(rootDir, 'gateway-data'),
-      home: join(rootDir, 'home'),
-      work: join(rootDir, 'work'),
-      bridge: join(rootDir, 'bridge'),
-      // HOME of the bridge (see bridgeEnv): hosts write their own dot-directories there.
-      bridgeHome: join(rootDir, 'bridge', 'home'),
-    };
-    const cleanup: Array<() => Promise<unknown>> = [() => rm(rootDir, { recursive: true, force: true })];
-    const undo = async (): Promise<void> => {
-      for (const step of cleanup.reverse()) await step().catch(() => {});
-    };
+    const ownsTestbed = options.testbed === undefined;
+    const testbed =
+      options.testbed ??
+      (await startTestbed({
+        ...(options.gatewayArgs === undefined ? {} : { gatewayArgs: options.gatewayArgs }),
+        ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
+      }));
+    let host: BridgeHost | undefined;
+    let person: PersonClient | undefined;
     try {
-      for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true });
-      const mainJs = await gatewayCliPath();
-      const gateway = ManagedProcess.spawn(
-        'gateway',
-        process.execPath,
-        [
-          mainJs,
-          'serve',
-          '--json',
-          '--data-dir',
-          dirs.data,
-          '--host',
-          '127.0.0.1',
-          '--port',
-          '0',
-          '--log-level',
-          'warn',
-          '--requests-per-minute',
-          '0',
-          // Every answer and event is checked against the protocol schemas (a mismatch is a 500).
-          '--check-responses',
-          ...(options.gatewayArgs ?? []),
-        ],
-        { env: cleanEnv({ HOME: dirs.home }), cwd: rootDir },
-      );
-      cleanup.push(() => gateway.stop());
-      const timeoutMs = options.startTimeoutMs ?? GATEWAY_START_TIMEOUT_MS;
-      const listening = JSON.parse(await gateway.waitForLine(/"event":"listening"/, timeoutMs)) as {
-        url: string;
-      };
-      const tokenLine = await gateway.waitForLine(/"event":"admin_token"/, timeoutMs);
-      const adminToken = (JSON.parse(tokenLine) as { admin_token: string }).admin_token;
-      const gatewayUrl = listening.url.replace('://localhost', '://127.0.0.1');
-
-      const modelIds = options.models ?? [DEFAULT_MODEL_ID];
-      const model = await ModelServer.start({ models: modelIds, scenarios: options.scenarios ?? [] });
-      cleanup.push(() => model.close());
-      const proxy = await GatewayProxy.start(gatewayUrl);
-      cleanup.push(() => proxy.close());
-
-      const admin = personApi({ url: gatewayUrl, token: adminToken });
-      const personName = options.personName ?? 'alice';
-      const user = await admin.createUser(personName);
-      const person = await PersonClient.connect(gatewayUrl, personName, user.token);
-      cleanup.push(() => person.close());
-      const agentName = options.agentName ?? 'agent';
-      const issued = await admin.issueAgentKey(agentName);
-      if (options.platform !== undefined)
-        await registerAgent(gatewayUrl, issued.key, agentName, options.platform);
-
-      const stack = new Stack({
-        gatewayUrl,
-        adminToken,
-        model,
-        proxy,
-        gateway,
-        agent: { name: agentName, key: issued.key },
-        person,
-        workdir: dirs.work,
-        bridgeStateDir: dirs.bridge,
-        rootDir,
+      // A testbed of its own: the names as given. A shared one: unique names (see uniqueName).
+      const agentName = testbed.uniqueName(options.agentName ?? 'agent', ownsTestbed);
+      const agent = await testbed.issueAgent(agentName, options.platform);
+      host = await BridgeHost.start({
+        agent,
+        dir: ownsTestbed ? testbed.rootDir : await testbed.makeDir(`host-${agentName}`),
+        ownsDir: !ownsTestbed,
+        gatewayUrl: testbed.gatewayUrl,
+        models: options.models ?? [DEFAULT_MODEL_ID],
         modelProvider: options.modelProvider ?? DEFAULT_MODEL_PROVIDER,
+        scenarios: options.scenarios ?? [],
       });
-      const signal = options.signal;
-      if (signal !== undefined) {
-        if (signal.aborted) await stack.close();
-        else signal.addEventListener('abort', () => void stack.close(), { once: true });
-      }
+      person = await connectPerson(testbed, options.personName ?? 'alice', ownsTestbed);
+      const stack = new Stack({
+        testbed,
+        ownsTestbed,
+        host,
+        ownsHost: true,
+        mode: 'own',
+        view: host.models.view([person.name]),
+        person,
+      });
+      stack.#closeOnAbort(options.signal);
       return stack;
     } catch (error) {
-      await undo();
+      await person?.close().catch(() => {});
+      await host?.close();
+      if (ownsTestbed) await testbed.close();
       throw error;
     }
   }
 
-  /** The running bridge process, `undefined` when none runs. */
-  get bridge(): ManagedProcess | undefined {
-    return this.#bridge?.process;
+  /**
+   * Another stack on this stack's running bridge: the same Gateway, agent, working directory,
+   * model server and proxy, with a person of its own (`<personName>-<hex>`) whose mails, requests
+   * and model journal it sees. Closing a lane closes its people and agents, not the bridge (the
+   * stack that made it does). See {@link LaneOptions.mode} for what a lane may do with the bridge.
+   * @throws {TestkitError} `AM_TESTKIT_STACK_CLOSED`, `AM_TESTKIT_API`.
+   */
+  async lane(options: LaneOptions & { signal?: AbortSignal } = {}): Promise<Stack> {
+    this.#assertOpen();
+    const person = await connectPerson(this.#testbed, options.personName ?? 'alice', false);
+    const lane = new Stack({
+      testbed: this.#testbed,
+      ownsTestbed: false,
+      host: this.#host,
+      ownsHost: false,
+      mode: options.mode ?? 'shared',
+      view: this.#host.models.view([person.name]),
+      person,
+    });
+    lane.#closeOnAbort(options.signal);
+    return lane;
   }
 
-  /** Every process the stack started that has not exited yet (Gateway, bridge, anything `env.spawn` made). */
+  /** The running bridge process, `undefined` when none runs. */
+  get bridge(): ManagedProcess | undefined {
+    return this.#host.bridge;
+  }
+
+  /** Every process the stack started that has not exited yet (the Gateway of its own testbed, the bridge, anything `env.spawn` made). */
   processes(): ManagedProcess[] {
-    return [...this.#processes].filter((p) => p.exit === undefined);
+    const all = [...(this.#ownsTestbed ? [this.gateway] : []), ...this.#host.processes];
+    return all.filter((p) => p.exit === undefined);
   }
 
   /**
@@ -259,27 +249,32 @@ export class Stack {
   }
 
   /**
-   * Creates another person (admin API) and opens their event stream.
+   * Creates another person (admin API) and opens their event stream. On a shared testbed the name
+   * gets a unique suffix (read it from the result's `name`).
    * @throws {TestkitError} `AM_TESTKIT_API` when the Gateway refuses (e.g. the name exists).
    */
   async addPerson(name: string): Promise<PersonClient> {
     this.#assertOpen();
-    const user = await this.#admin().createUser(name);
-    const person = await PersonClient.connect(this.gatewayUrl, name, user.token);
-    this.#people.set(name, person);
+    const person = await connectPerson(this.#testbed, name, this.#ownsTestbed);
+    this.#view.claim(person.name);
+    this.#people.set(person.name, person);
     return person;
   }
 
   /**
    * Issues a key for another agent (e.g. a peer that mails the bridge's agent), registers it with
-   * `platform` (default `peer`) and opens its event stream.
+   * `platform` (default `peer`) and opens its event stream. On a shared testbed the name gets a
+   * unique suffix (read it from the result's `name`).
    * @throws {TestkitError} `AM_TESTKIT_API` when the Gateway refuses.
    */
   async addAgent(name: string, platform = 'peer'): Promise<AgentMailbox> {
     this.#assertOpen();
-    const issued = await this.#admin().issueAgentKey(name);
-    await registerAgent(this.gatewayUrl, issued.key, name, platform);
-    const agent = new AgentMailbox(this.gatewayUrl, name, issued.key);
+    const issued = await this.#testbed.issueAgent(
+      this.#testbed.uniqueName(name, this.#ownsTestbed),
+      platform,
+    );
+    this.#view.claim(issued.name);
+    const agent = new AgentMailbox(this.gatewayUrl, issued.name, issued.key);
     this.#agents.add(agent);
     return agent;
   }
@@ -287,11 +282,12 @@ export class Stack {
   /**
    * Sets the admin's ordered model selection of `platform` (SPEC G-26, B-8): bare ids become
    * `<modelProvider>/<id>`. Bridges read it from their heartbeat answer: set it before
-   * {@link startBridge}.
+   * {@link startBridge}. It holds for every agent of the platform on this Gateway (the other
+   * stacks of a shared testbed too).
    */
   async setAllowedModels(platform: string, models: readonly string[]): Promise<AllowedModelsResponse> {
     const keys = models.map((m) => (m.includes('/') ? m : `${this.modelProvider}/${m}`));
-    return this.#admin().setAllowedModels(platform, keys);
+    return this.#testbed.admin().setAllowedModels(platform, keys);
   }
 
   /** Sends a mail as a person (default: the default person); see {@link PersonClient.send}. */
@@ -358,7 +354,9 @@ export class Stack {
    * Starts the bridge through `adapter.start` and resolves once it holds its agent event stream
    * (through the proxy). Only one bridge runs at a time. `extraEnv` is added to its
    * `processEnv`; `settings` become {@link BridgeEnv} fields and their `AGENTMAIL_*` variables.
-   * @throws {TestkitError} `AM_TESTKIT_PROCESS_START` when it exits first or does not connect within `adapter.readyTimeoutMs`.
+   * A lane (see {@link lane}) gets the running bridge when it was started the same way.
+   * @throws {TestkitError} `AM_TESTKIT_PROCESS_START` when it exits first or does not connect within `adapter.readyTimeoutMs`;
+   * `AM_TESTKIT_HOST_SHARED` when a shared lane asks for other settings than the running bridge's.
    */
   async startBridge(
     adapter: BridgeAdapter,
@@ -366,57 +364,22 @@ export class Stack {
     settings: BridgeSettings = {},
   ): Promise<ManagedProcess> {
     this.#assertOpen();
-    if (this.#bridge !== undefined && this.#bridge.process.exit === undefined)
-      throw new TestkitError(
-        TESTKIT_ERROR_CODES.PROCESS_START,
-        `a ${this.#bridge.adapter.platform} bridge is running already (pid ${this.#bridge.process.pid}); call stopBridge() first.`,
-      );
-    const env = this.bridgeEnv(adapter, extraEnv, settings);
-    const before = this.proxy.eventStreams().length;
-    const started = await adapter.start(env);
-    const proc =
-      started instanceof ManagedProcess
-        ? started
-        : ManagedProcess.adopt(`bridge-${adapter.platform}`, started);
-    this.#processes.add(proc);
-    this.#bridge = { process: proc, adapter };
-    const timeoutMs = adapter.readyTimeoutMs ?? BRIDGE_READY_TIMEOUT_MS;
-    let onExit: Promise<never> | undefined;
-    try {
-      onExit = proc.exited.then((exit) => {
-        throw new TestkitError(
-          TESTKIT_ERROR_CODES.PROCESS_START,
-          `the ${adapter.platform} bridge exited (code ${exit.code}, signal ${exit.signal}) before it opened its event stream; its output:\n${proc.tail()}`,
-        );
-      });
-      await Promise.race([
-        this.proxy.waitForEventStream((s) => s.seq > before && s.status === 200, timeoutMs),
-        onExit,
-      ]);
-    } catch (error) {
-      await proc.stop(adapter.stopGraceMs);
-      this.#bridge = undefined;
-      if (error instanceof TestkitError && error.code === TESTKIT_ERROR_CODES.WAIT_TIMEOUT)
-        throw new TestkitError(
-          TESTKIT_ERROR_CODES.PROCESS_START,
-          `the ${adapter.platform} bridge did not open its event stream within ${timeoutMs} ms (${error.message}); its output:\n${proc.tail()}`,
-        );
-      throw error;
-    } finally {
-      onExit?.catch(() => {});
-    }
-    return proc;
+    const reuse = this.#mode === 'shared' ? 'shared' : this.#mode === 'exclusive' ? 'restart' : undefined;
+    return this.#host.start(adapter, extraEnv, settings, reuse);
   }
 
   /**
    * Stops the running bridge (SIGTERM to its process group, SIGKILL after the adapter's grace
    * time) and resolves with how it exited; `undefined` when none ran.
+   * @throws {TestkitError} `AM_TESTKIT_HOST_SHARED` on a shared lane (other lanes use the bridge).
    */
   async stopBridge(): Promise<ProcessExit | undefined> {
-    const bridge = this.#bridge;
-    if (bridge === undefined) return undefined;
-    this.#bridge = undefined;
-    return bridge.process.stop(bridge.adapter.stopGraceMs);
+    if (this.#mode === 'shared')
+      throw new TestkitError(
+        TESTKIT_ERROR_CODES.HOST_SHARED,
+        'this stack is a shared lane: other stacks use its bridge, so it cannot stop it; use a stack of its own.',
+      );
+    return this.#host.stop();
   }
 
   /** The environment {@link startBridge} hands the adapter (exposed for adapters' own tests). */
@@ -425,71 +388,31 @@ export class Stack {
     extraEnv: Readonly<Record<string, string>> = {},
     settings: BridgeSettings = {},
   ): BridgeEnv {
-    const modelIds = this.model.models;
-    const modelId = modelIds[0] ?? DEFAULT_MODEL_ID;
-    const processEnv = cleanEnv({
-      HOME: join(this.bridgeStateDir, 'home'),
-      AGENTMAIL_GATEWAY_URL: this.bridgeGatewayUrl,
-      AGENTMAIL_AGENT_NAME: this.agent.name,
-      AGENTMAIL_AGENT_KEY: this.agent.key,
-      AGENTMAIL_REPLY_PROVIDER: this.modelProvider,
-      AGENTMAIL_REPLY_MODEL: modelId,
-      ...(settings.turnTimeoutMs === undefined ? {} : { [TURN_TIMEOUT_ENV]: String(settings.turnTimeoutMs) }),
-      ...(settings.questionTimeoutMs === undefined
-        ? {}
-        : { [QUESTION_TIMEOUT_ENV]: String(settings.questionTimeoutMs) }),
-      ...extraEnv,
-    });
-    return {
-      gatewayUrl: this.bridgeGatewayUrl,
-      agentName: this.agent.name,
-      agentKey: this.agent.key,
-      platform: adapter.platform,
-      modelBaseUrl: this.model.baseUrl,
-      modelProvider: this.modelProvider,
-      modelId,
-      modelIds,
-      workdir: this.workdir,
-      stateDir: this.bridgeStateDir,
-      processEnv,
-      ...(settings.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: settings.turnTimeoutMs }),
-      spawn: (command, args, options = {}) => {
-        const proc = ManagedProcess.spawn(`bridge-${adapter.platform}`, command, args, {
-          env: options.env ?? processEnv,
-          cwd: options.cwd ?? this.bridgeStateDir,
-        });
-        this.#processes.add(proc);
-        return proc;
-      },
-    };
+    return this.#host.bridgeEnv(adapter, extraEnv, settings);
   }
 
   /** The last output lines of the Gateway and the bridge, for failure messages. */
   logs(lines = 40): string {
     const parts = [`--- gateway (pid ${this.gateway.pid}) ---\n${this.gateway.tail(lines)}`];
-    for (const proc of this.#processes)
-      if (proc !== this.gateway) parts.push(`--- ${proc.name} (pid ${proc.pid}) ---\n${proc.tail(lines)}`);
+    for (const proc of this.#host.processes)
+      parts.push(`--- ${proc.name} (pid ${proc.pid}) ---\n${proc.tail(lines)}`);
     return parts.join('\n');
   }
 
   /**
-   * Stops everything: the bridge and every other process the stack started (process groups,
-   * SIGKILL after the grace time), the Gateway, the model server, the proxy, the event streams;
-   * removes the temp directory. Never rejects; idempotent.
+   * Stops everything the stack owns: its people's and agents' event streams; the bridge and every
+   * other process it started (process groups, SIGKILL after the grace time), the model server and
+   * the proxy (not for a lane); the Gateway and the temp directory (when the testbed is its own).
+   * Never rejects; idempotent.
    */
   close(): Promise<void> {
     this.#closed ??= (async () => {
-      const bridge = this.#bridge;
-      this.#bridge = undefined;
       const steps: Array<() => Promise<unknown>> = [
-        async () => bridge?.process.stop(bridge.adapter.stopGraceMs),
-        async () => Promise.all([...this.#processes].filter((p) => p !== this.gateway).map((p) => p.stop())),
+        async () => (this.#ownsHost ? this.#host.stop() : undefined),
         () => Promise.all([...this.#people.values()].map((p) => p.close())),
         () => Promise.all([...this.#agents].map((a) => a.close())),
-        () => this.gateway.stop(),
-        () => this.model.close(),
-        () => this.proxy.close(),
-        () => rm(this.rootDir, { recursive: true, force: true }),
+        async () => (this.#ownsHost ? this.#host.close() : undefined),
+        async () => (this.#ownsTestbed ? this.#testbed.close() : undefined),
       ];
       for (const step of steps) await step().catch(() => {});
     })();
@@ -501,12 +424,14 @@ export class Stack {
     return this.close();
   }
 
-  #admin(): PersonApi {
-    return personApi({ url: this.gatewayUrl, token: this.adminToken });
+  #closeOnAbort(signal: AbortSignal | undefined): void {
+    if (signal === undefined) return;
+    if (signal.aborted) void this.close();
+    else signal.addEventListener('abort', () => void this.close(), { once: true });
   }
 
   #assertOpen(): void {
-    if (this.#closed !== undefined)
+    if (this.#closed !== undefined || this.#testbed.closed)
       throw new TestkitError(TESTKIT_ERROR_CODES.STACK_CLOSED, 'the stack is closed; start a new one.');
   }
 
@@ -529,16 +454,19 @@ export class Stack {
   }
 }
 
-/** `POST /agent/register` with the agent's key (the harness's client: a refusal is `AM_TESTKIT_API`). */
-async function registerAgent(gatewayUrl: string, key: string, name: string, platform: string): Promise<void> {
-  await harnessClient({ url: gatewayUrl, token: key }).call('register', { body: { name, platform } });
+/** Creates person `base` (exact, or with a unique suffix) and opens their event stream. */
+async function connectPerson(testbed: Testbed, base: string, exact: boolean): Promise<PersonClient> {
+  const name = testbed.uniqueName(base, exact);
+  const user = await testbed.admin().createUser(name);
+  return PersonClient.connect(testbed.gatewayUrl, name, user.token);
 }
 
 /**
- * Starts a stack: builds (once per process) and runs the Gateway CLI as a child process on a temp
- * data directory and a random loopback port, starts the scripted model server in this process and
- * a watching proxy for bridges, creates the default person (event stream open) and the agent's key
- * (registered when `options.platform` is given). Everything is undone if a step fails.
+ * Starts a stack: on `options.testbed`, or on a testbed of its own (builds, once per process, and
+ * runs the Gateway CLI as a child process on a temp data directory and a random loopback port);
+ * starts the scripted model server in this process and a watching proxy for bridges, creates the
+ * default person (event stream open) and the agent's key (registered when `options.platform` is
+ * given). Everything is undone if a step fails.
  * @throws {TestkitError} `AM_TESTKIT_GATEWAY_BUILD`, `AM_TESTKIT_PROCESS_START` / `AM_TESTKIT_WAIT_TIMEOUT` (Gateway did not start), `AM_TESTKIT_API`.
  * @example
  * const stack = await startStack({ platform: 'pi' });

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Stack, type StackOptions, startStack } from '@agentmail/testkit';
+import { cachedBuild, type Stack, type StackOptions, startStack } from '@agentmail/testkit';
 import {
   type Browser,
   type BrowserContext,
@@ -40,19 +40,24 @@ export const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height:
 export const UI_TIMEOUT_MS = 60_000;
 
 /**
- * Build the web app into a fresh temp directory (vite, from the sources); resolves with the
- * directory and a remover.
+ * Build the web app (vite, from the sources) once per source version, shared by every test file
+ * (testkit's `cachedBuild`); resolves with the directory (`remove()` leaves it in place).
  */
 export async function buildWeb(): Promise<{ dir: string; remove: () => Promise<void> }> {
-  const { build } = await import('vite');
-  const dir = await mkdtemp(join(tmpdir(), 'agentmail-web-'));
-  await build({
-    configFile: join(WEB_ROOT, 'vite.config.ts'),
-    root: WEB_ROOT,
-    logLevel: 'warn',
-    build: { outDir: dir, emptyOutDir: true, reportCompressedSize: false },
+  const dir = await cachedBuild({
+    packageRoot: WEB_ROOT,
+    name: 'web-page',
+    build: async (outDir) => {
+      const { build } = await import('vite');
+      await build({
+        configFile: join(WEB_ROOT, 'vite.config.ts'),
+        root: WEB_ROOT,
+        logLevel: 'warn',
+        build: { outDir, emptyOutDir: true, reportCompressedSize: false },
+      });
+    },
   });
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, remove: async () => {} };
 }
 
 /** A running Chromium with its scratch directory. */

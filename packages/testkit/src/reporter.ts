@@ -1,0 +1,148 @@
+/**
+ * The summary the whole test run prints at its end (a vitest reporter beside the default one): the
+ * conformance matrix (scenarios × hosts, from the `meta.conformance` every conformance test carries)
+ * and the five slowest test files. With `AGENTMAIL_TEST_SUMMARY_FILE` set it also writes the
+ * figures as JSON there (`.ci/run` prints its closing line from it).
+ *
+ * Kept free of the rest of the kit (only vitest types): the root vitest config loads it.
+ */
+import { writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Reporter, TestModule } from 'vitest/node';
+import { experimental_getRunnerTask } from 'vitest/node';
+import type {} from './conformance/meta.js';
+import { durationKey, readTestDurations, TEST_DURATIONS_FILE } from './sequencer.js';
+
+/** Environment variable naming the JSON file the summary is written to. */
+export const TEST_SUMMARY_FILE_ENV = 'AGENTMAIL_TEST_SUMMARY_FILE';
+
+/**
+ * Set to `1` to write each file's wall time of this run into `.ci/test-durations.json` (merged
+ * with the figures already there), which orders the next runs longest first (sequencer.ts).
+ */
+export const TEST_DURATIONS_WRITE_ENV = 'AGENTMAIL_TEST_DURATIONS_WRITE';
+
+/** One cell of the matrix. */
+export type MatrixCell = 'passed' | 'failed' | 'skipped';
+
+/** The figures of one run, as written to {@link TEST_SUMMARY_FILE_ENV}. */
+export interface TestRunSummary {
+  /** Wall time of the vitest run, in ms. */
+  durationMs: number;
+  /** The slowest files, slowest first: `project path`, wall time in ms. */
+  slowest: Array<{ file: string; ms: number }>;
+  /** Conformance cells by state. */
+  matrix: Record<MatrixCell, number>;
+  /** Why the skipped cells are skipped: `host: scenario` → reason. */
+  skipped: Record<string, string>;
+}
+
+/** How many of the slowest files are named. @default 5 */
+export const SLOWEST_FILES = 5;
+
+const SYMBOL: Record<MatrixCell, string> = { passed: 'ok', failed: 'FAIL', skipped: 'skip' };
+
+/** Build the matrix rows (scenario ids in the scenario list's order) × columns (hosts by name). */
+function matrixOf(modules: ReadonlyArray<TestModule>): {
+  scenarios: string[];
+  hosts: string[];
+  cells: Map<string, MatrixCell>;
+  reasons: Map<string, string>;
+} {
+  const order = new Map<string, number>();
+  const hosts: string[] = [];
+  const cells = new Map<string, MatrixCell>();
+  const reasons = new Map<string, string>();
+  for (const module of modules)
+    for (const test of module.children.allTests()) {
+      const c = test.meta().conformance;
+      if (c === undefined) continue;
+      order.set(c.scenario, c.order);
+      if (!hosts.includes(c.host)) hosts.push(c.host);
+      const state = test.result().state;
+      const cell: MatrixCell = state === 'passed' ? 'passed' : state === 'failed' ? 'failed' : 'skipped';
+      cells.set(`${c.host}\u0000${c.scenario}`, cell);
+      if (cell === 'skipped') reasons.set(`${c.host}: ${c.scenario}`, c.skipped ?? 'not run');
+    }
+  const scenarios = [...order.keys()].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+  return { scenarios, hosts: hosts.sort(), cells, reasons };
+}
+
+/** Wall time of a test file, in ms (tests of a file may overlap: not their sum). */
+function fileMs(module: TestModule): number {
+  return experimental_getRunnerTask(module).result?.duration ?? module.diagnostic().duration;
+}
+
+/** The reporter: add it after `'default'` in the root vitest config's `reporters`. */
+export class SummaryReporter implements Reporter {
+  #startedAt = Date.now();
+  #root = process.cwd();
+
+  onInit(vitest: { config: { root: string } }): void {
+    this.#root = vitest.config.root;
+  }
+
+  onTestRunStart(): void {
+    this.#startedAt = Date.now();
+  }
+
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const { scenarios, hosts, cells, reasons } = matrixOf(modules);
+    const out: string[] = [];
+    const counts: Record<MatrixCell, number> = { passed: 0, failed: 0, skipped: 0 };
+    for (const cell of cells.values()) counts[cell] += 1;
+    if (scenarios.length > 0) {
+      const width = Math.max(...scenarios.map((s) => s.length), 'scenario'.length);
+      const cols = hosts.map((h) => Math.max(h.length, 4));
+      out.push('', 'Conformance matrix (scenarios × hosts)');
+      out.push(`  ${'scenario'.padEnd(width)}  ${hosts.map((h, i) => h.padEnd(cols[i] ?? 4)).join('  ')}`);
+      for (const s of scenarios) {
+        const row = hosts.map((h, i) => {
+          const cell = cells.get(`${h}\u0000${s}`);
+          return (cell === undefined ? '-' : SYMBOL[cell]).padEnd(cols[i] ?? 4);
+        });
+        out.push(`  ${s.padEnd(width)}  ${row.join('  ')}`);
+      }
+      out.push(
+        `  ${counts.passed} of ${cells.size} cells pass, ${counts.skipped} skipped, ${counts.failed} failed`,
+      );
+      for (const [where, why] of reasons) out.push(`  skipped ${where}: ${why}`);
+    }
+    const slowest = modules
+      .map((m) => ({
+        file: `${m.project.name} ${relative(m.project.config.root, m.moduleId)}`,
+        ms: fileMs(m),
+      }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST_FILES);
+    const durationMs = Date.now() - this.#startedAt;
+    out.push(
+      '',
+      `Tests took ${(durationMs / 1000).toFixed(0)} s; the ${slowest.length} slowest files: ${slowest
+        .map((f) => `${f.file} ${(f.ms / 1000).toFixed(0)} s`)
+        .join(', ')}`,
+      '',
+    );
+    process.stdout.write(`${out.join('\n')}\n`);
+    if (process.env[TEST_DURATIONS_WRITE_ENV] === '1') this.#writeDurations(modules);
+    const file = process.env[TEST_SUMMARY_FILE_ENV];
+    if (file) {
+      const summary: TestRunSummary = {
+        durationMs,
+        slowest,
+        matrix: counts,
+        skipped: Object.fromEntries(reasons),
+      };
+      writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    }
+  }
+
+  #writeDurations(modules: ReadonlyArray<TestModule>): void {
+    const durations = readTestDurations(this.#root);
+    for (const m of modules)
+      if (m.state() === 'passed')
+        durations[durationKey(m.project.name, this.#root, m.moduleId)] = Math.round(fileMs(m));
+    const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => a.localeCompare(b)));
+    writeFileSync(join(this.#root, TEST_DURATIONS_FILE), `${JSON.stringify(sorted, null, 2)}\n`);
+  }
+}
