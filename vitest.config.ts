@@ -22,6 +22,10 @@ export default defineConfig({
     // Two test files at a time even on 2 cores (vitest's default there is 1): the bridge suites
     // mostly wait on child processes (Gateway, pi workers, opencode), so two overlap well.
     maxWorkers: 2,
+    // A worker runs its files one after another in one process (no fresh module graph per file):
+    // every test file starts and closes what it uses, and the builds and caches a harness keeps in
+    // its modules are meant to be shared.
+    isolate: false,
     projects: projects.map((root) => ({
       extends: true,
       // Run on sources: every package's `exports` has an `@agentmail/source` condition first.

@@ -54,6 +54,7 @@ export {
   CONFORMANCE_TEST_TIMEOUT_MS,
   type ConformanceOptions,
   conformanceSuite,
+  fileTestbed,
   runConformanceScenario,
   startConformanceStack,
 } from './suite.js';

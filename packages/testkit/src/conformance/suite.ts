@@ -75,6 +75,30 @@ export async function runConformanceScenario(
   }
 }
 
+/**
+ * One Gateway for the calling test file: the returned function starts it on first use (later
+ * calls share it) and an `afterAll` closes it. Give it to stacks of the file's tests
+ * (`startConformanceStack(adapter, { testbed: await testbed() })`) that do not need a Gateway of
+ * their own (one they stop, restart or configure with `gatewayArgs`).
+ * @example
+ * const testbed = fileTestbed();
+ * it('…', async ({ signal }) => {
+ *   const stack = await startConformanceStack(piAdapter, { signal, testbed: await testbed() });
+ * });
+ */
+export function fileTestbed(): () => Promise<Testbed> {
+  let started: Promise<Testbed> | undefined;
+  afterAll(async () => {
+    const testbed = started;
+    started = undefined;
+    await (await testbed?.catch(() => undefined))?.close();
+  });
+  return () => {
+    started ??= startTestbed();
+    return started;
+  };
+}
+
 /** The shared parts of one file's run: the Gateway and the two bridges scenarios share. Made on first use. */
 class ConformanceRun {
   readonly #adapter: BridgeAdapter;
