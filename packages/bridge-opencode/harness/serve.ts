@@ -41,8 +41,33 @@ export async function startServe(
   const listenMs = performance.now() - started;
   const url = /(http:\/\/\S+)/.exec(line)?.[1];
   if (url === undefined) throw new Error(`opencode serve: no URL in ${JSON.stringify(line)}`);
-  const client = createOpencodeClient({ baseUrl: url, directory: sandbox.projectDir });
-  const warm = await client.config.get({ throwOnError: true });
-  void warm;
+  const client = opencodeClient(url, sandbox.projectDir);
+  try {
+    await client.config.get({ throwOnError: true });
+  } catch (error) {
+    throw new Error(
+      `opencode serve (pid ${proc.pid}, ${proc.exit === undefined ? 'running' : `exited ${JSON.stringify(proc.exit)}`}) did not answer its warm-up request at ${url}: ${String(error)}; its output:\n${proc.tail()}`,
+      { cause: error },
+    );
+  }
   return { proc, url, client, timings: { listenMs, warmMs: performance.now() - started } };
+}
+
+/**
+ * An SDK client for the opencode server at `url` whose connections are never reused: each request
+ * asks for `Connection: close`. Why: the global fetch keeps idle connections per origin beyond the
+ * life of the process behind it, and `serve --port 0` takes port 4096 whenever it is free, so the
+ * next opencode on 4096 (the next test, or the next file in the same worker) was sent its warm-up
+ * over a kept-alive connection to the one before, which had died: `fetch failed` / `ECONNRESET`.
+ */
+export function opencodeClient(url: string, directory: string): OpencodeClient {
+  return createOpencodeClient({
+    baseUrl: url,
+    directory,
+    fetch: (request) => {
+      const headers = new Headers(request.headers);
+      headers.set('connection', 'close');
+      return fetch(new Request(request, { headers }));
+    },
+  });
 }

@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import type { ManagedProcess, Stack } from '@agentmail/testkit';
-import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk';
+import type { OpencodeClient } from '@opencode-ai/sdk';
+import { opencodeClient } from './serve.js';
 
 /**
  * The `http://127.0.0.1:<port>` opencode serve printed (`opencode server listening on …`).
@@ -27,7 +28,7 @@ export function opencodeUrl(proc: ManagedProcess): string {
 export function personOpencode(stack: Stack, directory: string = stack.workdir): OpencodeClient {
   const proc = stack.bridge;
   if (proc === undefined) throw new Error('no bridge runs: call stack.startBridge first');
-  return createOpencodeClient({ baseUrl: opencodeUrl(proc), directory });
+  return opencodeClient(opencodeUrl(proc), directory);
 }
 
 /**

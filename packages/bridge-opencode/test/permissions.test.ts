@@ -20,10 +20,11 @@ import {
   turnStart,
   unexpectedResult,
 } from '@agentmail/testkit/conformance';
-import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk';
+import type { OpencodeClient } from '@opencode-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type BusEvent, EventCollector } from '../harness/events.js';
 import { createOpencodeAdapter, opencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
+import { opencodeClient } from '../harness/serve.js';
 import { createSession, promptAsync, replyPermission, v2Client } from '../src/opencode-facts.js';
 
 afterAll(removePluginBundle);
@@ -65,7 +66,7 @@ describe('permission seam in opencode serve, config { bash: ask, read: ask }', (
   beforeAll(async () => {
     stack = await startConformanceStack(askAdapter);
     bridge = await stack.startBridge(askAdapter);
-    oc = createOpencodeClient({ baseUrl: await serveUrl(bridge), directory: stack.workdir });
+    oc = opencodeClient(await serveUrl(bridge), stack.workdir);
     events = await EventCollector.open(oc);
   }, 120_000);
 

@@ -1,7 +1,9 @@
 /**
- * What a new user hit with the `agentmail` CLI (issue 10), each as a regression: the real CLI (a
- * child process, bundled with the package build's options) against a real `agentmail serve` on a
- * loopback port with a temporary SQLite data directory; agents are played over the agent API.
+ * What a new user hit with the `agentmail` CLI (issue 10), each as a regression: the CLI against a
+ * real `agentmail serve` (a child process of the bundle made with the package build's options) on
+ * a loopback port with a temporary SQLite data directory; agents are played over the agent API.
+ * Commands run in this process (helpers/cli-in-process.ts); what only a real process shows (a
+ * non-UTF-8 argv, a stdin pipe read as it comes) runs the binary (`cliBinary`).
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import {
 } from '@agentmail/protocol';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from './helpers/cli-build.js';
+import { runCliInProcess } from './helpers/cli-in-process.js';
 import {
   callApi,
   cleanEnv,
@@ -42,10 +45,20 @@ let aliceToken = '';
 let bobToken = '';
 let echoKey = '';
 
-function cli(
-  args: readonly string[],
-  options: { input?: string | Uint8Array; token?: string } = {},
-): Promise<RunResult> {
+type CliOptions = { input?: string | Uint8Array; token?: string };
+
+/** Run the CLI in this process (helpers/cli-in-process.ts) in `tmp`, as alice unless `token` says. */
+function cli(args: readonly string[], options: CliOptions = {}): Promise<RunResult> {
+  const auth = ['--url', server?.url ?? '', '--token', options.token ?? aliceToken];
+  return runCliInProcess([...auth, ...args], {
+    env,
+    cwd: tmp,
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
+}
+
+/** Run the built binary as a child process, like {@link cli}: for what only a process shows (its argv, its stdin pipe). */
+function cliBinary(args: readonly string[], options: CliOptions = {}): Promise<RunResult> {
   const auth = ['--url', server?.url ?? '', '--token', options.token ?? aliceToken];
   return run(process.execPath, [mainJs, ...auth, ...args], {
     env,
@@ -127,7 +140,7 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
   });
 
   it('regression: a body that is not UTF-8 is refused, not silently changed', async () => {
-    const raw = await cli(['send', 'echo', '-s', 'bin', '-b', '-'], {
+    const raw = await cliBinary(['send', 'echo', '-s', 'bin', '-b', '-'], {
       input: Buffer.from([0x68, 0x69, 0xff, 0xfe]),
     });
     expect(raw.code).toBe(2);
@@ -135,7 +148,7 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
     const inbox = JSON.parse(ok(await cli(['--json', 'inbox', '--all']))) as InboxResponse;
     expect(inbox.mails.map((m) => m.subject)).not.toContain('bin');
     // An argument that was not UTF-8 reaches the CLI with U+FFFD in it: a warning names the option.
-    const warned = await cli(['send', 'echo', '-s', 'caf\ud800', '-b', 'x']);
+    const warned = await cliBinary(['send', 'echo', '-s', 'caf\ud800', '-b', 'x']);
     expect(warned.code).toBe(0);
     expect(warned.stderr).toContain('warning: --subject contains U+FFFD');
   });
@@ -312,7 +325,7 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
   it('regression: one body limit, in --help and the error, enforced while stdin is read', async () => {
     const help = ok(await cli(['send', '--help']));
     expect(help).toContain('1,000,000 characters');
-    const big = await cli(['send', 'echo', '-s', 'big', '-b', '-'], {
+    const big = await cliBinary(['send', 'echo', '-s', 'big', '-b', '-'], {
       input: 'x'.repeat(MAIL_BODY_MAX_CHARS + 1),
     });
     expect(big.code).toBe(2);

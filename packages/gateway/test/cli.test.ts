@@ -1,6 +1,8 @@
 /**
- * The `agentmail` CLI as a real child process (bundled once by tsup, see helpers/cli-build.ts)
- * against a real `agentmail serve` on a loopback port with a temporary SQLite data directory.
+ * The `agentmail` CLI against a real `agentmail serve` (a child process of the bundle, see
+ * helpers/cli-build.ts) on a loopback port with a temporary SQLite data directory. The commands run
+ * in this process (helpers/cli-in-process.ts); the ones that are about the binary — exit codes,
+ * what reaches stdout and stderr — run it as a real child (`cliBinary`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -17,6 +19,7 @@ import {
 } from '@agentmail/protocol';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from './helpers/cli-build.js';
+import { runCliInProcess } from './helpers/cli-in-process.js';
 import {
   callApi,
   cleanEnv,
@@ -47,8 +50,18 @@ let aliceToken = '';
 let piKey = '';
 let piEvents: EventStream | undefined;
 
-/** Run the CLI; `--url` is added unless the args already choose how to connect. */
-function cli(args: readonly string[], options: { input?: string; extraEnv?: Record<string, string> } = {}) {
+type CliOptions = { input?: string; extraEnv?: Record<string, string> };
+
+/** Run the CLI (in this process) with the test's environment plus `extraEnv`. */
+function cli(args: readonly string[], options: CliOptions = {}) {
+  return runCliInProcess(args, {
+    env: { ...env, ...options.extraEnv },
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
+}
+
+/** Run the built binary as a child process, like {@link cli}. */
+function cliBinary(args: readonly string[], options: CliOptions = {}) {
   return run(process.execPath, [mainJs, ...args], {
     env: { ...env, ...options.extraEnv },
     ...(options.input === undefined ? {} : { input: options.input }),
@@ -94,7 +107,7 @@ describe('agentmail serve', () => {
     expect(server.startupLines.join('\n')).not.toMatch(/admin token/i);
     expect(server.startupLines.join('\n')).not.toContain(adminToken);
     // Same data directory: the first start's admin token still works.
-    const users = await cli(['--url', server.url, '--token', adminToken, 'user', 'list', '--json']);
+    const users = await cliBinary(['--url', server.url, '--token', adminToken, 'user', 'list', '--json']);
     expect(json<{ users: { name: string; admin: boolean }[] }>(users).users.some((u) => u.admin)).toBe(true);
   });
 
@@ -208,7 +221,7 @@ describe('agentmail admin commands', () => {
   });
 
   it('user add needs an admin token: a person is refused with exit 1 and the server reason', async () => {
-    const res = await cli(['--url', server!.url, '--token', aliceToken, 'user', 'add', 'mallory']);
+    const res = await cliBinary(['--url', server!.url, '--token', aliceToken, 'user', 'add', 'mallory']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
       /user "alice" is not an admin: this command is for admins\n {2}try: run it with an admin's token/,
@@ -492,7 +505,8 @@ describe('agentmail status and errors', () => {
   });
 
   it('usage errors exit 2; server refusals exit 1 and print error, detail and suggestion', async () => {
-    const missing = await cli(['send', 'pi', '--body', 'no subject']);
+    // The binary: its process exit codes (2, 1) and what goes to stderr.
+    const missing = await cliBinary(['send', 'pi', '--body', 'no subject']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--subject/);
     expect((await cli(['inbox', '--limit', 'lots'])).code).toBe(2);
@@ -501,7 +515,7 @@ describe('agentmail status and errors', () => {
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/needs your user token[\s\S]*agentmail login/);
 
-    const notFound = await cli(['read', 'm_does_not_exist']);
+    const notFound = await cliBinary(['read', 'm_does_not_exist']);
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toMatch(/mail "m_does_not_exist" not found\n {2}try: .*agentmail inbox --all/);
     const unknownAlias = await cli(['send', 'pi@/srv/app.no-such-alias', '-s', 'x', '-b', 'y']);

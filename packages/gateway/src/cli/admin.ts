@@ -92,7 +92,7 @@ async function localResetToken(
   opts: { dataDir?: string; user?: string },
   json: boolean,
 ): Promise<void> {
-  const dataDir = resolve(opts.dataDir ?? defaultDataDir(ctx.io.env));
+  const dataDir = resolve(ctx.io.cwd ?? process.cwd(), opts.dataDir ?? defaultDataDir(ctx.io.env));
   const user = opts.user ?? 'admin';
   // Loaded here: the store is only for this command (and serve), not for the client commands.
   const [{ SQLITE_FILE_NAME, openDatabase }, { resetUserToken }] = await Promise.all([

@@ -39,7 +39,8 @@ export function registerAttachmentCommands(program: Command, ctx: CliContext): v
       const output = opts.output ?? '.';
       const wantsDir = output === '.' || output.endsWith('/');
       // Any place the person may write to: the CLI is theirs, not a model's (no allowed roots).
-      const target = await checkDownloadTarget(wantsDir ? `${resolve(output)}/` : resolve(output), [
+      const cwd = ctx.io.cwd ?? process.cwd();
+      const target = await checkDownloadTarget(wantsDir ? `${resolve(cwd, output)}/` : resolve(cwd, output), [
         '/',
       ]).catch((err: unknown) => {
         throw downloadError(err, output);

@@ -51,7 +51,7 @@ export function configPath(flags: ConfigFlags, env: NodeJS.ProcessEnv): string {
   const fromEnv = env[ENV_CONFIG];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   const xdg = env.XDG_CONFIG_HOME;
-  const base = xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.config');
+  const base = xdg !== undefined && xdg !== '' ? xdg : join(env.HOME || homedir(), '.config');
   return join(base, 'agentmail', 'config.json');
 }
 

@@ -222,10 +222,13 @@ function cliClient(options: HumanApiOptions): ApiClient {
  * @throws CliError `AM_CLI_FILE_UNREADABLE` naming the file and the cause (missing, a directory,
  *   not readable, over the attachment limit) — the first bad one, before any upload.
  */
-export async function attachmentFiles(paths: readonly string[]): Promise<UploadFile[]> {
+export async function attachmentFiles(
+  paths: readonly string[],
+  cwd: string = process.cwd(),
+): Promise<UploadFile[]> {
   const files: UploadFile[] = [];
   for (const path of paths) {
-    const absolute = resolve(path);
+    const absolute = resolve(cwd, path);
     try {
       const info = await stat(absolute);
       if (info.isDirectory())

@@ -165,7 +165,7 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
       const subjectWarning = replacementWarning('--subject', subject);
       if (subjectWarning !== undefined) ctx.io.err(subjectWarning);
       // Everything local first — every file, the body — so a problem sends and uploads nothing.
-      const files = await attachmentFiles((opts.attach as string[] | undefined) ?? []);
+      const files = await attachmentFiles((opts.attach as string[] | undefined) ?? [], ctx.io.cwd);
       const body = await readBody(ctx.io, String(opts.body));
       const api = await ctx.api(cmd);
       const attachments = [];

@@ -11,6 +11,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Standard input as bytes (for `--body -`), read as far as the caller wants. */
   stdin(): AsyncIterable<Uint8Array>;
+  /** The directory relative paths (`--attach`, `-o`, `--data-dir`) are taken from. @default process.cwd() */
+  cwd?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export function processIo(): CliIo {
     },
     env: process.env,
     stdin: () => process.stdin,
+    cwd: process.cwd(),
   };
 }
 

@@ -25,7 +25,7 @@ type LogLevel = (typeof LOG_LEVELS)[number];
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv): string {
   if (env.AGENTMAIL_DATA_DIR) return env.AGENTMAIL_DATA_DIR;
-  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'agentmail');
+  return join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'agentmail');
 }
 
 /**

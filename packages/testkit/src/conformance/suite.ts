@@ -18,9 +18,10 @@ export const CONFORMANCE_TEST_TIMEOUT_MS = 240_000;
 
 /**
  * Conformance tests of one file running at the same time (vitest's `maxConcurrency` for the file).
- * Most of a scenario is waiting on the host; more than this only queues on two cores. @default 5
+ * Most of a scenario is waiting on the host; more than this only queues on two cores (and stretches
+ * every wait of the file). @default 3
  */
-export const CONFORMANCE_MAX_CONCURRENCY = 5;
+export const CONFORMANCE_MAX_CONCURRENCY = 3;
 
 /** Options of {@link conformanceSuite}. */
 export interface ConformanceOptions {

@@ -34,9 +34,11 @@ export interface HeldRequest {
   readonly method: string;
   /** Path and query as the client sent them. */
   readonly url: string;
+  /** The client closed the connection while the request was held (e.g. its own timeout ran out). */
+  readonly abandoned: boolean;
   /**
    * Forwards the request now; resolves once its answer was handed on to the client completely
-   * (or the connection ended).
+   * (or the connection ended). A request the client {@link abandoned} is not forwarded: it resolves at once.
    */
   release(): Promise<void>;
 }
@@ -284,14 +286,25 @@ export class GatewayProxy {
     if (!isEvents && hold !== undefined && hold.match(req.method ?? 'GET', path, req.url ?? '/')) {
       this.#pendingHold = undefined;
       let released: Promise<void> | undefined;
+      // The client may give up while it is held (its own timeout): then there is nothing to
+      // forward, and release() must not wait for a close that already happened.
+      let gone = false;
+      res.once('close', () => {
+        gone = true;
+      });
       hold.resolve({
         method: req.method ?? 'GET',
         url: req.url ?? '/',
+        get abandoned() {
+          return gone;
+        },
         release: () => {
-          released ??= new Promise<void>((resolve) => {
-            res.once('close', () => resolve());
-            this.#forward(req, res, undefined);
-          });
+          released ??= gone
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => {
+                res.once('close', () => resolve());
+                this.#forward(req, res, undefined);
+              });
           return released;
         },
       });
