@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cachedBuild } from '@agentmail/testkit';
+import { cachedBuild, nodeBundleOptions } from '@agentmail/testkit';
 
 /**
  * Root of the bridge-pi package: the nearest package.json named `@agentmail/bridge-pi` above this
@@ -54,32 +54,14 @@ export async function buildBridge(): Promise<{
     name: 'bridge-pi-daemon',
     build: async (dir) => {
       await build({
+        ...nodeBundleOptions(dir, join(BRIDGE_ROOT, 'tsconfig.json')),
         entry: {
           'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
           'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
           'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
         },
-        outDir: dir,
-        format: ['esm'],
-        platform: 'node',
-        target: 'node22',
-        tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
-        dts: false,
-        sourcemap: true,
-        splitting: true,
-        clean: true,
-        silent: true,
-        config: false,
         noExternal: [/^@agentmail\//],
         external: external.map((n) => new RegExp(`^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/|$)`)),
-        // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
-        banner: {
-          js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-        },
-        esbuildOptions(options) {
-          options.conditions = ['@agentmail/source'];
-          options.mainFields = ['module', 'main'];
-        },
       });
     },
   });

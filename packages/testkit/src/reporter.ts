@@ -35,6 +35,8 @@ export interface TestRunSummary {
   matrix: Record<MatrixCell, number>;
   /** Why the skipped cells are skipped: `host: scenario` → reason. */
   skipped: Record<string, string>;
+  /** Cells not run and not skipped for a documented reason (filtered out by -t or a file filter). */
+  notRun: number;
 }
 
 /** How many of the slowest files are named. @default 5 */
@@ -48,7 +50,9 @@ function matrixOf(modules: ReadonlyArray<TestModule>): {
   hosts: string[];
   cells: Map<string, MatrixCell>;
   reasons: Map<string, string>;
+  notRun: number;
 } {
+  let notRun = 0;
   const order = new Map<string, number>();
   const hosts: string[] = [];
   const cells = new Map<string, MatrixCell>();
@@ -60,12 +64,17 @@ function matrixOf(modules: ReadonlyArray<TestModule>): {
       order.set(c.scenario, c.order);
       if (!hosts.includes(c.host)) hosts.push(c.host);
       const state = test.result().state;
+      // Skipped without a documented reason: filtered out (-t, a file filter) or never reached.
+      if (state !== 'passed' && state !== 'failed' && c.skipped === undefined) {
+        notRun += 1;
+        continue;
+      }
       const cell: MatrixCell = state === 'passed' ? 'passed' : state === 'failed' ? 'failed' : 'skipped';
       cells.set(`${c.host}\u0000${c.scenario}`, cell);
-      if (cell === 'skipped') reasons.set(`${c.host}: ${c.scenario}`, c.skipped ?? 'not run');
+      if (cell === 'skipped') reasons.set(`${c.host}: ${c.scenario}`, c.skipped ?? '');
     }
   const scenarios = [...order.keys()].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
-  return { scenarios, hosts: hosts.sort(), cells, reasons };
+  return { scenarios, hosts: hosts.sort(), cells, reasons, notRun };
 }
 
 /** Wall time of a test file, in ms (tests of a file may overlap: not their sum). */
@@ -78,8 +87,11 @@ export class SummaryReporter implements Reporter {
   #startedAt = Date.now();
   #root = process.cwd();
 
-  onInit(vitest: { config: { root: string } }): void {
+  #filtered = false;
+
+  onInit(vitest: { config: { root: string; testNamePattern?: RegExp | string | undefined } }): void {
     this.#root = vitest.config.root;
+    this.#filtered = vitest.config.testNamePattern !== undefined;
   }
 
   onTestRunStart(): void {
@@ -87,7 +99,7 @@ export class SummaryReporter implements Reporter {
   }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
-    const { scenarios, hosts, cells, reasons } = matrixOf(modules);
+    const { scenarios, hosts, cells, reasons, notRun } = matrixOf(modules);
     const out: string[] = [];
     const counts: Record<MatrixCell, number> = { passed: 0, failed: 0, skipped: 0 };
     for (const cell of cells.values()) counts[cell] += 1;
@@ -104,7 +116,9 @@ export class SummaryReporter implements Reporter {
         out.push(`  ${s.padEnd(width)}  ${row.join('  ')}`);
       }
       out.push(
-        `  ${counts.passed} of ${cells.size} cells pass, ${counts.skipped} skipped, ${counts.failed} failed`,
+        `  ${counts.passed} of ${cells.size} cells pass, ${counts.skipped} skipped, ${counts.failed} failed${
+          notRun > 0 ? `; ${notRun} not run (filtered out: -)` : ''
+        }`,
       );
       for (const [where, why] of reasons) out.push(`  skipped ${where}: ${why}`);
     }
@@ -116,15 +130,9 @@ export class SummaryReporter implements Reporter {
       .sort((a, b) => b.ms - a.ms)
       .slice(0, SLOWEST_FILES);
     const durationMs = Date.now() - this.#startedAt;
-    out.push(
-      '',
-      `Tests took ${(durationMs / 1000).toFixed(0)} s; the ${slowest.length} slowest files: ${slowest
-        .map((f) => `${f.file} ${(f.ms / 1000).toFixed(0)} s`)
-        .join(', ')}`,
-      '',
-    );
+    out.push('', `Tests took ${(durationMs / 1000).toFixed(0)} s${slowestText(slowest)}`, '');
     process.stdout.write(`${out.join('\n')}\n`);
-    if (process.env[TEST_DURATIONS_WRITE_ENV] === '1') this.#writeDurations(modules);
+    // The summary first: `.ci/run` reads it for its closing line whatever happens to the durations.
     const file = process.env[TEST_SUMMARY_FILE_ENV];
     if (file) {
       const summary: TestRunSummary = {
@@ -132,17 +140,55 @@ export class SummaryReporter implements Reporter {
         slowest,
         matrix: counts,
         skipped: Object.fromEntries(reasons),
+        notRun,
       };
-      writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+      try {
+        writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+      } catch (error) {
+        process.stderr.write(
+          `${TEST_SUMMARY_FILE_ENV}=${file}: the run's summary could not be written (${errorText(error)}); set it to a file in an existing directory, or unset it\n`,
+        );
+        process.exitCode = 1;
+      }
     }
+    if (process.env[TEST_DURATIONS_WRITE_ENV] === '1') this.#writeDurations(modules);
   }
 
   #writeDurations(modules: ReadonlyArray<TestModule>): void {
-    const durations = readTestDurations(this.#root);
+    const refuse = (why: string): void => {
+      process.stderr.write(`${TEST_DURATIONS_WRITE_ENV}=1: ${TEST_DURATIONS_FILE} left as it was: ${why}\n`);
+      process.exitCode = 1;
+    };
+    // A filtered run's times are not the files' times.
+    if (this.#filtered) {
+      refuse('the run was filtered by test name (-t); write the figures from a whole run');
+      return;
+    }
+    const read = readTestDurations(this.#root);
+    if (!read.ok) {
+      refuse(read.problem);
+      return;
+    }
+    const durations = { ...read.durations };
     for (const m of modules)
       if (m.state() === 'passed')
         durations[durationKey(m.project.name, this.#root, m.moduleId)] = Math.round(fileMs(m));
     const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => a.localeCompare(b)));
-    writeFileSync(join(this.#root, TEST_DURATIONS_FILE), `${JSON.stringify(sorted, null, 2)}\n`);
+    try {
+      writeFileSync(join(this.#root, TEST_DURATIONS_FILE), `${JSON.stringify(sorted, null, 2)}\n`);
+    } catch (error) {
+      refuse(errorText(error));
+    }
   }
+}
+
+/** `; the 5 slowest files: a 12 s, …`, `; the file: a 3 s`, or nothing. */
+function slowestText(slowest: ReadonlyArray<{ file: string; ms: number }>): string {
+  const list = slowest.map((f) => `${f.file} ${(f.ms / 1000).toFixed(0)} s`).join(', ');
+  if (slowest.length === 0) return '';
+  return slowest.length === 1 ? `; the file: ${list}` : `; the ${slowest.length} slowest files: ${list}`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -4,11 +4,12 @@
  * resolve from that package's node_modules), where the hash covers every source of the workspace
  * (each package's files outside `node_modules`, `dist` and `test`) and the build's own key. A build
  * is made beside its final place and renamed into it, so a concurrent test process sees either no
- * build or a whole one; nothing is removed at the end of a file (vitest ends its workers with
+ * build or a whole one; its last file lists every file and its size, and a build whose files no
+ * longer match (emptied, cut, removed) is made anew; nothing is removed at the end of a file (vitest ends its workers with
  * SIGTERM, which skips exit hooks), old versions are pruned after a day.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,11 +95,18 @@ export function cachedBuild(options: CachedBuildOptions): Promise<string> {
   const running = inFlight.get(finalDir);
   if (running !== undefined) return running;
   const made = (async () => {
-    if (existsSync(finalDir)) return finalDir;
+    if (existsSync(finalDir)) {
+      if (isWhole(finalDir)) return finalDir;
+      // Damaged (a file emptied, cut or removed after the build): set it aside and build anew.
+      const aside = `${finalDir}.damaged-${process.pid}-${Date.now()}`;
+      await rename(finalDir, aside).catch(() => {});
+      await rm(aside, { recursive: true, force: true });
+    }
     const tmpDir = `${finalDir}.tmp-${process.pid}-${Date.now()}`;
     await mkdir(tmpDir, { recursive: true });
     try {
       await options.build(tmpDir);
+      writeManifest(tmpDir);
     } catch (error) {
       await rm(tmpDir, { recursive: true, force: true });
       throw error;
@@ -113,8 +121,39 @@ export function cachedBuild(options: CachedBuildOptions): Promise<string> {
     return finalDir;
   })();
   inFlight.set(finalDir, made);
-  made.catch(() => inFlight.delete(finalDir));
+  // Only while it runs: a later call checks the build again (a few stats).
+  const done = (): void => void inFlight.delete(finalDir);
+  made.then(done, done);
   return made;
+}
+
+/** The file in a build that lists its files and their sizes (written last, checked on use). */
+export const BUILD_MANIFEST = '.build-manifest.json';
+
+function filesOf(dir: string, base = dir): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesOf(path, base));
+    else if (entry.name !== BUILD_MANIFEST) out.push(relative(base, path));
+  }
+  return out;
+}
+
+function writeManifest(dir: string): void {
+  const sizes = Object.fromEntries(filesOf(dir).map((file) => [file, statSync(join(dir, file)).size]));
+  writeFileSync(join(dir, BUILD_MANIFEST), JSON.stringify(sizes));
+}
+
+/** Every file the manifest lists is there with its size (a build without a manifest is not whole). */
+function isWhole(dir: string): boolean {
+  try {
+    const sizes = JSON.parse(readFileSync(join(dir, BUILD_MANIFEST), 'utf8')) as Record<string, number>;
+    const files = Object.entries(sizes);
+    return files.length > 0 && files.every(([file, size]) => statSync(join(dir, file)).size === size);
+  } catch {
+    return false;
+  }
 }
 
 /** Removes builds named `<name>-…` other than `keep` that are older than {@link BUILD_CACHE_MAX_AGE_MS}. */
@@ -130,4 +169,51 @@ async function pruneOld(cacheDir: string, name: string, keep: string): Promise<v
       // another process removed it
     }
   }
+}
+
+/** The tsup options of {@link nodeBundleOptions}. */
+export interface NodeBundleOptions {
+  outDir: string;
+  tsconfig: string;
+  format: 'esm'[];
+  platform: 'node';
+  target: 'node22';
+  dts: false;
+  sourcemap: true;
+  splitting: true;
+  clean: true;
+  silent: true;
+  config: false;
+  banner: { js: string };
+  esbuildOptions(options: { conditions?: string[]; mainFields?: string[] }): void;
+}
+
+/**
+ * The tsup options every harness bundle of a Node program shares (spread them, then add `entry`,
+ * `noExternal` and `external`): ESM for Node 22 into `outDir` with source maps and split chunks,
+ * no declarations, no tsup config file; workspace packages resolved to their sources (the
+ * `@agentmail/source` condition), a package's ESM build preferred (a UMD `main`, as jsonc-parser's,
+ * hides its requires from esbuild), and a `require` for the CommonJS packages a bundle inlines.
+ */
+export function nodeBundleOptions(outDir: string, tsconfig: string): NodeBundleOptions {
+  return {
+    outDir,
+    tsconfig,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node22',
+    dts: false,
+    sourcemap: true,
+    splitting: true,
+    clean: true,
+    silent: true,
+    config: false,
+    banner: {
+      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
+    },
+    esbuildOptions(options) {
+      options.conditions = ['@agentmail/source'];
+      options.mainFields = ['module', 'main'];
+    },
+  };
 }

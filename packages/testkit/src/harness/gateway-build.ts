@@ -21,7 +21,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
-import { cachedBuild } from './build-cache.js';
+import { cachedBuild, nodeBundleOptions } from './build-cache.js';
 
 /** Environment variable naming a prebuilt CLI (`…/dist/cli/main.js`) to run instead of building one. */
 export const GATEWAY_JS_ENV = 'AGENTMAIL_TESTKIT_GATEWAY_JS';
@@ -105,29 +105,10 @@ async function buildGatewayCli(): Promise<string> {
       try {
         const { build } = await import('tsup');
         await build({
+          ...nodeBundleOptions(outDir, join(root, 'tsconfig.json')),
           entry: { main: join(root, 'src', 'cli', 'main.ts') },
-          outDir,
-          format: ['esm'],
-          platform: 'node',
-          target: 'node22',
-          tsconfig: join(root, 'tsconfig.json'),
-          dts: false,
-          sourcemap: true,
-          splitting: true,
-          clean: true,
-          silent: true,
-          config: false,
           noExternal: [new RegExp(`^(?!(${NATIVE_MODULES.map(escapeRegExp).join('|')})(/|$))`)],
           external,
-          // Inlined CommonJS packages require node builtins: give the ESM bundle a `require`.
-          banner: {
-            js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-          },
-          esbuildOptions(options) {
-            options.conditions = ['@agentmail/source'];
-            // Prefer a package's ESM build: a UMD `main` (jsonc-parser) hides its requires from esbuild.
-            options.mainFields = ['module', 'main'];
-          },
         });
       } catch (error) {
         throw new TestkitError(
