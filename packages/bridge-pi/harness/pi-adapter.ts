@@ -85,6 +85,12 @@ export const piAdapter: BridgeAdapter = {
         AGENTMAIL_PI_AGENT_DIR: agentDir,
         // The scenarios script every model answer: pi's own retries would only repeat them.
         AGENTMAIL_PI_MAX_RETRIES: '0',
+        // Workers at the default nice 10 sit in an autogroup of their own, which gets ~10 % of a
+        // core while anything else is busy: with one busy core beside the suite a worker took 35 s
+        // to load pi, past the short turn timeout the scenarios set. The scenarios check mail
+        // behaviour, not priority (a setting the person may choose too; its parsing and default
+        // are tested in test/pi-tools.test.ts).
+        AGENTMAIL_PI_WORKER_NICE: env.processEnv.AGENTMAIL_PI_WORKER_NICE ?? '0',
       },
     });
   },

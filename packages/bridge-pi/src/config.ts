@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
 import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
+import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
 
 /** The daemon's configuration. */
 export interface PiBridgeConfig extends BridgeConfig {
@@ -18,6 +19,19 @@ export interface PiBridgeConfig extends BridgeConfig {
    * @default `launcher-main.js` next to {@link workerPath}
    */
   launcherPath?: string;
+  /** Nice value of the worker processes and their autogroup, 0–19 (`AGENTMAIL_PI_WORKER_NICE`). @default WORKER_NICE (10) */
+  workerNice?: number;
+}
+
+function workerNice(env: NodeJS.ProcessEnv): number {
+  const raw = env[WORKER_NICE_ENV];
+  if (raw === undefined || raw === '') return WORKER_NICE;
+  if (!/^\d{1,2}$/.test(raw.trim()) || Number(raw) > 19)
+    throw new AgentMailError(
+      ERROR_CODES.BRIDGE_CONFIG_INVALID,
+      `${WORKER_NICE_ENV} must be a whole number from 0 (workers compete like any process) to 19 (they yield the most) (got ${JSON.stringify(raw)}); unset it for the default ${WORKER_NICE}`,
+    );
+  return Number(raw);
 }
 
 function absDir(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -39,7 +53,8 @@ function absDir(env: NodeJS.ProcessEnv, name: string, fallback: string): string 
  * plus `AGENTMAIL_PI_DATA_DIR` (default `$XDG_DATA_HOME/agentmail/pi`, else
  * `~/.local/share/agentmail/pi`: the kit's rule for every bridge), `AGENTMAIL_PI_AGENT_DIR` or
  * `PI_CODING_AGENT_DIR` (default `~/.pi/agent`), `AGENTMAIL_PI_WORKER` (worker entry; the launcher
- * entry `launcher-main.js` is taken from the same directory).
+ * entry `launcher-main.js` is taken from the same directory), `AGENTMAIL_PI_WORKER_NICE` (0–19,
+ * default 10: workers yield the CPU to the daemon, B-12).
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the variable and the fix.
  */
 export function readConfig(env: NodeJS.ProcessEnv, defaultWorkerPath: string): PiBridgeConfig {
@@ -51,5 +66,6 @@ export function readConfig(env: NodeJS.ProcessEnv, defaultWorkerPath: string): P
       absDir(env, 'PI_CODING_AGENT_DIR', join(homedir(), '.pi', 'agent')),
     ),
     workerPath: env.AGENTMAIL_PI_WORKER ? resolve(env.AGENTMAIL_PI_WORKER) : defaultWorkerPath,
+    workerNice: workerNice(env),
   };
 }

@@ -12,3 +12,6 @@ export const PROBE_TIMEOUT_MS = 60_000;
 
 /** Nice value of worker processes (and their autogroup): model work yields to the daemon (B-12). @default 10 */
 export const WORKER_NICE = 10;
+
+/** The variable that sets {@link WORKER_NICE} (0–19); the daemon validates it and sets it for its workers. */
+export const WORKER_NICE_ENV = 'AGENTMAIL_PI_WORKER_NICE';

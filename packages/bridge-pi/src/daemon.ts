@@ -22,6 +22,8 @@ import {
   BRIDGE_VERSION,
   FIRST_SSE_OPEN_WAIT_MS,
   PROBE_TIMEOUT_MS,
+  WORKER_NICE,
+  WORKER_NICE_ENV,
   WORKER_STOP_GRACE_MS,
 } from './constants.js';
 import type { PiEvent } from './events.js';
@@ -73,7 +75,11 @@ export class PiBridgeDaemon {
     });
     this.#launcher = new WorkerLauncher(
       config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
-      () => ({ ...process.env, PI_CODING_AGENT_DIR: config.agentDir }),
+      () => ({
+        ...process.env,
+        PI_CODING_AGENT_DIR: config.agentDir,
+        [WORKER_NICE_ENV]: String(config.workerNice ?? WORKER_NICE),
+      }),
       (e) => this.bridge.emit(e),
     );
   }

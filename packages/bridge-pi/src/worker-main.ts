@@ -5,6 +5,7 @@
 import { enableCompileCache } from 'node:module';
 import { PendingPermissions } from '@agentmail/shared-policy';
 import type { CommitFn } from '@agentmail/shared-policy/bridge';
+import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
 import type { DaemonMessage, WorkerMessage } from './ipc.js';
 import { lowerPriority } from './priority.js';
 
@@ -15,7 +16,8 @@ import { lowerPriority } from './priority.js';
 enableCompileCache();
 // Model work yields the CPU to the daemon (B-12: a slow turn must not stall event reading). A
 // worker runs in its own session (its own process group, so a stop can kill its tools too).
-lowerPriority();
+// The daemon validated the value (config.ts) and sets it in every worker's environment.
+lowerPriority(Number(process.env[WORKER_NICE_ENV] ?? WORKER_NICE));
 process.env.PI_OFFLINE ??= '1';
 const turnModule = import('./worker.js');
 turnModule.catch(() => undefined); // reported when the job awaits it

@@ -43,8 +43,19 @@ describe('readConfig (SPEC §8)', () => {
       concurrency: 4,
       turnTimeoutMs: 600_000,
       workerPath: '/w.js',
+      workerNice: 10,
     });
+    expect(readConfig({ ...base, AGENTMAIL_PI_WORKER_NICE: '0' }, '/w.js').workerNice).toBe(0);
+    expect(readConfig({ ...base, AGENTMAIL_PI_WORKER_NICE: '19' }, '/w.js').workerNice).toBe(19);
   });
+  it.each(['-1', '20', '5.5', 'low', ' '])(
+    'refuses AGENTMAIL_PI_WORKER_NICE=%j, naming it and the range',
+    (value) => {
+      expect(() => readConfig({ ...base, AGENTMAIL_PI_WORKER_NICE: value }, '/w.js')).toThrow(
+        /AGENTMAIL_PI_WORKER_NICE must be a whole number from 0 .* to 19/,
+      );
+    },
+  );
   it('names the bad variable (AM_BRIDGE_CONFIG_INVALID)', () => {
     expect(() => readConfig({ AGENTMAIL_AGENT_KEY: 'k' }, '/w.js')).toThrow(/AGENTMAIL_GATEWAY_URL/);
     expect(() => readConfig({ ...base, AGENTMAIL_CONCURRENCY: '0' }, '/w.js')).toThrow(
