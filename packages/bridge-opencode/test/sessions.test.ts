@@ -19,7 +19,7 @@ import {
   turnStarts,
 } from '@agentmail/testkit/conformance';
 import type { OpencodeClient } from '@opencode-ai/sdk';
-import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { opencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
 import { bridgeDataDir, personOpencode } from '../harness/test-helpers.js';
 
@@ -84,6 +84,10 @@ async function messageTexts(client: OpencodeClient, id: string): Promise<string[
 
 async function startStack(signal: AbortSignal): Promise<Stack> {
   const stack = await startConformanceStack(opencodeAdapter, { signal });
+  // An assertion that fails carries no process output: print it (the bridge's events show why).
+  onTestFailed(() => {
+    process.stderr.write(`${stack.logs(200)}\n`);
+  });
   onTestFinished(() => stack.close());
   return stack;
 }
