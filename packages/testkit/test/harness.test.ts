@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { routePath } from '@agentmail/protocol';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type BridgeAdapter, type Stack, startStack, TURN_TIMEOUT_ENV } from '../src/index.js';
 
 const SCRIPT = resolve(fileURLToPath(import.meta.url), '../../../../examples/remote-agent/remote_agent.py');
@@ -130,6 +130,22 @@ describe('e2e harness', () => {
     expect(answered, 'the held request waits for release()').toBe(false);
     await hold.release();
     expect(await answer).toMatchObject({ status: 200, body: expect.stringContaining(sent.mail_id) });
+
+    // A client that gives up while held (its own timeout): release() resolves, forwarding nothing.
+    const heldAgain = stack.proxy.holdNextRequest(
+      (method, path, url) => method === 'GET' && path === inbox && url.endsWith('?status=all'),
+    );
+    const gaveUp = new AbortController();
+    const abandoned = request(`${stack.bridgeGatewayUrl}${inbox}?status=all`, {
+      headers: { authorization: `Bearer ${stack.agent.key}` },
+      signal: gaveUp.signal,
+    }).catch((err: unknown) => err);
+    const second = await heldAgain;
+    expect(second.abandoned).toBe(false);
+    gaveUp.abort();
+    expect(await abandoned).toBeInstanceOf(Error);
+    await vi.waitFor(() => expect(second.abandoned).toBe(true), { timeout: 5_000 });
+    await second.release();
 
     expect((await stack.person.contacts()).find((c) => c.name === 'echo')).toMatchObject({
       kind: 'agent',
