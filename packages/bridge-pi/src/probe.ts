@@ -6,9 +6,11 @@
  * reads the model catalogue (G-25).
  */
 import { GatewayClient } from '@agentmail/shared-policy/client';
-import { DefaultResourceLoader, ModelRuntime, SettingsManager } from '@earendil-works/pi-coding-agent';
 import { createMailExtension } from './extension.js';
 import type { ProbeJob, ProbeReport } from './ipc.js';
+import { importPiSdk } from './pi-sdk.js';
+
+const { DefaultResourceLoader, ModelRuntime, SettingsManager } = (await importPiSdk()).sdk;
 
 /** Most catalogue entries a heartbeat carries (see SPEC G-25). @default 300 */
 const CATALOGUE_MAX = 300;

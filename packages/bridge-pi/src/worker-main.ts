@@ -9,9 +9,9 @@ import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
 import type { DaemonMessage, WorkerMessage } from './ipc.js';
 import { lowerPriority } from './priority.js';
 
-// Loading pi dominates worker spawn → first model request (about 2 s cold on a small machine):
-// node's on-disk compile cache (under the OS temp dir) cuts it by about a third for later workers,
-// and the import starts now instead of after the job arrives. The daemon sets PI_CODING_AGENT_DIR
+// Loading pi dominates worker spawn → first model request: the worker loads pi's single-file
+// bundle (pi-sdk.ts), node's on-disk compile cache (under the OS temp dir) spares later workers
+// the parse, and the import starts now instead of after the job arrives. The daemon sets PI_CODING_AGENT_DIR
 // in the fork environment, so nothing pi reads at load time depends on the job.
 enableCompileCache();
 // Model work yields the CPU to the daemon (B-12: a slow turn must not stall event reading). A

@@ -17,17 +17,15 @@ import {
   runTurnJob,
   type TurnAdapter,
 } from '@agentmail/shared-policy/bridge';
-import {
-  createAgentSession,
-  DefaultResourceLoader,
-  ModelRuntime,
-  SessionManager,
-  SettingsManager,
-} from '@earendil-works/pi-coding-agent';
+import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
 import type { PiEvent } from './events.js';
 import { createMailExtension } from './extension.js';
 import type { TurnReport, WorkerJob } from './ipc.js';
+import { importPiSdk } from './pi-sdk.js';
 import { findPiSessionFile, mailSessionFile, parseHeader, readFirstLine } from './session-files.js';
+
+// Loaded when worker-main imports this module at spawn, before the job arrives.
+const pi = (await importPiSdk()).sdk;
 
 /** What the worker process gives a turn. */
 export interface TurnIo {
@@ -88,7 +86,7 @@ export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
   const mailFile = mailSessionFile(job.dataDir, job.mail.session_id);
   let runtime: Promise<ModelRuntime> | undefined;
   const modelRuntime = (): Promise<ModelRuntime> => {
-    runtime ??= ModelRuntime.create({
+    runtime ??= pi.ModelRuntime.create({
       authPath: `${agentDir}/auth.json`,
       modelsPath: `${agentDir}/models.json`,
     });
@@ -147,12 +145,12 @@ export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
       if (!sessionFile) return failed(`pi session ${attempt.session?.platformSessionId ?? ''} has no file`);
 
       await mkdir(dirname(sessionFile), { recursive: true });
-      const settingsManager = SettingsManager.inMemory({
+      const settingsManager = pi.SettingsManager.inMemory({
         compaction: { enabled: false },
         retry: retrySettings(),
       });
       let seamInstalled = false;
-      const resourceLoader = new DefaultResourceLoader({
+      const resourceLoader = new pi.DefaultResourceLoader({
         cwd: ctx.cwd,
         agentDir,
         settingsManager,
@@ -176,8 +174,8 @@ export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
         ],
       });
       await resourceLoader.reload();
-      const sessionManager = SessionManager.open(sessionFile, undefined, ctx.cwd);
-      const { session, extensionsResult } = await createAgentSession({
+      const sessionManager = pi.SessionManager.open(sessionFile, undefined, ctx.cwd);
+      const { session, extensionsResult } = await pi.createAgentSession({
         cwd: ctx.cwd,
         agentDir,
         modelRuntime: rt,
