@@ -2,6 +2,8 @@
  * Starts `opencode serve` in a sandbox and boots the project's instance (opencode creates an
  * instance, and loads its plugins, only on the first request that names the directory).
  */
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import type { BridgeEnv, ManagedProcess } from '@agentmail/testkit';
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk';
 import { opencodeBinary } from './opencode-bin.js';
@@ -13,7 +15,7 @@ export const SERVE_LISTEN_TIMEOUT_MS = 60_000;
 /** A running `opencode serve`. */
 export interface Serve {
   proc: ManagedProcess;
-  /** `http://127.0.0.1:<port>` from the "listening" line (port 0 tries 4096 first). */
+  /** `http://127.0.0.1:<port>` from the "listening" line. */
   url: string;
   /** v1 client bound to the sandbox's project directory (over HTTP, from the test process). */
   client: OpencodeClient;
@@ -21,10 +23,31 @@ export interface Serve {
   timings: { listenMs: number; warmMs: number };
 }
 
+/** Ports {@link startServe} tries when the one it picked was taken before opencode bound it. @default 3 */
+export const SERVE_PORT_ATTEMPTS = 3;
+
 /**
- * Spawns `opencode serve --hostname 127.0.0.1 --port 0` with cwd = the project, waits for
- * `opencode server listening on http://…`, then calls `config.get` for the project directory so
- * the instance and its plugins boot.
+ * A port the kernel just handed out as free on 127.0.0.1 (listen on port 0, read, close). Why not
+ * `serve --port 0`: opencode then takes 4096 whenever it is free, so every opencode of a test run
+ * that starts after another ended serves on the same port, and a request meant for the new one can
+ * meet what is left of the old one (seen in CI, more often with more test files at a time: the
+ * warm-up request reset, `ECONNRESET`, right after the new opencode printed its listening line).
+ * An ephemeral port is picked at random and not soon handed out again.
+ */
+export async function pickFreePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Spawns `opencode serve --hostname 127.0.0.1 --port <a free port>` with cwd = the project, waits
+ * for `opencode server listening on http://…`, then calls `config.get` for the project directory
+ * so the instance and its plugins boot. A port taken between the pick and opencode's bind (opencode
+ * exits with `ServeError`) is picked anew, at most {@link SERVE_PORT_ATTEMPTS} times.
  */
 export async function startServe(
   spawn: BridgeEnv['spawn'],
@@ -33,32 +56,42 @@ export async function startServe(
   listenTimeoutMs: number = SERVE_LISTEN_TIMEOUT_MS,
 ): Promise<Serve> {
   const started = performance.now();
-  const proc = spawn(opencodeBinary(), ['serve', '--hostname', '127.0.0.1', '--port', '0'], {
-    env: { ...baseEnv, ...sandbox.env },
-    cwd: sandbox.projectDir,
-  });
-  const line = await proc.waitForLine(/opencode server listening on http:\/\/\S+/, listenTimeoutMs);
-  const listenMs = performance.now() - started;
-  const url = /(http:\/\/\S+)/.exec(line)?.[1];
-  if (url === undefined) throw new Error(`opencode serve: no URL in ${JSON.stringify(line)}`);
-  const client = opencodeClient(url, sandbox.projectDir);
-  try {
-    await client.config.get({ throwOnError: true });
-  } catch (error) {
-    throw new Error(
-      `opencode serve (pid ${proc.pid}, ${proc.exit === undefined ? 'running' : `exited ${JSON.stringify(proc.exit)}`}) did not answer its warm-up request at ${url}: ${String(error)}; its output:\n${proc.tail()}`,
-      { cause: error },
-    );
+  for (let attempt = 1; ; attempt++) {
+    const port = await pickFreePort();
+    const proc = spawn(opencodeBinary(), ['serve', '--hostname', '127.0.0.1', '--port', String(port)], {
+      env: { ...baseEnv, ...sandbox.env },
+      cwd: sandbox.projectDir,
+    });
+    let line: string;
+    try {
+      line = await proc.waitForLine(/opencode server listening on http:\/\/\S+/, listenTimeoutMs);
+    } catch (error) {
+      // Exited (not timed out) with opencode's bind failure: the port went to another process.
+      if (attempt < SERVE_PORT_ATTEMPTS && proc.exit?.code === 1 && /ServeError/.test(proc.tail())) continue;
+      throw error;
+    }
+    const listenMs = performance.now() - started;
+    const url = /(http:\/\/\S+)/.exec(line)?.[1];
+    if (url === undefined) throw new Error(`opencode serve: no URL in ${JSON.stringify(line)}`);
+    const client = opencodeClient(url, sandbox.projectDir);
+    try {
+      await client.config.get({ throwOnError: true });
+    } catch (error) {
+      throw new Error(
+        `opencode serve (pid ${proc.pid}, ${proc.exit === undefined ? 'running' : `exited ${JSON.stringify(proc.exit)}`}) did not answer its warm-up request at ${url}: ${String(error)}; its output:\n${proc.tail()}`,
+        { cause: error },
+      );
+    }
+    return { proc, url, client, timings: { listenMs, warmMs: performance.now() - started } };
   }
-  return { proc, url, client, timings: { listenMs, warmMs: performance.now() - started } };
 }
 
 /**
  * An SDK client for the opencode server at `url` whose connections are never reused: each request
  * asks for `Connection: close`. Why: the global fetch keeps idle connections per origin beyond the
- * life of the process behind it, and `serve --port 0` takes port 4096 whenever it is free, so the
- * next opencode on 4096 (the next test, or the next file in the same worker) was sent its warm-up
- * over a kept-alive connection to the one before, which had died: `fetch failed` / `ECONNRESET`.
+ * life of the process behind it, and a port can serve several opencodes in one run (with
+ * `serve --port 0`, every one got 4096): the next opencode on a port was sent its warm-up over a
+ * kept-alive connection to the one before, which had died: `fetch failed` / `ECONNRESET`.
  */
 export function opencodeClient(url: string, directory: string): OpencodeClient {
   return createOpencodeClient({
