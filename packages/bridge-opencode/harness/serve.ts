@@ -48,16 +48,18 @@ export async function pickFreePort(): Promise<number> {
  * for `opencode server listening on http://…`, then calls `config.get` for the project directory
  * so the instance and its plugins boot. A port taken between the pick and opencode's bind (opencode
  * exits with `ServeError`) is picked anew, at most {@link SERVE_PORT_ATTEMPTS} times.
+ * @param pickPort where each attempt's port comes from (tests hand it a taken one). @default pickFreePort
  */
 export async function startServe(
   spawn: BridgeEnv['spawn'],
   sandbox: Sandbox,
   baseEnv: NodeJS.ProcessEnv,
   listenTimeoutMs: number = SERVE_LISTEN_TIMEOUT_MS,
+  pickPort: () => Promise<number> = pickFreePort,
 ): Promise<Serve> {
   const started = performance.now();
   for (let attempt = 1; ; attempt++) {
-    const port = await pickFreePort();
+    const port = await pickPort();
     const proc = spawn(opencodeBinary(), ['serve', '--hostname', '127.0.0.1', '--port', String(port)], {
       env: { ...baseEnv, ...sandbox.env },
       cwd: sandbox.projectDir,

@@ -3,14 +3,24 @@
  * server on the same port. Seen in CI: `opencode serve --port 0` takes 4096 whenever it is free;
  * an opencode shutting down has stopped listening but not yet closed its kept-alive connections,
  * the next one binds 4096, and its warm-up went to the dying one: `fetch failed` / ECONNRESET.
- * Two plain TCP servers play the two opencodes, so the test needs no binary.
+ * Two plain TCP servers play the two opencodes there (the stale kept-alive connection cannot be
+ * made with the binary on demand). startServe's own port handling is tested on the real binary.
  */
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ManagedProcess } from '@agentmail/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../harness/sandbox.js';
-import { opencodeClient, SERVE_PORT_ATTEMPTS, startServe } from '../harness/serve.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../harness/sandbox.js';
+import {
+  opencodeClient,
+  pickFreePort,
+  SERVE_LISTEN_TIMEOUT_MS,
+  SERVE_PORT_ATTEMPTS,
+  startServe,
+} from '../harness/serve.js';
 
 /** A minimal HTTP/1.1 server that answers every request with `{"server": name}` and keeps its connections. */
 function jsonServer(name: string, keepAlive: boolean): { server: net.Server; sockets: Set<net.Socket> } {
@@ -61,58 +71,78 @@ describe('opencodeClient', () => {
   });
 });
 
-/** Plays `opencode serve --port <p>`: prints opencode's listening line for that port and answers JSON. */
-const FAKE_SERVE = `
-const port = Number(process.argv[process.argv.indexOf('--port') + 1]);
-require('node:http').createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ port })); }).listen(port, '127.0.0.1', () =>
-  console.log('opencode server listening on http://127.0.0.1:' + port));
-`;
-/** Plays opencode failing to bind its port (exit 1, `ServeError`). */
-const FAKE_BIND_FAILURE = "console.error('Error: Unexpected error\\n\\nServeError'); process.exit(1)";
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
 
-describe('startServe', () => {
-  it('serves on a port it picked (never 4096 by default) and picks anew when opencode could not bind it', async () => {
-    const calls: string[][] = [];
-    const procs: ManagedProcess[] = [];
-    const spawn = (_command: string, args: readonly string[]): ManagedProcess => {
-      calls.push([...args]);
-      const script = calls.length === 1 ? FAKE_BIND_FAILURE : FAKE_SERVE;
-      const proc = ManagedProcess.spawn('fake-opencode', process.execPath, ['-e', script, '--', ...args], {
-        env: process.env,
-      });
-      procs.push(proc);
-      return proc;
-    };
-    const sandbox = { projectDir: process.cwd(), env: {} } as unknown as Sandbox;
-    try {
-      const serve = await startServe(spawn, sandbox, process.env);
-      expect(calls).toHaveLength(2);
-      const ports = calls.map((args) => Number(args[args.indexOf('--port') + 1]));
-      for (const port of ports) expect(port).toBeGreaterThan(0);
-      expect(ports).not.toContain(4096);
-      expect(serve.url).toBe(`http://127.0.0.1:${ports[1]}`);
-      expect((await serve.client.config.get({ throwOnError: true })).data).toEqual({ port: ports[1] });
-    } finally {
-      await Promise.all(procs.map((p) => p.stop()));
-    }
+/** A sandbox for the real `opencode serve` (no plugin: only the server's start is under test). */
+function sandbox(): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), 'oc-serve-'));
+  roots.push(root);
+  const projectDir = join(root, 'project');
+  mkdirSync(projectDir);
+  return createSandbox({
+    root: join(root, 'opencode'),
+    projectDir,
+    modelProvider: 'scripted',
+    modelBaseUrl: 'http://127.0.0.1:9/v1',
+    modelIds: ['m'],
+    modelId: 'm',
+  });
+}
+
+/** A port held by another listener for the rest of the test. */
+async function takenPort(): Promise<number> {
+  const blocker = net.createServer();
+  open.push(blocker);
+  blocker.listen(0, '127.0.0.1');
+  await once(blocker, 'listening');
+  return (blocker.address() as net.AddressInfo).port;
+}
+
+describe('startServe (real opencode serve)', () => {
+  const procs: ManagedProcess[] = [];
+  const ports: number[] = [];
+  const spawn = (
+    command: string,
+    args: readonly string[],
+    options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  ) => {
+    ports.push(Number(args[args.indexOf('--port') + 1]));
+    const proc = ManagedProcess.spawn('opencode', command, args, {
+      env: options.env ?? process.env,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
+    procs.push(proc);
+    return proc;
+  };
+  afterEach(async () => {
+    ports.length = 0;
+    await Promise.all(procs.splice(0).map((p) => p.stop()));
+  });
+
+  it('serves on a port it picked, not 4096, and picks anew when opencode could not bind it', async () => {
+    const taken = await takenPort();
+    const picks = [taken];
+    const serve = await startServe(spawn, sandbox(), process.env, SERVE_LISTEN_TIMEOUT_MS, async () =>
+      picks.length > 0 ? (picks.shift() as number) : pickFreePort(),
+    );
+    expect(procs).toHaveLength(2);
+    expect(ports[0]).toBe(taken);
+    expect(procs[0]?.exit?.code, 'opencode could not bind the taken port').toBe(1);
+    const port = ports[1];
+    expect(port).not.toBe(taken);
+    expect(port).not.toBe(4096);
+    expect(serve.url).toBe(`http://127.0.0.1:${port}`);
+    expect((await serve.client.config.get({ throwOnError: true })).response.status).toBe(200);
   });
 
   it(`gives up after ${SERVE_PORT_ATTEMPTS} bind failures with opencode's output`, async () => {
-    const procs: ManagedProcess[] = [];
-    const spawn = (_command: string, args: readonly string[]): ManagedProcess => {
-      const proc = ManagedProcess.spawn(
-        'fake-opencode',
-        process.execPath,
-        ['-e', FAKE_BIND_FAILURE, '--', ...args],
-        {
-          env: process.env,
-        },
-      );
-      procs.push(proc);
-      return proc;
-    };
-    const sandbox = { projectDir: process.cwd(), env: {} } as unknown as Sandbox;
-    await expect(startServe(spawn, sandbox, process.env)).rejects.toThrow(/ServeError/);
+    const taken = await takenPort();
+    await expect(
+      startServe(spawn, sandbox(), process.env, SERVE_LISTEN_TIMEOUT_MS, async () => taken),
+    ).rejects.toThrow(/ServeError/);
     expect(procs).toHaveLength(SERVE_PORT_ATTEMPTS);
   });
 });
