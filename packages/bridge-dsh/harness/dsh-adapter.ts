@@ -53,6 +53,8 @@ export function createDshAdapter(options: DshAdapterOptions = {}): BridgeAdapter
     modelProvider: 'deepseek-official',
     toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
     shellArgs: (command) => ({ command, description: 'Run a shell command' }),
+    // The plugin runs inside dsh, whose shell is dsh's child (README "What the model can read").
+    toolsInBridgeProcess: true,
     readFileArgs: (path) => ({ file_path: path }),
     questions: {
       tool: 'ask_user_question',

@@ -7,6 +7,7 @@
  * `apply` connects the bridge to the Gateway once DSH's whole tree is loaded, and stops it when the
  * plugin is unloaded (dsh's SIGTERM, HMR, a config change).
  */
+import { dropCredentialVariables } from '@agentmail/shared-policy/bridge';
 import type { Context } from '@deepseek-ai/cordis';
 import type {} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-agent-default-model';
@@ -30,6 +31,8 @@ export const inject = ['agents', 'sessions', 'agentDefaultModel', 'tools'];
  */
 export function apply(ctx: Context, options: DshPluginOptions): void {
   const config = readDshConfig(options, process.env);
+  // dsh's tools run in this process or its children: the key is read, now out of its environment (B-21).
+  dropCredentialVariables(process.env);
   const log = createLogger();
   const bridge = new DshBridge(ctx, config, log);
   feedDshLog(bridge.kit.events, ctx.logger, config.agentName);

@@ -63,6 +63,8 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Bri
       unsupported:
         "opencode 1.18.33's question.reject carries no message (the model cannot be told why a question failed or timed out, P-9); bridge-opencode does not wire question.asked yet",
     },
+    // The plugin runs inside opencode, whose shell is opencode's child (README "What the model can read").
+    toolsInBridgeProcess: true,
     // opencode: 3–15 s to listen on 2 cores, then the warm-up (plugin boot) and the Gateway connect.
     readyTimeoutMs: 90_000,
     stepTimeoutMs: 60_000,

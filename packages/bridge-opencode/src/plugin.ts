@@ -7,6 +7,8 @@
  * creates the process-wide bridge and connects it to the Gateway, every one adds its hooks (mail
  * tools, permission seam, event feed).
  */
+
+import { dropCredentialVariables } from '@agentmail/shared-policy/bridge';
 import type { PluginInput, PluginModule } from '@opencode-ai/plugin';
 import { OpencodeBridge } from './bridge.js';
 import { readOpencodeConfig } from './config.js';
@@ -20,6 +22,8 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   const existing = g[BRIDGE_GLOBAL_KEY];
   if (existing) return existing;
   const config = readOpencodeConfig(options, process.env);
+  // opencode's shell tool spawns with opencode's environment: the key is read, now out of it (B-21).
+  dropCredentialVariables(process.env);
   const bridge = new OpencodeBridge(config, input.client, createLogger());
   feedOpencodeLog(bridge.kit.events, input.client, config.agentName);
   g[BRIDGE_GLOBAL_KEY] = bridge;

@@ -15,3 +15,9 @@ export const WORKER_NICE = 10;
 
 /** The variable that sets {@link WORKER_NICE} (0–19); the daemon validates it and sets it for its workers. */
 export const WORKER_NICE_ENV = 'AGENTMAIL_PI_WORKER_NICE';
+
+/**
+ * The only `AGENTMAIL_*` settings a worker reads from its environment (its log level, pi's retry
+ * count); the daemon passes these and nothing else of its own, the key above all (SPEC B-21).
+ */
+export const WORKER_SETTINGS_ENV: readonly string[] = ['AGENTMAIL_LOG_LEVEL', 'AGENTMAIL_PI_MAX_RETRIES'];

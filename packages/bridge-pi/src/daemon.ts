@@ -16,6 +16,7 @@ import {
   type MailTurnReport,
   type TurnJob,
   TurnLostError,
+  turnProcessEnv,
 } from '@agentmail/shared-policy/bridge';
 import type { PiBridgeConfig } from './config.js';
 import {
@@ -24,6 +25,7 @@ import {
   PROBE_TIMEOUT_MS,
   WORKER_NICE,
   WORKER_NICE_ENV,
+  WORKER_SETTINGS_ENV,
   WORKER_STOP_GRACE_MS,
 } from './constants.js';
 import type { PiEvent } from './events.js';
@@ -75,11 +77,15 @@ export class PiBridgeDaemon {
     });
     this.#launcher = new WorkerLauncher(
       config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
-      () => ({
-        ...process.env,
-        PI_CODING_AGENT_DIR: config.agentDir,
-        [WORKER_NICE_ENV]: String(config.workerNice ?? WORKER_NICE),
-      }),
+      // A worker's environment is its shell's (pi's bash tool): no key, no credential (B-21).
+      () =>
+        turnProcessEnv(process.env, {
+          keep: WORKER_SETTINGS_ENV,
+          extra: {
+            PI_CODING_AGENT_DIR: config.agentDir,
+            [WORKER_NICE_ENV]: String(config.workerNice ?? WORKER_NICE),
+          },
+        }),
       (e) => this.bridge.emit(e),
     );
   }

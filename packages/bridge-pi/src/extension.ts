@@ -7,9 +7,11 @@
 import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import {
   decideGuardedCall,
+  dropCredentialVariables,
   GrantStore,
   type MailToolContext,
   mailTools,
+  readAgentKey,
 } from '@agentmail/shared-policy/bridge';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
@@ -86,15 +88,20 @@ export function registration(register: () => Promise<unknown>): () => Promise<vo
  * `AGENTMAIL_PERMISSION_MODE` (default `workspace`) and `AGENTMAIL_GRANT_FILE`; decisions arrive
  * on the extension's own SSE stream (the Gateway fans events out to every stream, G-22). The agent
  * name is registered by the extension itself ({@link registration}), so it needs no daemon.
+ * The key (`AGENTMAIL_AGENT_KEY`, or the file `AGENTMAIL_AGENT_KEY_FILE` names) is read once and
+ * the credential variables are then removed from pi's environment, so pi's bash tool does not
+ * inherit them (SPEC B-21).
  * @throws Error when the Gateway URL or key is missing (pi lists it as an extension load error).
  */
 export default function agentMailExtension(pi: ExtensionAPI): void {
   const url = process.env.AGENTMAIL_GATEWAY_URL ?? '';
-  const key = process.env.AGENTMAIL_AGENT_KEY ?? process.env.AGENTMAIL_AGENT_SECRET ?? '';
+  const key = readAgentKey(process.env) ?? '';
   if (!url || !key)
     throw new Error(
-      'AgentMail extension: set AGENTMAIL_GATEWAY_URL and AGENTMAIL_AGENT_KEY before starting pi with this extension',
+      'AgentMail extension: set AGENTMAIL_GATEWAY_URL and AGENTMAIL_AGENT_KEY (or AGENTMAIL_AGENT_KEY_FILE) before starting pi with this extension',
     );
+  // pi's bash tool runs with this process's environment: the key is read, now out of it (B-21).
+  dropCredentialVariables(process.env);
   const agentName = process.env.AGENTMAIL_AGENT_NAME || 'pi';
   const locale = resolveLocale(process.env.AGENTMAIL_LOCALE);
   const sessionId = process.env.AGENTMAIL_SESSION_ID ?? '';

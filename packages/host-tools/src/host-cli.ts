@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { TurnRpcEnv } from '@agentmail/shared-policy/bridge';
+import { type TurnRpcEnv, turnProcessEnv } from '@agentmail/shared-policy/bridge';
 import { PERMISSION_WAIT_ENV } from './hook-runner.js';
 
 /** Time between SIGTERM and SIGKILL of a run's process group, in ms. @default 5_000 */
@@ -156,22 +156,21 @@ export interface HostRunVars {
 }
 
 /**
- * The environment of one host run (SPEC B-21): the driver's own, without any `AGENTMAIL_*`
- * variable (the agent key above all: the host's shell tool, hooks and MCP servers all see this
- * environment), plus the host's variables, the turn's RPC variables, the locale and the permission
- * wait.
+ * The environment of one host run (SPEC B-21): the driver's own without any `AGENTMAIL_*` or
+ * credential variable (the agent key above all: the host's shell tool, hooks and MCP servers all
+ * see this environment; shared-policy `turnProcessEnv`), plus the host's variables, the turn's RPC
+ * variables, the locale and the permission wait.
  * @example spawn('zcode', args, { env: hostRunEnv(process.env, { rpcEnv: ctx.turn.rpcEnv, locale: 'en', permissionWaitMs: 600_000 }) })
  */
 export function hostRunEnv(base: NodeJS.ProcessEnv, vars: HostRunVars): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) if (!k.startsWith('AGENTMAIL_') && v !== undefined) env[k] = v;
-  return {
-    ...env,
-    ...(vars.extra ?? {}),
-    ...(vars.rpcEnv ?? {}),
-    AGENTMAIL_LOCALE: vars.locale,
-    [PERMISSION_WAIT_ENV]: String(vars.permissionWaitMs),
-  };
+  return turnProcessEnv(base, {
+    extra: {
+      ...(vars.extra ?? {}),
+      ...(vars.rpcEnv ?? {}),
+      AGENTMAIL_LOCALE: vars.locale,
+      [PERMISSION_WAIT_ENV]: String(vars.permissionWaitMs),
+    },
+  });
 }
 
 /** The last `n` non-empty lines of a stderr tail, joined with ` / ` (for a failure cause). */

@@ -6,6 +6,7 @@
 import { Name } from '@agentmail/protocol';
 import { bridgeDataDir, dataDirVariable, type SettingSource } from '../data-dir.js';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
+import { readAgentKey } from './agent-key.js';
 
 /** Heartbeat period when none is configured, in ms (see SPEC G-25). @default 30_000 */
 export const BRIDGE_HEARTBEAT_MS_DEFAULT = 30_000;
@@ -112,7 +113,8 @@ export function checkBridgeSettings(settings: BridgeSettings): void {
 
 /**
  * Read the shared bridge settings: `AGENTMAIL_GATEWAY_URL` (required, http(s)),
- * `AGENTMAIL_AGENT_KEY` or `AGENTMAIL_AGENT_SECRET` (required), `AGENTMAIL_AGENT_NAME`
+ * the agent key (required: `AGENTMAIL_AGENT_KEY`, `AGENTMAIL_AGENT_SECRET`, the file
+ * `AGENTMAIL_AGENT_KEY_FILE` names or systemd's credential, see {@link readAgentKey}), `AGENTMAIL_AGENT_NAME`
  * (default `defaults.agentName`), `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL` (both or
  * neither), `AGENTMAIL_CONCURRENCY` (4), `AGENTMAIL_TURN_TIMEOUT_MS` (600000),
  * `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE` (en), `AGENTMAIL_QUESTION_TIMEOUT_MS`
@@ -128,7 +130,7 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
       `AGENTMAIL_GATEWAY_URL must be an http(s) URL such as http://127.0.0.1:8787 (got "${gatewayUrl}")`,
     );
   const agentName = source.AGENTMAIL_AGENT_NAME || defaults.agentName;
-  const agentKey = (source.AGENTMAIL_AGENT_KEY || source.AGENTMAIL_AGENT_SECRET || '').trim();
+  const agentKey = readAgentKey(source) ?? '';
   if (!agentKey)
     throw invalid(`AGENTMAIL_AGENT_KEY is not set: create one with \`agentmail agent key ${agentName}\``);
   const provider = source.AGENTMAIL_REPLY_PROVIDER ?? '';

@@ -17,6 +17,14 @@ export type {
   TurnAdapter,
 } from './adapter.js';
 export {
+  AGENT_KEY_CREDENTIAL,
+  AGENT_KEY_FILE_VARIABLE,
+  CREDENTIAL_VARIABLES,
+  dropCredentialVariables,
+  readAgentKey,
+  turnProcessEnv,
+} from './agent-key.js';
+export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
   BRIDGE_MIN_PERIOD_MS,

@@ -23,6 +23,7 @@ import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harn
 import type { SentMail } from '../harness/person.js';
 import type { Stack } from '../harness/stack.js';
 import type { Scenario } from '../scenario.js';
+import { agentKeyOutOfShellReach } from './host-env.js';
 import {
   answerAtOnce,
   CONFORMANCE_LOCALE,
@@ -1275,6 +1276,14 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
         : 'unsupported' in adapter.questions
           ? adapter.questions.unsupported
           : undefined,
+  },
+  {
+    id: 'key-out-of-shell',
+    title:
+      "the agent key is in no variable of the model's shell, no file the bridge or host wrote, nor the initial environment of the shell's parent",
+    rules: ['B-21'],
+    run: agentKeyOutOfShellReach,
+    host: 'shared',
   },
   {
     id: 'restart-no-rerun',

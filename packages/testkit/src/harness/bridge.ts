@@ -104,6 +104,13 @@ export interface BridgeAdapter {
    * killed). The bridge counts as started once it holds its event stream (SPEC B-1).
    */
   start(env: BridgeEnv): ManagedProcess | ChildProcess | Promise<ManagedProcess | ChildProcess>;
+  /**
+   * The host's tools (its shell above all) run as children of the bridge's own process (an
+   * opencode plugin, a pi extension): that process's initial environment (`/proc/<pid>/environ`)
+   * is the bridge's and keeps what it was started with, so the `key-out-of-shell` scenario does
+   * not check the shell's parent (SPEC B-21). @default false
+   */
+  toolsInBridgeProcess?: boolean;
   /** Time from `start` until the bridge holds its event stream, in ms. @default 30_000 */
   readyTimeoutMs?: number;
   /** Time the bridge may take to exit after SIGTERM before it is killed, in ms. @default 10_000 */
