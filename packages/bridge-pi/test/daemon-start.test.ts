@@ -5,7 +5,10 @@
  * is an exit 2 before pi is loaded, a Gateway that is not up is waited for with backoff, and on a
  * terminal each of those is a plain line with its fix.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/bridge';
 import { type BridgeEnv, ManagedProcess, runOnTerminal, type TerminalRun } from '@agentmail/testkit';
 import { startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -58,6 +61,24 @@ describe('agentmail-pi start', () => {
     expect(tty.output).toContain(
       `agentmail-pi: the Gateway at ${stack.bridgeGatewayUrl} refused agent "${stack.agent.name}": unknown agent key (HTTP 401)\n  fix: check AGENTMAIL_AGENT_KEY\n`,
     );
+  });
+
+  it("the key from systemd's credential (the units' LoadCredential=): no key in the environment, the daemon starts (SPEC B-21)", async ({
+    signal,
+  }) => {
+    const stack = await startConformanceStack(piAdapter, { signal });
+    onTestFinished(() => stack.close());
+    const credentials = join(stack.bridgeStateDir, 'credentials');
+    mkdirSync(credentials, { recursive: true });
+    writeFileSync(join(credentials, AGENT_KEY_CREDENTIAL), `${stack.agent.key}\n`, { mode: 0o600 });
+    const env = stack.bridgeEnv(piAdapter, { CREDENTIALS_DIRECTORY: credentials });
+    delete env.processEnv.AGENTMAIL_AGENT_KEY;
+    const proc = await startDaemon(env);
+    onTestFinished(async () => {
+      await proc.stop();
+    });
+    const ready = await proc.waitForEvent('ready', EXIT_MS);
+    expect(ready.agent).toBe(stack.agent.name);
   });
 
   it('regression: a configuration error on a terminal is a plain line, not only pino JSON', async () => {

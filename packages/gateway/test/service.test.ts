@@ -10,6 +10,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -164,6 +165,22 @@ function mode(path: string): string {
 }
 
 describe('agentmail service install / uninstall', () => {
+  it('an env file an older install wrote with the key: --force moves the key into the key file (SPEC B-21)', async () => {
+    const { env } = tempHome();
+    const layout = serviceLayout('pi', 'user', env);
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'];
+    expect((await cliRun([...args, '--agent-key', 'amk_old1'], env)).code).toBe(0);
+    // What an older install wrote: the key in the env file, no key file.
+    writeFileSync(layout.envFile, `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_AGENT_KEY=amk_old1\n`);
+    rmSync(layout.keyFile);
+    const refused = await cliRun(args, env);
+    expect(refused.code, 'the env file differs from what would be written').toBe(2);
+    const moved = await cliRun([...args, '--force'], env);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(readFileSync(layout.keyFile, 'utf8')).toBe('amk_old1\n');
+    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('amk_old1');
+  });
+
   it('writes the unit (0644) and env file (0600, dir 0700), is idempotent, refuses a changed file without --force', async () => {
     const { env } = tempHome();
     const layout = serviceLayout('pi', 'user', env);
@@ -175,6 +192,7 @@ describe('agentmail service install / uninstall', () => {
     expect(first.stdout).toContain('loginctl enable-linger');
     expect(mode(layout.unitFile)).toBe('644');
     expect(mode(layout.envFile)).toBe('600');
+    expect(mode(layout.keyFile)).toBe('600');
     expect(mode(layout.configDir)).toBe('700');
     expect(mode(layout.stateDir)).toBe('700');
     expect(mode(layout.reportUnitFile)).toBe('644');
@@ -182,27 +200,32 @@ describe('agentmail service install / uninstall', () => {
     expect(Object.fromEntries(settings)).toMatchObject({
       AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:8787',
       AGENTMAIL_AGENT_NAME: 'pi',
-      AGENTMAIL_AGENT_KEY: 'amk_test1',
       AGENTMAIL_PI_DATA_DIR: layout.stateDir,
       AGENTMAIL_REPORT_TO: 'admin',
       AGENTMAIL_SERVICE_STATE_DIR: layout.stateDir,
     });
+    // SPEC B-21: the key is in no env file (so in no process's environment), but in the key file
+    // the unit loads as systemd's credential.
+    expect(settings.has('AGENTMAIL_AGENT_KEY')).toBe(false);
+    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('amk_test1');
+    expect(readFileSync(layout.keyFile, 'utf8')).toBe('amk_test1\n');
     const unit = readFileSync(layout.unitFile, 'utf8');
     expect(unit).toContain(
       `ExecStart=${process.execPath} ${join(CHECKOUT, 'packages/bridge-pi/dist/daemon-main.js')}`,
     );
+    expect(unit).toContain(`\nLoadCredential=agentmail-agent-key:${layout.keyFile}\n`);
 
     // Idempotent: the same command again changes nothing; the key is kept without --agent-key.
     const again = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout.match(/^unchanged/gm)).toHaveLength(3);
+    expect(again.stdout.match(/^unchanged/gm)).toHaveLength(4);
     // Settings a person adds to the env file are kept by a later install (still unchanged).
     writeFileSync(
       layout.envFile,
       `${readFileSync(layout.envFile, 'utf8')}AGENTMAIL_REPLY_PROVIDER=p\nAGENTMAIL_REPLY_MODEL=m\n`,
     );
     const kept = await cliRun(['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi'], env);
-    expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(3);
+    expect(kept.stdout.match(/^unchanged/gm), kept.stderr).toHaveLength(4);
     expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_REPLY_MODEL')).toBe('m');
     // Mode repaired on an unchanged env file.
     chmodSync(layout.envFile, 0o644);
@@ -232,6 +255,7 @@ describe('agentmail service install / uninstall', () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect(existsSync(layout.unitFile)).toBe(false);
     expect(existsSync(layout.envFile)).toBe(false);
+    expect(existsSync(layout.keyFile)).toBe(false);
     expect(existsSync(layout.stateDir)).toBe(true); // its data is kept
     expect(removed.stdout).toContain('systemctl --user stop agentmail-pi.service');
     // Its key stays active on the Gateway: said, with the command that revokes it.
@@ -534,8 +558,9 @@ describe('service install: keys and options', () => {
     expect(forced.code, forced.stderr).toBe(0);
     const keys = await keysOf(name);
     expect(keys).toHaveLength(2);
-    expect(parseEnvFile(readFileSync(layout.envFile, 'utf8')).get('AGENTMAIL_AGENT_KEY')).toMatch(/^amk_/);
-    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('to-be-issued');
+    expect(readFileSync(layout.keyFile, 'utf8')).toMatch(/^amk_[A-Za-z0-9_-]+\n$/);
+    expect(readFileSync(layout.keyFile, 'utf8')).not.toContain('to-be-issued');
+    expect(readFileSync(layout.envFile, 'utf8')).not.toContain('amk_');
   });
 
   it('--issue-key with an opencode.json that is not JSON: refused before a key is issued', async () => {

@@ -12,6 +12,7 @@ import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { formatText, type Locale, resolveLocale, type TextKey } from '@agentmail/shared-policy';
+import { readAgentKey } from '@agentmail/shared-policy/bridge';
 import { GatewayClient, isTransient } from '@agentmail/shared-policy/client';
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-file.js';
@@ -194,7 +195,8 @@ export async function sendReport(
 ): Promise<{ to: string; duplicate: boolean }> {
   const to = env.AGENTMAIL_REPORT_TO || 'admin';
   const mail = reportMail(report, resolveLocale(env.AGENTMAIL_LOCALE));
-  const key = env.AGENTMAIL_AGENT_KEY || env.AGENTMAIL_AGENT_SECRET;
+  // The env's key, else the unit's credential (SPEC B-21; `service report` adds the key file's).
+  const key = readAgentKey(env);
   if (!key)
     throw new CliError(
       'NO_TOKEN',

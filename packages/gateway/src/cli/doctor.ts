@@ -25,8 +25,10 @@ import { CliError, isCliError } from './errors.js';
 import { HumanApi } from './http.js';
 import { printJson, shortTime } from './output.js';
 import {
+  AGENT_KEY_SETTING,
   findCheckout,
   parseEnvFile,
+  readServiceSettings,
   type ServiceLayout,
   type ServiceScope,
   serviceLayout,
@@ -247,9 +249,13 @@ async function unitChecks(
       'warn',
       'ops.doctor.spooled',
       { n: spooled.length, oldest: spooled[0]?.report.at ?? '' },
-      `${layout.scope === 'system' ? 'sudo ' : ''}agentmail service flush ${layout.service}${layout.scope === 'system' ? ' --system' : ''} --state-dir ${layout.stateDir}   (reads the service's env file for its key)`,
+      `${layout.scope === 'system' ? 'sudo ' : ''}agentmail service flush ${layout.service}${layout.scope === 'system' ? ' --system' : ''} --state-dir ${layout.stateDir}   (reads the service's key file for its key)`,
     );
-  return parseEnvFile(text);
+  const settings = parseEnvFile(text);
+  // The agent key is in the key file the unit loads as its credential (B-21).
+  const key = readServiceSettings(layout).get(AGENT_KEY_SETTING);
+  if (key !== undefined) settings.set(AGENT_KEY_SETTING, key);
+  return settings;
 }
 
 async function writable(r: Report, area: string, dir: string): Promise<void> {
@@ -297,16 +303,23 @@ async function gatewayReportKeyCheck(
   const key = settings.get('AGENTMAIL_AGENT_KEY') ?? '';
   const url = (settings.get('AGENTMAIL_GATEWAY_URL') ?? '').replace(/\/+$/, '');
   if (key === '' || !/^https?:\/\//.test(url)) {
-    r.add('gateway', 'report_key', 'warn', 'ops.doctor.report_key_missing', { path: layout.envFile }, fix);
+    r.add(
+      'gateway',
+      'report_key',
+      'warn',
+      'ops.doctor.report_key_missing',
+      { path: key === '' ? layout.keyFile : layout.envFile },
+      fix,
+    );
     return;
   }
   try {
     await new GatewayClient({ baseUrl: url, key, timeoutMs: PROBE_TIMEOUT_MS }).contacts();
-    r.add('gateway', 'report_key', 'ok', 'ops.doctor.report_key_ok', { path: layout.envFile });
+    r.add('gateway', 'report_key', 'ok', 'ops.doctor.report_key_ok', { path: layout.keyFile });
   } catch (err) {
     const status = (err as { status?: unknown }).status;
     if (status === 401 || status === 403)
-      r.add('gateway', 'report_key', 'fail', 'ops.doctor.report_key_refused', { path: layout.envFile }, fix);
+      r.add('gateway', 'report_key', 'fail', 'ops.doctor.report_key_refused', { path: layout.keyFile }, fix);
     else
       r.add(
         'gateway',
@@ -527,7 +540,14 @@ async function bridgeChecks(
   await hostCheck(r, facts, settings, checkout, env);
   let contacts: Contact[] | undefined;
   if (key === '' || !/^https?:\/\//.test(url)) {
-    r.add(area, 'key', 'fail', 'ops.doctor.key_missing', { path: layout.envFile }, fixKey);
+    r.add(
+      area,
+      'key',
+      'fail',
+      'ops.doctor.key_missing',
+      { path: key === '' ? layout.keyFile : layout.envFile },
+      fixKey,
+    );
   } else {
     const client = new GatewayClient({ baseUrl: url, key, timeoutMs: PROBE_TIMEOUT_MS });
     try {
@@ -536,7 +556,7 @@ async function bridgeChecks(
     } catch (err) {
       const status = (err as { status?: unknown }).status;
       if (status === 401 || status === 403)
-        r.add(area, 'key', 'fail', 'ops.doctor.key_refused', { path: layout.envFile, url }, fixKey);
+        r.add(area, 'key', 'fail', 'ops.doctor.key_refused', { path: layout.keyFile, url }, fixKey);
       else
         r.add(
           area,

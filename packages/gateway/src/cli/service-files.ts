@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bridgeDataDir } from '@agentmail/shared-policy';
+import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/bridge';
 import { CliError } from './errors.js';
 import {
   BRIDGES,
@@ -23,8 +24,12 @@ import {
 /** user: `systemctl --user` (the default); system: the Gateway only, `/etc/systemd/system`. */
 export type ServiceScope = 'user' | 'system';
 
-/** Mode of an env file: it holds an agent key or a token. */
+/** Mode of an env file: it may hold a provider's API key a person added. */
 export const ENV_FILE_MODE = 0o600;
+/** Mode of a key file (the agent key, loaded as systemd's credential). */
+export const KEY_FILE_MODE = 0o600;
+/** The setting that carries the agent key: written to the key file, never to the env file (SPEC B-21). */
+export const AGENT_KEY_SETTING = 'AGENTMAIL_AGENT_KEY';
 /** Mode of a unit file. */
 export const UNIT_FILE_MODE = 0o644;
 /** The report unit template started by every service's `OnFailure=` (B-19). */
@@ -46,6 +51,11 @@ export interface ServiceLayout {
   readonly configDir: string;
   /** The env file (`EnvironmentFile=`, 0600). */
   readonly envFile: string;
+  /**
+   * The agent key (0600), loaded by the unit as systemd's credential `agentmail-agent-key`
+   * (`LoadCredential=`): in no process's environment (SPEC B-21).
+   */
+  readonly keyFile: string;
   /** State directory of this service alone: data, bridge lock, spooled crash reports. */
   readonly stateDir: string;
   /** Root the files are written under (`/` on a real machine; a temp dir in tests). */
@@ -88,6 +98,7 @@ export function serviceLayout(
       configDir,
       configBase: dirname(GATEWAY_FACTS.systemConfigDir),
       envFile: join(configDir, 'service.env'),
+      keyFile: join(configDir, 'agent-key'),
       stateDir: GATEWAY_FACTS.systemStateDir,
     };
   }
@@ -111,6 +122,7 @@ export function serviceLayout(
     configDir: under(configDir),
     configBase: join(config, 'agentmail'),
     envFile: under(join(configDir, 'service.env')),
+    keyFile: under(join(configDir, 'agent-key')),
     stateDir,
   };
 }
@@ -174,10 +186,14 @@ export interface RenderInput {
   readonly settings: ReadonlyArray<readonly [string, string]>;
 }
 
-/** A rendered service: the unit file, the env file and the scope's report unit, as text. */
+/**
+ * A rendered service: the unit file, the env file, the key file (when the settings hold a key) and
+ * the scope's report unit, as text.
+ */
 export interface RenderedService {
   readonly unit: string;
   readonly envFile: string;
+  readonly keyFile?: string;
   readonly reportUnit: string;
 }
 
@@ -197,6 +213,25 @@ export function envLine(key: string, value: string): string {
   return `${key}="${value}"`;
 }
 
+/**
+ * The settings of an installed service as its unit gets them: its env file's, plus
+ * `AGENTMAIL_AGENT_KEY` from its key file (which wins over a key an older install left in the env
+ * file). Files that cannot be read count as empty.
+ */
+export function readServiceSettings(layout: Pick<ServiceLayout, 'envFile' | 'keyFile'>): Map<string, string> {
+  const read = (path: string): string => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const settings = parseEnvFile(read(layout.envFile));
+  const key = read(layout.keyFile).trim();
+  if (key !== '') settings.set(AGENT_KEY_SETTING, key);
+  return settings;
+}
+
 /** Parse an env file written by {@link envFileText} (or by hand: `KEY=value`, `#` comments). */
 export function parseEnvFile(text: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -213,7 +248,8 @@ export function parseEnvFile(text: string): Map<string, string> {
 export function envFileText(service: ServiceName, settings: RenderInput['settings']): string {
   return [
     `# AgentMail ${service}: settings of ${unitName(service)} (EnvironmentFile=), written by`,
-    `# \`agentmail service install ${service}\`. Mode 0600: it holds a key or token. Change a value`,
+    `# \`agentmail service install ${service}\`. Mode 0600. The agent key is not here: it is in the`,
+    `# key file beside it, which the unit loads as systemd's credential (LoadCredential=). Change a value`,
     `# here, then: systemctl --user restart ${unitName(service)} (--system for a system unit).`,
     ...settings.map(([k, v]) => envLine(k, v)),
     '',
@@ -264,6 +300,10 @@ export function renderService(input: RenderInput): RenderedService {
     (input.systemdVersion ?? 0) >= SYSTEMD_BACKOFF_VERSION
       ? '# Growing backoff between restarts (systemd >= 254): from 5 s up to 5 min in 6 steps.\nRestartSteps=6\nRestartMaxDelaySec=5min'
       : '';
+  const key = input.settings.find(([k]) => k === AGENT_KEY_SETTING)?.[1];
+  const settings = input.settings.filter(([k]) => k !== AGENT_KEY_SETTING);
+  const keyFile = key === undefined || key === '' ? undefined : `${key}\n`;
+  const keyed = keyFile === undefined ? {} : { keyFile };
   const common = {
     REPO: checkout,
     NODE: execWord(node),
@@ -273,13 +313,17 @@ export function renderService(input: RenderInput): RenderedService {
     STATE_DIR: layout.stateDir,
     SCOPE_FLAG: layout.scope === 'system' ? ' --system' : ' --user',
     RESTART_BACKOFF: backoff,
+    LOAD_CREDENTIAL:
+      keyFile === undefined
+        ? ''
+        : `\n# The agent key as systemd's credential ($CREDENTIALS_DIRECTORY/${AGENT_KEY_CREDENTIAL}): in no\n# process's environment, so no child of the service inherits it (SPEC B-21).\nLoadCredential=${AGENT_KEY_CREDENTIAL}:${layout.keyFile.slice(layout.root === '/' ? 0 : layout.root.length)}`,
   };
   // The report unit finds the state dir here (it has no flag); the caller may place it itself.
   const envFile = envFileText(
     layout.service,
-    input.settings.some(([k]) => k === STATE_DIR_VARIABLE)
-      ? input.settings
-      : [...input.settings, [STATE_DIR_VARIABLE, layout.stateDir]],
+    settings.some(([k]) => k === STATE_DIR_VARIABLE)
+      ? settings
+      : [...settings, [STATE_DIR_VARIABLE, layout.stateDir]],
   );
   const reportUnit = fill(readTemplate(checkout, `${REPORT_UNIT}.in`), {
     ...common,
@@ -297,6 +341,7 @@ export function renderService(input: RenderInput): RenderedService {
         MEMORY_MAX: GATEWAY_FACTS.memoryMax,
       }),
       envFile,
+      ...keyed,
       reportUnit,
     };
   }
@@ -314,7 +359,7 @@ export function renderService(input: RenderInput): RenderedService {
     TIMEOUT_STOP_SEC: `${facts.timeoutStopSec}s`,
     MEMORY_MAX: facts.memoryMax,
   });
-  return { unit, envFile, reportUnit };
+  return { unit, envFile, ...keyed, reportUnit };
 }
 
 /** The data-dir setting of a bridge's env file (`AGENTMAIL_PI_DATA_DIR=…`). */

@@ -8,6 +8,7 @@ import { chmod, lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from 
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
+import { readAgentKey } from '@agentmail/shared-policy/bridge';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
 import { readConfigFile, writeConfigFile } from './config.js';
@@ -23,12 +24,15 @@ import {
 import { CliError } from './errors.js';
 import { printJson } from './output.js';
 import {
+  AGENT_KEY_SETTING,
   dataDirSetting,
   ENV_FILE_MODE,
   findCheckout,
+  KEY_FILE_MODE,
   onPath,
   parseEnvFile,
   type RenderedService,
+  readServiceSettings,
   renderService,
   type ServiceLayout,
   type ServiceScope,
@@ -284,7 +288,9 @@ export async function installService(
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const checkout = findCheckout(env);
   const node = opts.node ? resolve(opts.node) : process.execPath;
-  const existing = parseEnvFile((await readIfExists(layout.envFile)) ?? '');
+  // The env file's settings and the key from the key file (or one an older install left in the env file).
+  await readIfExists(layout.envFile); // an env file that cannot be read is an error, not "none"
+  const existing = readServiceSettings(layout);
   const facts = service === 'gateway' ? undefined : BRIDGES[service];
   const bin = facts === undefined ? undefined : hostBin(facts, opts, existing, checkout, env);
   const settings = await settingsFor(ctx, cmd, service, layout, opts, existing, checkout, node, bin);
@@ -295,9 +301,15 @@ export async function installService(
     renderService({ layout, checkout, node, systemdVersion: systemdVersion(), hostBin: bin, settings });
   const rendered = render();
   const envTarget = { path: layout.envFile, text: rendered.envFile, mode: ENV_FILE_MODE };
+  // The agent key lives in its own file, loaded by the unit as systemd's credential (B-21).
+  const keyTarget =
+    rendered.keyFile === undefined
+      ? undefined
+      : { path: layout.keyFile, text: rendered.keyFile, mode: KEY_FILE_MODE };
   const targets = [
     { path: layout.unitFile, text: rendered.unit, mode: UNIT_FILE_MODE },
     envTarget,
+    ...(keyTarget === undefined ? [] : [keyTarget]),
     // Shared by every service of the scope; its content depends only on this Node and checkout.
     { path: layout.reportUnitFile, text: rendered.reportUnit, mode: UNIT_FILE_MODE },
   ];
@@ -331,7 +343,7 @@ export async function installService(
         undo.push(() => api.revokeAgentKey(issued.key_id));
         const at = settings.findIndex(([k]) => k === 'AGENTMAIL_AGENT_KEY');
         settings[at] = ['AGENTMAIL_AGENT_KEY', issued.key];
-        envTarget.text = render().envFile;
+        if (keyTarget !== undefined) keyTarget.text = render().keyFile ?? keyTarget.text;
       }
       const files: FileOutcome[] = [];
       for (const [i, t] of targets.entries()) {
@@ -627,13 +639,14 @@ export async function uninstallService(
   const scope = scopeOf(service, opts);
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
   const removed: string[] = [];
-  const envSettings = parseEnvFile((await readIfExists(layout.envFile)) ?? '');
+  await readIfExists(layout.envFile); // an env file that cannot be read is an error, not "none"
+  const envSettings = readServiceSettings(layout);
   // Only a key the env file held stays active on the Gateway (a Gateway without a report key has none).
   const agentName = envSettings.get('AGENTMAIL_AGENT_KEY')
     ? envSettings.get('AGENTMAIL_AGENT_NAME')
     : undefined;
   const wants = wantsLink(layout);
-  for (const path of [wants, layout.unitFile, layout.envFile]) {
+  for (const path of [wants, layout.unitFile, layout.envFile, layout.keyFile]) {
     try {
       await lstat(path);
       await unlink(path);
@@ -804,7 +817,14 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           throw new CliError('USAGE', `report needs --state-dir (or ${STATE_DIR_VARIABLE} in the env file)`, {
             suggestion: `agentmail service install ${service} --force   (writes both into the unit and env file)`,
           });
-        const hookEnv = opts.monitor ? monitorEnv(env) : env;
+        const unitEnv = opts.monitor ? monitorEnv(env) : env;
+        // The key: the unit's credential when systemd passes it to the hook, else the key file.
+        const key =
+          readAgentKey(unitEnv) ??
+          readServiceSettings(serviceLayout(service, opts.system ? 'system' : 'user', env)).get(
+            AGENT_KEY_SETTING,
+          );
+        const hookEnv = key === undefined ? unitEnv : { ...unitEnv, [AGENT_KEY_SETTING]: key };
         const outcome = await reportFailure(
           {
             service,
@@ -842,7 +862,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
         // Pasted into a shell (doctor's fix), the command has none of the unit's environment: the
         // service's own env file gives it the key, URL and state dir (the same values systemd passes).
         const layout = serviceLayout(service, opts.system ? 'system' : 'user', env);
-        const fromFile = parseEnvFile((await readIfExists(layout.envFile).catch(() => undefined)) ?? '');
+        const fromFile = readServiceSettings(layout);
         const flushEnv = { ...env, ...Object.fromEntries(fromFile) };
         const stateDir = opts.stateDir ?? flushEnv[STATE_DIR_VARIABLE] ?? layout.stateDir;
         const booted =
