@@ -20,6 +20,7 @@ import {
   parseAddress,
   RELAY_KEY_MAX_BYTES,
 } from '@agentmail/protocol';
+import { normalizeSubject } from '@agentmail/shared-policy';
 import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
@@ -213,6 +214,8 @@ async function ownSession(db: Db, agentName: string, id: string): Promise<Sessio
  *   `AM_GW_SESSION_RATE_LIMIT` (429)
  */
 export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInput): Promise<SendResult> {
+  // Every subject stored, from a person, an agent, a relay or a forward, holds no control character.
+  input = { ...input, subject: normalizeSubject(input.subject) };
   if (input.relay_key !== undefined && Buffer.byteLength(input.relay_key, 'utf8') > RELAY_KEY_MAX_BYTES)
     throw new GatewayError('BAD_REQUEST', `field "relay_key": longer than ${RELAY_KEY_MAX_BYTES} bytes`, {
       suggestion: 'clamp the key with clampRelayKey() of @agentmail/shared-policy (SPEC G-32)',

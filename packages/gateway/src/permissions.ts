@@ -17,7 +17,13 @@ import type {
   WithdrawReason,
 } from '@agentmail/protocol';
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
-import { formatText, type Locale, type TextKey, type TextParams } from '@agentmail/shared-policy';
+import {
+  formatText,
+  type Locale,
+  normalizeSubject,
+  type TextKey,
+  type TextParams,
+} from '@agentmail/shared-policy';
 import type { Selectable } from 'kysely';
 import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { iso } from './context.js';
@@ -112,7 +118,9 @@ export async function routePermission(
 /** Subject of the question mail to the person (text catalogue `gateway.permission.subject.*`). */
 function questionSubject(agent: string, input: PermissionInput, locale: Locale): string {
   const question = input.question.split('\n')[0]?.slice(0, 120) ?? '';
-  return formatText(`gateway.permission.subject.${input.kind}`, { agent, question }, locale);
+  return normalizeSubject(
+    formatText(`gateway.permission.subject.${input.kind}`, { agent, question }, locale),
+  );
 }
 
 /** Body of the question mail: the question, the options, the context and how to answer. */

@@ -336,3 +336,43 @@ describe('inbox, read, thread, participants (G-39)', () => {
     expect(m.body).toContain('> line1\n> line2');
   });
 });
+
+describe('subjects hold no control characters (issue 18)', () => {
+  const raw = 'Deploy \u001b[31mnow\u0007\r\nplease\b\u007f\tok';
+  const clean = 'Deploy [31mnow please ok';
+  const subjectOf = async (path: string, token: string) =>
+    MailResponse.parse((await api(gw, 'GET', path, token)).body).mail.subject;
+
+  it('a person send, an agent send, its relay "Re:" and a forward are all stored normalised', async () => {
+    const person = await personSend(alice, { to: 'pi@/srv/ctl.new', subject: raw, body: 'x' });
+    if (person.status !== 'sent') throw new Error('not sent');
+    expect(await subjectOf(`/me/mail/${person.mail_id}`, alice)).toBe(clean);
+    expect(await subjectOf(`/agent/mail/${person.mail_id}`, piKey)).toBe(clean);
+    // The session alias (G-5) is made from the normalised subject too.
+    expect(person.session_alias).toBe('pi-deploy-31mnow-please-ok');
+
+    // A bridge's relay of the turn's answer, its "Re:" built from a subject it held raw.
+    const relay = await api(gw, 'POST', '/mail/send', piKey, {
+      to: 'alice',
+      subject: `Re: ${raw}`,
+      body: 'done',
+      reply_to: person.mail_id,
+      relay: 'summary',
+      relay_key: `subject-test-${person.mail_id}`,
+    });
+    expect(relay.status, JSON.stringify(relay.body)).toBe(200);
+    expect(await subjectOf(`/me/mail/${String(relay.body.mail_id)}`, alice)).toBe(`Re: ${clean}`);
+
+    const agent = await api(gw, 'POST', '/mail/send', piKey, {
+      to: 'oc',
+      subject: `\u001b]0;title\u0007${raw}`,
+      body: 'x',
+    });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(200);
+    expect(await subjectOf(`/agent/mail/${String(agent.body.mail_id)}`, ocKey)).toBe(`]0;title${clean}`);
+
+    const forward = await api(gw, 'POST', `/mail/${person.mail_id}/forward`, piKey, { to: 'oc' });
+    expect(forward.status, JSON.stringify(forward.body)).toBe(200);
+    expect(await subjectOf(`/agent/mail/${String(forward.body.mail_id)}`, ocKey)).toBe(`Fwd: ${clean}`);
+  });
+});

@@ -164,6 +164,7 @@ export {
   settleWithTimeout,
   TURN_TIMEOUT_MS,
 } from './settle.js';
+export { normalizeSubject } from './subject.js';
 export {
   catalogue,
   DEFAULT_LOCALE,
