@@ -146,6 +146,9 @@ export {
   type TurnPlan,
 } from './relay-policy.js';
 export {
+  type BodyPage,
+  MAIL_PAGE_CHARS,
+  MAIL_PAGE_MAX_CHARS,
   type RenderInboxOptions,
   renderAttachments,
   renderContacts,
@@ -155,6 +158,7 @@ export {
   renderParty,
   renderSuggestions,
   renderThread,
+  THREAD_BODY_CHARS,
 } from './render.js';
 export { SESSION_QUEUE_CONCURRENCY, SessionQueue, type SessionQueueOptions } from './session-queue.js';
 export {

@@ -119,16 +119,63 @@ export function renderInbox(
   return out.join('\n').trimEnd();
 }
 
-/** Render one mail in full: header, everyone in the thread, then the body. */
-export function renderMail(mail: Mail, locale: Locale = DEFAULT_LOCALE): string {
+/** Characters of a body one `read_mail` page shows by default (a model's tool result stays small). @default 20_000 */
+export const MAIL_PAGE_CHARS = 20_000;
+/** Most characters of a body one `read_mail` page may show. @default 100_000 */
+export const MAIL_PAGE_MAX_CHARS = 100_000;
+/** Characters of each mail's body a `read_thread` page shows; the rest is read with `read_mail`. @default 4_000 */
+export const THREAD_BODY_CHARS = 4_000;
+
+/** Which characters of a body to show: from `offset` (default 0), at most `limit`. */
+export interface BodyPage {
+  offset?: number;
+  limit: number;
+}
+
+/** `end` moved back off the middle of a surrogate pair, so a page never splits a character. */
+function cutAt(text: string, end: number): number {
+  if (end <= 0 || end >= text.length) return Math.max(0, Math.min(end, text.length));
+  const code = text.charCodeAt(end - 1);
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
+}
+
+/**
+ * The shown part of a body and the line that says where it lies; the whole body and no line
+ * when it fits (offset 0 and at most `limit` characters). Offsets count UTF-16 code units
+ * (JavaScript string indices), never splitting a surrogate pair.
+ */
+function pageOfBody(mail: Mail, page: BodyPage, locale: Locale): { text: string; note?: string } {
+  const total = mail.body.length;
+  const from = cutAt(mail.body, Math.max(0, page.offset ?? 0));
+  if (from === 0 && total <= page.limit) return { text: mail.body };
+  if ((page.offset ?? 0) >= total && total > 0)
+    return {
+      text: '',
+      note: formatText('tools.mail.page_past', { offset: page.offset ?? 0, total }, locale),
+    };
+  const to = Math.max(cutAt(mail.body, from + page.limit), Math.min(total, from + 1));
+  const key = to >= total ? 'tools.mail.page_last' : 'tools.mail.page';
+  return {
+    text: mail.body.slice(from, to),
+    note: formatText(key, { from, to, total, mail_id: mail.id }, locale),
+  };
+}
+
+/**
+ * Render one mail: header, everyone in the thread, then the body — whole, or with `page` the
+ * characters `page.offset` … `page.offset + page.limit` of it between two lines that say where
+ * they lie in the body and how to read on (SPEC B-17: a model reads a long body page by page).
+ */
+export function renderMail(mail: Mail, locale: Locale = DEFAULT_LOCALE, page?: BodyPage): string {
   const participants = mail.participants.length
     ? mail.participants.map((p) => renderParty(p.name, p.address, p.human, locale)).join(', ')
     : label('tools.label.none', locale);
+  const body = page === undefined ? { text: mail.body } : pageOfBody(mail, page, locale);
   return [
     ...headerLines(mail, locale),
     `${label('tools.label.participants', locale)}: ${participants}`,
     '',
-    mail.body,
+    ...(body.note === undefined ? [body.text] : [body.note, body.text, body.note]),
   ].join('\n');
 }
 
@@ -148,7 +195,7 @@ export function renderThread(thread: ThreadResponse, locale: Locale = DEFAULT_LO
       locale,
     ),
   ];
-  for (const m of thread.mails) out.push('', '---', renderMail(m, locale));
+  for (const m of thread.mails) out.push('', '---', renderMail(m, locale, { limit: THREAD_BODY_CHARS }));
   if (thread.next_offset !== null)
     out.push('', formatText('tools.thread.more', { next_offset: thread.next_offset }, locale));
   return out.join('\n');

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bridgeDataDir } from '@agentmail/shared-policy';
-import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/bridge';
+import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/client';
 import { CliError } from './errors.js';
 import {
   BRIDGES,

@@ -8,7 +8,7 @@ import { chmod, lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from 
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
-import { readAgentKey } from '@agentmail/shared-policy/bridge';
+import { readAgentKey } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
 import { writeFileAtomic } from './atomic-file.js';
 import { readConfigFile, writeConfigFile } from './config.js';

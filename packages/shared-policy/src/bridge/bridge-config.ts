@@ -4,9 +4,9 @@
  * platform's own settings on top.
  */
 import { Name } from '@agentmail/protocol';
+import { readAgentKey } from '../client/agent-key.js';
 import { bridgeDataDir, dataDirVariable, type SettingSource } from '../data-dir.js';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
-import { readAgentKey } from './agent-key.js';
 
 /** Heartbeat period when none is configured, in ms (see SPEC G-25). @default 30_000 */
 export const BRIDGE_HEARTBEAT_MS_DEFAULT = 30_000;

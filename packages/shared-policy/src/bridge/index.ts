@@ -4,6 +4,8 @@
  * timeouts, mail turns, bindings, the permission flow, grants, the bridge lock and typed events.
  */
 
+// Where the key is read from is the client's rule (the CLI's reports read it too): re-exported.
+export { AGENT_KEY_CREDENTIAL, AGENT_KEY_FILE_VARIABLE, readAgentKey } from '../client/agent-key.js';
 // The data-dir rule is pure (root): re-exported so a bridge finds its whole configuration here.
 export { bridgeDataDir, dataDirVariable } from '../data-dir.js';
 export type {
@@ -16,14 +18,6 @@ export type {
   PlatformSessionRef,
   TurnAdapter,
 } from './adapter.js';
-export {
-  AGENT_KEY_CREDENTIAL,
-  AGENT_KEY_FILE_VARIABLE,
-  CREDENTIAL_VARIABLES,
-  dropCredentialVariables,
-  readAgentKey,
-  turnProcessEnv,
-} from './agent-key.js';
 export {
   BRIDGE_CONCURRENCY_DEFAULT,
   BRIDGE_HEARTBEAT_MS_DEFAULT,
@@ -104,6 +98,7 @@ export {
 } from './permission-flow.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
 export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
+export { CREDENTIAL_VARIABLES, dropCredentialVariables, turnProcessEnv } from './turn-env.js';
 export { type AbandonResult, type CommitFn, TurnGate } from './turn-gate.js';
 export { runTurnJob, type TurnIo, type TurnJob } from './turn-job.js';
 export { type ActiveTurn, type GuardedCallInput, TurnRegistry } from './turn-registry.js';

@@ -4,6 +4,8 @@ import { normalizeAttachmentIds } from '../attachment-ids.js';
 import { type GatewayClient, gatewayUrl, isPermanent, isTransient } from '../client/gateway-client.js';
 import { ERROR_CODES } from '../errors.js';
 import {
+  MAIL_PAGE_CHARS,
+  MAIL_PAGE_MAX_CHARS,
   renderContacts,
   renderInbox,
   renderMail,
@@ -387,12 +389,24 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
     build(
       {
         name: 'read_mail',
-        shape: { mail_id: Id },
-        docs: { mail_id: { schema: STRING, text: 'tools.param.mail_id' } },
+        shape: {
+          mail_id: Id,
+          offset: z.number().int().min(0).default(0),
+          limit: z.number().int().min(1).max(MAIL_PAGE_MAX_CHARS).default(MAIL_PAGE_CHARS),
+        },
+        docs: {
+          mail_id: { schema: STRING, text: 'tools.param.mail_id' },
+          offset: { schema: { type: 'integer', minimum: 0 }, text: 'tools.param.body_offset' },
+          limit: {
+            schema: { type: 'integer', minimum: 1, maximum: MAIL_PAGE_MAX_CHARS },
+            text: 'tools.param.body_limit',
+          },
+        },
         annotations: READ_ONLY,
         async run(args, ctx, lc) {
           const mail = await ctx.client.mail(args.mail_id, callOptions(ctx));
-          return { text: renderMail(mail, lc), details: mail };
+          // A long body comes in pages: one tool result never holds a whole 1 MB mail (B-17).
+          return { text: renderMail(mail, lc, { offset: args.offset, limit: args.limit }), details: mail };
         },
       },
       locale,

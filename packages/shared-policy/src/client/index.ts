@@ -5,8 +5,10 @@
  * an event-schema map (`SseClient`, `SseFrameDecoder`).
  *
  * api-client, api-errors, http-transport, person-api and sse-decoder are browser-safe (fetch, no
- * Node built-in); gateway-client, node-transfer and sse-client are Node (undici, files).
+ * Node built-in); agent-key, gateway-client, node-transfer and sse-client are Node (undici, files).
  */
+
+export { AGENT_KEY_CREDENTIAL, AGENT_KEY_FILE_VARIABLE, readAgentKey } from './agent-key.js';
 
 export {
   ApiClient,

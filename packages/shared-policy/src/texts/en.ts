@@ -119,7 +119,7 @@ export const EN = {
   'tools.read_inbox.description':
     'List mails in your AgentMail inbox, newest first: sender and own addresses, cc, subject, attachment ids and a snippet. With status "unread" (default) exactly the listed mails are then marked read; status "all" marks nothing.',
   'tools.read_mail.description':
-    'Read one mail in full: body, attachments (with ids), everyone in the thread and the address a reply should go to.',
+    'Read one mail: body, attachments (with ids), everyone in the thread and the address a reply should go to. A long body comes in pages of at most limit characters: the page says where it starts and ends, the total length and the offset to read on from.',
   'tools.read_thread.description':
     'Read the whole thread (session) of a mail, oldest first, page by page. Without mail_id it reads the thread of the mail you are working on.',
   'tools.send_mail.description':
@@ -203,6 +203,13 @@ export const EN = {
   'tools.thread.header':
     'Thread of session {session_alias} ({session_id}): mails {first}-{last} of {total}, oldest first.',
   'tools.thread.more': 'More: call read_thread with offset {next_offset}.',
+  'tools.mail.page':
+    '[Body characters {from}-{to} of {total}. Read on: call read_mail with mail_id {mail_id} and offset {to}.]',
+  'tools.mail.page_last': '[Body characters {from}-{to} of {total}: the end of the body.]',
+  'tools.mail.page_past':
+    '[offset {offset} is past the end of the body ({total} characters): call read_mail with a smaller offset.]',
+  'tools.param.body_offset': 'Character of the body to start at (0 = the beginning). Default 0.',
+  'tools.param.body_limit': 'Most characters of the body to show (1-100000). Default 20000.',
   'tools.participants.header': 'Participants of session {session_alias} ({session_id}):',
   'tools.contacts.header': 'Contacts ({count}):',
   'tools.contacts.empty': 'No contacts.',

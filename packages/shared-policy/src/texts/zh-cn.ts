@@ -108,7 +108,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.read_inbox.description':
     '列出 AgentMail 收件箱中的邮件（最新在前）：发件人地址和你自己的地址、抄送、主题、附件 id 和摘要。status 为 "unread"（默认）时，只把列出的这些邮件标记为已读；status 为 "all" 时不标记任何邮件。',
   'tools.read_mail.description':
-    '完整阅读一封邮件：正文、附件（含 id）、会话中的所有参与者，以及回复应发往的地址。',
+    '阅读一封邮件：正文、附件（含 id）、会话中的所有参与者，以及回复应发往的地址。较长的正文分页给出，每页最多 limit 个字符：每页说明起止位置、总长度，以及继续阅读用的 offset。',
   'tools.read_thread.description':
     '按页阅读一封邮件所在的整个会话（最早的在前）。不给 mail_id 时，阅读你当前处理的邮件所在的会话。',
   'tools.send_mail.description':
@@ -188,6 +188,13 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.thread.header':
     '会话 {session_alias}（{session_id}）的邮件往来：第 {first}-{last} 封，共 {total} 封，最早的在前。',
   'tools.thread.more': '还有更多：用 offset {next_offset} 再次调用 read_thread。',
+  'tools.mail.page':
+    '[正文第 {from}-{to} 个字符，共 {total} 个。继续阅读：用 mail_id {mail_id} 和 offset {to} 调用 read_mail。]',
+  'tools.mail.page_last': '[正文第 {from}-{to} 个字符，共 {total} 个：正文到此结束。]',
+  'tools.mail.page_past':
+    '[offset {offset} 超出了正文末尾（共 {total} 个字符）：请用更小的 offset 调用 read_mail。]',
+  'tools.param.body_offset': '正文从第几个字符开始（0 = 开头）。默认 0。',
+  'tools.param.body_limit': '最多显示多少个正文字符（1-100000）。默认 20000。',
   'tools.participants.header': '会话 {session_alias}（{session_id}）的参与者：',
   'tools.contacts.header': '联系人（{count} 个）：',
   'tools.contacts.empty': '没有联系人。',

@@ -16,8 +16,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Mail, routePath } from '@agentmail/protocol';
-import { formatText } from '@agentmail/shared-policy';
+import { MAIL_BODY_MAX_CHARS, type Mail, routePath } from '@agentmail/protocol';
+import { formatText, MAIL_PAGE_CHARS } from '@agentmail/shared-policy';
 import { expect } from 'vitest';
 import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harness/bridge.js';
 import type { SentMail } from '../harness/person.js';
@@ -445,6 +445,58 @@ export async function backlogAfterRestart(stack: Stack, adapter: BridgeAdapter):
     agentMails.map((m) => m.in_reply_to),
     'one reply per mail',
   ).toEqual([...sent.map((s) => s.mail_id), last.mail_id]);
+  expectAllRequestsScripted(stack);
+}
+
+/**
+ * A 1 MB body is read in pages: the first `read_mail` result holds only a page of it, saying the
+ * total and the offset to read on from; the model jumps to the end with `offset` and answers with
+ * the body's last line. Every `read_mail` result the model saw stays within a page (with a real
+ * model a whole 1 MB result overflows the context and fails the turn). See SPEC B-17.
+ */
+export async function longBodyIsReadInPages(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+  const task = marker('pages');
+  const head = `BEGIN-${task}\n`;
+  const tail = `\nEND-${task}`;
+  const line = `${'lorem ipsum dolor sit amet '.repeat(3).trim()}\n`;
+  const filler = line.repeat(Math.floor((MAIL_BODY_MAX_CHARS - head.length - tail.length) / line.length));
+  const body = head + filler + tail;
+  const total = /of (\d+)\. Read on/;
+  stack.model.addScenarios([
+    {
+      name: `${task}:first page`,
+      match: turnStart(task),
+      reply: (request) => mailToolCall(adapter, 'read_mail', { mail_id: mailIdOf(request) }),
+    },
+    {
+      name: `${task}:last page`,
+      match: { lastUserMessage: task, toolResultContains: head.trim() },
+      reply: (request) => {
+        const length = Number(request.toolResults.map((r) => total.exec(r.text)?.[1]).find(Boolean) ?? NaN);
+        if (!Number.isInteger(length)) return { type: 'text', text: `NO PAGE LINE ${task}` };
+        return mailToolCall(adapter, 'read_mail', { mail_id: mailIdOf(request), offset: length - 100 });
+      },
+    },
+    {
+      name: `${task}:answer`,
+      match: { lastUserMessage: task, toolResultContains: tail.trim() },
+      reply: { type: 'text', text: `READ ${tail.trim()}` },
+    },
+    unexpectedResult(task),
+  ]);
+  await stack.startBridge(adapter);
+  const sent = await stack.sendAs(undefined, stack.taskAddress(), { subject: `Long ${task}`, body });
+  const reply = await stack.awaitReply({
+    threadOf: sent.mail_id,
+    from: stack.agent.name,
+    timeoutMs: stepTimeout(adapter),
+  });
+  expect(reply.body, 'the model read the first page, then the last one').toContain(`READ ${tail.trim()}`);
+  const results = stack.model
+    .requests({ match: { lastUserMessage: task, hasToolResult: true } })
+    .flatMap((r) => r.toolResults.map((t) => t.text.length));
+  expect(results.length).toBe(2);
+  for (const length of results) expect(length, 'one read_mail result').toBeLessThan(MAIL_PAGE_CHARS + 2_000);
   expectAllRequestsScripted(stack);
 }
 
@@ -1276,6 +1328,13 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
         : 'unsupported' in adapter.questions
           ? adapter.questions.unsupported
           : undefined,
+  },
+  {
+    id: 'long-body-pages',
+    title: 'a 1 MB body is read in pages: each read_mail result holds one page, the offset reaches the end',
+    rules: ['B-17'],
+    run: longBodyIsReadInPages,
+    host: 'shared',
   },
   {
     id: 'key-out-of-shell',
