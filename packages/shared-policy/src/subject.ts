@@ -6,9 +6,9 @@
  */
 
 /** Line breaks and tabs: folded into one space (a subject pasted from several lines stays readable). */
-const FOLD = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
+const FOLD = /[\t\n\v\f\r\u0085\u2028\u2029]+/gu;
 /** Every other C0 control, DEL and the C1 controls: removed. */
-const CONTROL = /[\u0000-\u0008\u000e-\u001f\u007f-\u0084\u0086-\u009f]/g;
+const CONTROL = /\p{Cc}/gu;
 
 /**
  * A subject without control characters: line breaks and tabs (CR, LF, TAB, VT, FF, NEL, U+2028,
