@@ -218,7 +218,11 @@ export interface AutoRelayInput {
   platformSessionId: string;
   /** Id of the last entry of the platform session after the turn; '' when the host has none. */
   lastEntryId: string;
-  /** The mail the turn answers: the key when the host gives no entry id (or no session id). */
+  /**
+   * The mail the turn answers: the relay key whenever it is given (every attempt at the same mail,
+   * before and after a crash, sends the same key: a re-run's relay is a `duplicate_relay`, G-32).
+   * Without it, the host's session and entry ids.
+   */
   mailId?: string;
 }
 
@@ -263,8 +267,10 @@ export function isSameRecipient(target: string, replyAddress: string): boolean {
  * message has no non-blank `text` part (reasoning and other parts are never relayed); the model
  * already mailed the reply target this turn ({@link isSameRecipient}); no stable key can be
  * built. Otherwise the body is the non-blank text parts joined by a blank line, trimmed, and
- * the key is {@link autoRelayKey}(platformSessionId, lastEntryId) — or, when the host gives no
- * entry id (a closed client), {@link mailRelayKey}(mailId): still exactly one relay per mail.
+ * the key is {@link mailRelayKey}(mailId): the same for every attempt at the mail, whatever ids
+ * the host gives each run (a bridge killed after the Gateway took its relay and before it marked
+ * the mail handled runs the mail again: that relay is then a `duplicate_relay`, SPEC B-10, G-32).
+ * Without a mail id, {@link autoRelayKey}(platformSessionId, lastEntryId).
  *
  * Never throws: every "no" is `{ send: false, reason }`, a sentence for the log line.
  * @example decideAutoRelay({ plan, finalParts: [{ type: 'text', text: 'Done.' }], explicitSendTargets: [], replyAddress: 'alice@.fix', platformSessionId: 's1', lastEntryId: 'e9' })
@@ -294,11 +300,9 @@ export function decideAutoRelay(input: AutoRelayInput): AutoRelayDecision {
     };
 
   try {
-    const hostKeyed = input.platformSessionId.trim() !== '' && input.lastEntryId.trim() !== '';
-    const relayKey =
-      hostKeyed || !input.mailId
-        ? autoRelayKey(input.platformSessionId, input.lastEntryId, input.mailId)
-        : mailRelayKey(input.mailId);
+    const relayKey = input.mailId?.trim()
+      ? mailRelayKey(input.mailId)
+      : autoRelayKey(input.platformSessionId, input.lastEntryId);
     return { send: true, to, body, relayKey };
   } catch (err) {
     const detail = err instanceof AgentMailError ? err.message : String(err);

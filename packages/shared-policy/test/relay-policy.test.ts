@@ -286,6 +286,17 @@ describe('decideAutoRelay (SPEC B-10)', () => {
     expect(decideAutoRelay(base)).toEqual(decideAutoRelay(base));
   });
 
+  it("with the mail id, the key is the mail's: the same for every run of it, whatever ids the host gives (B-10, G-32)", () => {
+    const first = decideAutoRelay({ ...base, mailId: 'm_1' });
+    // The same mail run again after a crash: the host's session and last entry are new.
+    const rerun = decideAutoRelay({ ...base, mailId: 'm_1', platformSessionId: 'ps_2', lastEntryId: 'e_31' });
+    const closedClient = decideAutoRelay({ ...base, mailId: 'm_1', lastEntryId: '' });
+    expect(first).toMatchObject({ send: true, relayKey: 'auto-relay:mail:m_1' });
+    expect(rerun).toEqual(first);
+    expect(closedClient).toEqual(first);
+    expect(decideAutoRelay({ ...base, mailId: 'm_2' })).toMatchObject({ relayKey: 'auto-relay:mail:m_2' });
+  });
+
   it('does not relay when the plan says no, and logs the plan’s reason', () => {
     const plan = planTurn({ mail: mail({ from_human: false }), selfName: SELF });
     const decision = decideAutoRelay({ ...base, plan });

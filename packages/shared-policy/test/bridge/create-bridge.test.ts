@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeConfig } from '../../src/bridge/bridge-config.js';
 import { type Bridge, type BridgeAdapter, createBridge } from '../../src/bridge/create-bridge.js';
 import type { BridgeEvent } from '../../src/bridge/events.js';
-import { autoRelayKey, failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
+import { failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
 import { formatText } from '../../src/texts/index.js';
 import { agentGateway, type Gw } from '../support/agent-gateway.js';
 import { deferred, frame, newMail } from '../support/bridge-fixtures.js';
@@ -232,13 +232,13 @@ describe('createBridge: the G-37 filter while a session is being created', () =>
 });
 
 describe('createBridge: turns (B-4, B-10, B-11)', () => {
-  it('a mail runs a turn in a new host session, relayed once with the host entry id; a reply resumes it', async () => {
+  it('a mail runs a turn in a new host session, relayed once with the mail's relay key; a reply resumes it', async () => {
     const { bridge, gw, host } = await setup();
     await bridge.start();
     await gw.push(mailFrame(1, newMail('m1')));
     const done = await settled(bridge, 'm1');
     expect(done).toMatchObject({ platform_session_id: 'ref_1', relay: { sent: true } });
-    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2', 'm1')]);
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([mailRelayKey('m1')]);
     expect((await bridge.bindings.get('s1'))?.platformSessionId).toBe('ref_1');
     await gw.push(mailFrame(2, newMail('m2')));
     await settled(bridge, 'm2');
@@ -295,7 +295,7 @@ describe('createBridge: one outcome per mail at the timeout (B-7, B-9, B-10)', (
     });
     expect(timedOut.late).toBe(true);
     await settled(bridge, 'm_grace');
-    expect(sends(gw).map((s) => s.relay_key)).toEqual([autoRelayKey('ref_1', 'ref_1:2', 'm_grace')]);
+    expect(sends(gw).map((s) => s.relay_key)).toEqual([mailRelayKey('m_grace')]);
   });
 
   it('a turn that does not end within the grace period: one timeout failure mail, and its late answer is never relayed', async () => {

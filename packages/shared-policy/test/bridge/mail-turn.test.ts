@@ -376,10 +376,10 @@ describe('runMailTurn: relay (B-10)', () => {
       reply_to: 'm1',
       from_session_id: 's1',
       relay: 'summary',
-      relay_key: autoRelayKey('ps1', 'e0', 'm1'),
+      relay_key: mailRelayKey('m1'),
     });
     expect(i.bus.events.find((e) => e.type === 'relayed')).toMatchObject({
-      relay_key: autoRelayKey('ps1', 'e0', 'm1'),
+      relay_key: mailRelayKey('m1'),
     });
   });
 
