@@ -24,7 +24,7 @@ process.on('message', (m) => {
   if (m.type === 'probe') {
     process.send({ type: 'probe_result', enforcement: { mode: 'native' } }, () => process.exit(0));
   } else if (m.type === 'job') {
-    appendFileSync(process.env.AGENTMAIL_TEST_JOBS_FILE, m.job.mail.mail_id + '\\n');
+    appendFileSync(process.env.STUB_WORKER_JOBS_FILE, m.job.mail.mail_id + '\\n');
     process.send(
       { type: 'result', ok: true, model: 'stub/stub', platformSessionId: 'p', sessionFile: '',
         relay: { sent: false, reason: 'stub worker' } },
@@ -187,9 +187,9 @@ describe('daemon de-duplication (B-20, B-2)', () => {
       log,
     );
     onTestFinished(() => daemon.stop());
-    process.env.AGENTMAIL_TEST_JOBS_FILE = jobsFile;
+    process.env.STUB_WORKER_JOBS_FILE = jobsFile;
     onTestFinished(() => {
-      delete process.env.AGENTMAIL_TEST_JOBS_FILE;
+      delete process.env.STUB_WORKER_JOBS_FILE;
     });
     await daemon.start(); // resolves after the catch-up pass
 

@@ -132,10 +132,11 @@ describe('mail content never reaches the terminal raw (item 2, SPEC H-1)', () =>
       expect(actsOnTerminal(out), args.join(' ')).toBe(false);
     }
     const read = ok(await cli(['read', id, '--keep-unread']));
-    expect(read).toContain('\\x1b[2J'); // shown, inert
+    expect(read).toContain('\\x1b]0;pwned'); // shown, inert
     expect(read).toContain('line 1\\r\\x1b[1Aline 1 rewritten');
     const exact = JSON.parse(ok(await cli(['--json', 'read', id]))) as MailResponse;
-    expect(exact.mail.subject).toBe(HOSTILE_SUBJECT);
+    // The Gateway stores a subject without its control characters (issue 18); the body is exact.
+    expect(exact.mail.subject).toBe('pay ]8;;http://evilnow]8;; [2J31m\u202etxt.exe');
     expect(exact.mail.body).toBe(HOSTILE_BODY);
   });
 
