@@ -232,7 +232,7 @@ describe('createBridge: the G-37 filter while a session is being created', () =>
 });
 
 describe('createBridge: turns (B-4, B-10, B-11)', () => {
-  it('a mail runs a turn in a new host session, relayed once with the mail's relay key; a reply resumes it', async () => {
+  it("a mail runs a turn in a new host session, relayed once with the mail's relay key; a reply resumes it", async () => {
     const { bridge, gw, host } = await setup();
     await bridge.start();
     await gw.push(mailFrame(1, newMail('m1')));

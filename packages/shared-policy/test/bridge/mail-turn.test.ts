@@ -18,7 +18,7 @@ import { TurnGate } from '../../src/bridge/turn-gate.js';
 import { TurnRegistry } from '../../src/bridge/turn-registry.js';
 import { GatewayClient } from '../../src/client/gateway-client.js';
 import { PendingPermissions } from '../../src/pending-permissions.js';
-import { autoRelayKey, failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
+import { failureRelayKey, mailRelayKey } from '../../src/relay-key.js';
 import { formatText } from '../../src/texts/index.js';
 import { newMail, recordingBus } from '../support/bridge-fixtures.js';
 import { type FakeGateway, fakeGateway } from '../support/fake-gateway.js';
