@@ -132,6 +132,18 @@ function messageOf(err: unknown): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The variable naming a failpoint: the bridge process kills itself (SIGKILL) when it reaches that
+ * point, so a test crashes it exactly there. `after-relay-ack`: the Gateway took the turn's relay,
+ * the mail is not yet marked handled (SPEC B-10, G-32: the mail runs again after the restart, its
+ * relay is then a `duplicate_relay`). Unset in production.
+ */
+export const FAILPOINT_VARIABLE = 'AGENTMAIL_FAILPOINT';
+
+function failpoint(name: 'after-relay-ack'): void {
+  if (process.env[FAILPOINT_VARIABLE] === name) process.kill(process.pid, 'SIGKILL');
+}
+
 /** What one delivery came to: the host's report, or a timeout (its relay committed or not). */
 type Delivery = { report: MailTurnReport; late: boolean } | { timeout: true; committed: boolean };
 
@@ -583,7 +595,10 @@ export class BridgeRuntime {
     // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
     // does not run it again. An unsettled one stays unread and is delivered again: nothing is lost.
     if (unsettled) this.#again(mail);
-    else await this.#markHandled(mail);
+    else {
+      if (report.ok && report.relay.sent) failpoint('after-relay-ack');
+      await this.#markHandled(mail);
+    }
     if (report.ok)
       this.#emit({
         type: 'turn_done',

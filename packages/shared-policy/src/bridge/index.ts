@@ -43,7 +43,7 @@ export {
   type BridgeLockOptions,
   type BridgeLockOwner,
 } from './bridge-lock.js';
-export { FIRST_SSE_OPEN_WAIT_MS, TurnLostError } from './bridge-runtime.js';
+export { FAILPOINT_VARIABLE, FIRST_SSE_OPEN_WAIT_MS, TurnLostError } from './bridge-runtime.js';
 export {
   type Bridge,
   type BridgeAdapter,

@@ -246,6 +246,29 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     expect(host.sessions.get('ref_1')?.entries).toHaveLength(4);
   });
 
+  it('the crash window (B-10, G-32): a mail run again after its relay was taken but before it was marked read relays with the same key', async () => {
+    const gw = await agentGateway();
+    // The crash: the Gateway took the relay, the bridge never recorded the mail (mark-read lost).
+    gw.on('POST', '/api/v1/mail/read', () => ({ status: 503, json: { error: 'internal' } }));
+    const host = new ReferenceHost();
+    const first = await setup({}, {}, gw, { adapter: () => host.adapter() });
+    await first.bridge.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await settled(first.bridge, 'm1');
+    await first.bridge.stop();
+    // The restart: the mail is still unread; the host's session has moved on (new entry ids).
+    gw.on('GET', '/api/v1/mail/inbox', () => ({
+      json: { mails: [summary('m1')], unread_count: 1, has_more: false },
+    }));
+    const second = await setup({}, {}, gw, { adapter: () => host.adapter(), dataDir: first.dataDir });
+    await second.bridge.start();
+    await settled(second.bridge, 'm1');
+    const keys = sends(gw).map((s) => s.relay_key);
+    expect(keys, 'the mail ran twice, each run relayed').toHaveLength(2);
+    expect(keys[1], 'the same key: the Gateway answers the second with duplicate_relay').toBe(keys[0]);
+    expect(keys[0]).toBe(mailRelayKey('m1'));
+  }, 30_000);
+
   it('a host without entry ids relays exactly once, keyed by the mail', async () => {
     const { bridge, gw } = await setup({ noEntryIds: true });
     await bridge.start();

@@ -18,6 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAIL_BODY_MAX_CHARS, type Mail, routePath } from '@agentmail/protocol';
 import { formatText, MAIL_PAGE_CHARS } from '@agentmail/shared-policy';
+import { FAILPOINT_VARIABLE } from '@agentmail/shared-policy/bridge';
 import { expect } from 'vitest';
 import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harness/bridge.js';
 import type { SentMail } from '../harness/person.js';
@@ -1086,6 +1087,76 @@ export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: Bri
   expectAllRequestsScripted(stack);
 }
 
+/** The person's replies from the agent to `mail` (its thread, permission mails left out). */
+async function repliesTo(stack: Stack, mail: SentMail): Promise<Mail[]> {
+  return fromAgent(stack, await stack.thread(mail.mail_id)).filter((m) => m.in_reply_to === mail.mail_id);
+}
+
+/**
+ * Killed (SIGKILL) right after the Gateway took the turn's relay and before the bridge marked the
+ * mail handled (the kit's failpoint `after-relay-ack`): after the restart the mail runs again —
+ * the bridge could not know it was answered — and its relay, keyed by the mail, is a
+ * `duplicate_relay`: the person has exactly one reply. Red when the relay key comes from the
+ * host's per-run ids. See SPEC B-10, G-32, B-20.
+ */
+export async function crashAfterRelayAckRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+  const timeoutMs = stepTimeout(adapter);
+  const task = marker('acked');
+  const barrier = marker('barrier');
+  stack.model.addScenarios([answerAtOnce(task, `DONE ${task}`), answerAtOnce(barrier, `ACK ${barrier}`)]);
+  const bridge = await stack.startBridge(adapter, { [FAILPOINT_VARIABLE]: 'after-relay-ack' });
+  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Acked ${task}`,
+    body: 'Once.',
+  });
+  const exit = await within(bridge.exited, timeoutMs, 'the bridge killing itself after the relay was taken');
+  expect(exit.signal, 'killed at the failpoint').toBe('SIGKILL');
+  bridge.kill(); // the rest of its process group, as kill -9 of a unit's control group would
+  const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
+  expect(reply.body).toContain(`DONE ${task}`);
+
+  // Sent while the bridge is down: the catch-up after the restart runs unread mail oldest first and
+  // serially (B-20, B-13), so the barrier's answer comes after the re-run's relay.
+  const last = await stack.sendAs(undefined, sent.address, { subject: `Barrier ${barrier}`, body: 'done?' });
+  await stack.startBridge(adapter);
+  await stack.awaitReply({ inReplyTo: last.mail_id, from: stack.agent.name, timeoutMs });
+  expect(await repliesTo(stack, sent), 'one reply to the mail across the crash').toHaveLength(1);
+  expectAllRequestsScripted(stack);
+}
+
+/**
+ * Killed (SIGKILL) while its relay request is in flight (held at the proxy, never reaching the
+ * Gateway): after the restart the mail runs again and the person gets exactly one reply. See
+ * SPEC B-10, B-20.
+ */
+export async function crashWhileRelayingRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+  const timeoutMs = stepTimeout(adapter);
+  const task = marker('inflight');
+  const barrier = marker('barrier');
+  stack.model.addScenarios([answerAtOnce(task, `DONE ${task}`), answerAtOnce(barrier, `ACK ${barrier}`)]);
+  const sendPath = routePath('send');
+  const bridge = await stack.startBridge(adapter);
+  // The first send of this bridge is the task's relay (the model answers at once, with no tool).
+  const held = stack.proxy.holdNextRequest((method, path) => method === 'POST' && path === sendPath);
+  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Inflight ${task}`,
+    body: 'Once.',
+  });
+  const relay = await within(held, timeoutMs, "the bridge's relay of the answer");
+  bridge.kill();
+  await bridge.exited;
+  await relay.release(); // its client is gone: not forwarded
+
+  // Sent while the bridge is down: after the restart it runs after the re-run (B-20, B-13).
+  const last = await stack.sendAs(undefined, sent.address, { subject: `Barrier ${barrier}`, body: 'done?' });
+  await stack.startBridge(adapter);
+  await stack.awaitReply({ inReplyTo: last.mail_id, from: stack.agent.name, timeoutMs });
+  const replies = await repliesTo(stack, sent);
+  expect(replies, 'one reply to the mail across the crash').toHaveLength(1);
+  expect(replies[0]?.body).toContain(`DONE ${task}`);
+  expectAllRequestsScripted(stack);
+}
+
 /**
  * Question wait the `question` scenario configures, in ms (SPEC P-9): long enough for a person who
  * answers at once on a loaded machine, short enough to wait out once. @default 8_000
@@ -1343,6 +1414,23 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     rules: ['B-21'],
     run: agentKeyOutOfShellReach,
     host: 'shared',
+  },
+  {
+    id: 'crash-after-relay-ack',
+    title:
+      'killed after the Gateway took the relay, before the mail was marked handled: after the restart exactly one reply',
+    rules: ['B-10', 'G-32', 'B-20'],
+    run: crashAfterRelayAckRepliesOnce,
+    // A bridge of its own (it is killed and restarted), beside the others: not in the serial chain.
+    host: 'own',
+  },
+  {
+    id: 'crash-relay-in-flight',
+    title: 'killed while the relay request is in flight: after the restart exactly one reply',
+    rules: ['B-10', 'B-20'],
+    run: crashWhileRelayingRepliesOnce,
+    // A bridge of its own (it is killed and restarted), beside the others: not in the serial chain.
+    host: 'own',
   },
   {
     id: 'restart-no-rerun',
