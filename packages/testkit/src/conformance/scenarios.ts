@@ -1087,73 +1087,68 @@ export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: Bri
   expectAllRequestsScripted(stack);
 }
 
-/** The person's replies from the agent to `mail` (its thread, permission mails left out). */
-async function repliesTo(stack: Stack, mail: SentMail): Promise<Mail[]> {
-  return fromAgent(stack, await stack.thread(mail.mail_id)).filter((m) => m.in_reply_to === mail.mail_id);
-}
-
 /**
- * Killed (SIGKILL) right after the Gateway took the turn's relay and before the bridge marked the
- * mail handled (the kit's failpoint `after-relay-ack`): after the restart the mail runs again —
- * the bridge could not know it was answered — and its relay, keyed by the mail, is a
- * `duplicate_relay`: the person has exactly one reply. Red when the relay key comes from the
- * host's per-run ids. See SPEC B-10, G-32, B-20.
+ * The crash window of a relay, in one bridge of its own (three starts):
+ * 1. killed (SIGKILL) right after the Gateway took the turn's relay and before the bridge marked
+ *    the mail handled (the kit's failpoint `after-relay-ack`): after the restart the mail runs
+ *    again — the bridge could not know it was answered — and its relay, keyed by the mail, is a
+ *    `duplicate_relay`: one reply. Red when the relay key comes from the host's per-run ids.
+ * 2. killed while the relay of another mail is in flight (held at the proxy, never reaching the
+ *    Gateway): after the restart that mail runs again and gets exactly one reply.
+ * Each barrier is sent while the bridge is down: the catch-up runs unread mail oldest first and
+ * serially (B-20, B-13), so its answer comes after the re-run's relay. See SPEC B-10, G-32, B-20.
  */
-export async function crashAfterRelayAckRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
-  const task = marker('acked');
-  const barrier = marker('barrier');
-  stack.model.addScenarios([answerAtOnce(task, `DONE ${task}`), answerAtOnce(barrier, `ACK ${barrier}`)]);
-  const bridge = await stack.startBridge(adapter, { [FAILPOINT_VARIABLE]: 'after-relay-ack' });
-  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-    subject: `Acked ${task}`,
+  const [acked, inflight] = [marker('acked'), marker('inflight')];
+  const [barrier1, barrier2] = [marker('barrier1'), marker('barrier2')];
+  stack.model.addScenarios([acked, inflight, barrier1, barrier2].map((m) => answerAtOnce(m, `DONE ${m}`)));
+  const repliesTo = async (mail: SentMail): Promise<Mail[]> =>
+    fromAgent(stack, await stack.thread(mail.mail_id)).filter((m) => m.in_reply_to === mail.mail_id);
+
+  const crashing = await stack.startBridge(adapter, { [FAILPOINT_VARIABLE]: 'after-relay-ack' });
+  const first = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Acked ${acked}`,
     body: 'Once.',
   });
-  const exit = await within(bridge.exited, timeoutMs, 'the bridge killing itself after the relay was taken');
+  const exit = await within(
+    crashing.exited,
+    timeoutMs,
+    'the bridge killing itself after its relay was taken',
+  );
   expect(exit.signal, 'killed at the failpoint').toBe('SIGKILL');
-  bridge.kill(); // the rest of its process group, as kill -9 of a unit's control group would
-  const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
-  expect(reply.body).toContain(`DONE ${task}`);
-
-  // Sent while the bridge is down: the catch-up after the restart runs unread mail oldest first and
-  // serially (B-20, B-13), so the barrier's answer comes after the re-run's relay.
-  const last = await stack.sendAs(undefined, sent.address, { subject: `Barrier ${barrier}`, body: 'done?' });
-  await stack.startBridge(adapter);
-  await stack.awaitReply({ inReplyTo: last.mail_id, from: stack.agent.name, timeoutMs });
-  expect(await repliesTo(stack, sent), 'one reply to the mail across the crash').toHaveLength(1);
-  expectAllRequestsScripted(stack);
-}
-
-/**
- * Killed (SIGKILL) while its relay request is in flight (held at the proxy, never reaching the
- * Gateway): after the restart the mail runs again and the person gets exactly one reply. See
- * SPEC B-10, B-20.
- */
-export async function crashWhileRelayingRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
-  const timeoutMs = stepTimeout(adapter);
-  const task = marker('inflight');
-  const barrier = marker('barrier');
-  stack.model.addScenarios([answerAtOnce(task, `DONE ${task}`), answerAtOnce(barrier, `ACK ${barrier}`)]);
-  const sendPath = routePath('send');
+  crashing.kill(); // the rest of its process group, as kill -9 of a unit's control group would
+  expect((await repliesTo(first)).map((m) => m.body)).toEqual([expect.stringContaining(`DONE ${acked}`)]);
+  const last1 = await stack.sendAs(undefined, first.address, {
+    subject: `Barrier ${barrier1}`,
+    body: 'next',
+  });
   const bridge = await stack.startBridge(adapter);
-  // The first send of this bridge is the task's relay (the model answers at once, with no tool).
+  await stack.awaitReply({ inReplyTo: last1.mail_id, from: stack.agent.name, timeoutMs });
+  expect(await repliesTo(first), 'one reply to the mail whose relay was taken before the crash').toHaveLength(
+    1,
+  );
+
+  // The next send of this bridge is the second task's relay (the model answers at once, no tool).
+  const sendPath = routePath('send');
   const held = stack.proxy.holdNextRequest((method, path) => method === 'POST' && path === sendPath);
-  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
-    subject: `Inflight ${task}`,
+  const second = await stack.sendAs(undefined, first.address, {
+    subject: `Inflight ${inflight}`,
     body: 'Once.',
   });
-  const relay = await within(held, timeoutMs, "the bridge's relay of the answer");
+  const relay = await within(held, timeoutMs, "the bridge's relay of the second answer");
   bridge.kill();
   await bridge.exited;
   await relay.release(); // its client is gone: not forwarded
-
-  // Sent while the bridge is down: after the restart it runs after the re-run (B-20, B-13).
-  const last = await stack.sendAs(undefined, sent.address, { subject: `Barrier ${barrier}`, body: 'done?' });
+  const last2 = await stack.sendAs(undefined, first.address, {
+    subject: `Barrier ${barrier2}`,
+    body: 'done?',
+  });
   await stack.startBridge(adapter);
-  await stack.awaitReply({ inReplyTo: last.mail_id, from: stack.agent.name, timeoutMs });
-  const replies = await repliesTo(stack, sent);
-  expect(replies, 'one reply to the mail across the crash').toHaveLength(1);
-  expect(replies[0]?.body).toContain(`DONE ${task}`);
+  await stack.awaitReply({ inReplyTo: last2.mail_id, from: stack.agent.name, timeoutMs });
+  const replies = await repliesTo(second);
+  expect(replies, 'one reply to the mail whose relay was in flight at the crash').toHaveLength(1);
+  expect(replies[0]?.body).toContain(`DONE ${inflight}`);
   expectAllRequestsScripted(stack);
 }
 
@@ -1271,6 +1266,13 @@ export async function questionsReachThePerson(stack: Stack, adapter: BridgeAdapt
   ).toEqual([third.mail_id]);
   expectAllRequestsScripted(stack);
 }
+
+/**
+ * The hosts `crash-window` runs on: the kit's logic, once per kind of bridge (a daemon with worker
+ * processes; a plugin inside its host). Measured: on all five hosts the suite took 9m43s instead
+ * of 7m22s on 2 cores.
+ */
+const CRASH_WINDOW_PLATFORMS: readonly string[] = ['pi', 'opencode'];
 
 /** Every conformance scenario: the issue's list, then the robustness checks. */
 export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
@@ -1416,21 +1418,17 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     host: 'shared',
   },
   {
-    id: 'crash-after-relay-ack',
+    id: 'crash-window',
     title:
-      'killed after the Gateway took the relay, before the mail was marked handled: after the restart exactly one reply',
+      'killed after the Gateway took the relay (before the mail was marked handled), and while a relay is in flight: after each restart exactly one reply',
     rules: ['B-10', 'G-32', 'B-20'],
-    run: crashAfterRelayAckRepliesOnce,
-    // A bridge of its own (it is killed and restarted), beside the others: not in the serial chain.
+    run: crashWindowRepliesOnce,
+    // A bridge of its own (killed and restarted twice), beside the others: not in the serial chain.
     host: 'own',
-  },
-  {
-    id: 'crash-relay-in-flight',
-    title: 'killed while the relay request is in flight: after the restart exactly one reply',
-    rules: ['B-10', 'B-20'],
-    run: crashWhileRelayingRepliesOnce,
-    // A bridge of its own (it is killed and restarted), beside the others: not in the serial chain.
-    host: 'own',
+    unsupportedBy: (adapter) =>
+      CRASH_WINDOW_PLATFORMS.includes(adapter.platform)
+        ? undefined
+        : `the crash window is the kit's (the relay key is the mail's, the mark-read after the relay): tested in the kit and on ${CRASH_WINDOW_PLATFORMS.join(' and ')}, where it failed before; three more host starts per host would put the suite past its 8 minutes`,
   },
   {
     id: 'restart-no-rerun',
