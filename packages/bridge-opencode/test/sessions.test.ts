@@ -19,7 +19,10 @@ import {
   turnStarts,
 } from '@agentmail/testkit/conformance';
 import type { OpencodeClient } from '@opencode-ai/sdk';
-import { afterAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext, vi } from 'vitest';
+
+vi.setConfig({ maxConcurrency: 3 });
+
 import { opencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
 import { bridgeDataDir, personOpencode } from '../harness/test-helpers.js';
 
@@ -82,7 +85,10 @@ async function messageTexts(client: OpencodeClient, id: string): Promise<string[
   return res.data.map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''));
 }
 
-async function startStack(signal: AbortSignal): Promise<Stack> {
+/** The hooks of the running test (its own context: the tests of this file run concurrently). */
+type TestHooks = Pick<TestContext, 'signal' | 'onTestFailed' | 'onTestFinished'>;
+
+async function startStack({ signal, onTestFailed, onTestFinished }: TestHooks): Promise<Stack> {
   const stack = await startConformanceStack(opencodeAdapter, { signal });
   // An assertion that fails carries no process output: print it (the bridge's events show why).
   onTestFailed(() => {
@@ -113,11 +119,13 @@ async function eventually<T>(
   }
 }
 
-describe('bridge-opencode sessions (real opencode)', () => {
+// Each test has a Gateway and an opencode of its own and mostly waits on them: three at a time
+// (one after another, the file took 148–189 s, the longest of the suite beside the conformance).
+describe.concurrent('bridge-opencode sessions (real opencode)', () => {
   it(
     'B-4: a reply in the thread and a mail after a bridge restart continue the same opencode session',
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const [t1, t2, t3] = [marker('reuse1'), marker('reuse2'), marker('reuse3')];
       stack.model.addScenarios([
         answerAtOnce(t1, `ANSWER ${t1}`),
@@ -175,8 +183,8 @@ describe('bridge-opencode sessions (real opencode)', () => {
 
   it(
     "G-37, B-4, B-11: a person's opencode session is adopted by its slug, never renamed from opencode, and a deleted one fails with session_missing",
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const [t1, t2, t3] = [marker('adopt1'), marker('adopt2'), marker('adopt3')];
       stack.model.addScenarios([
         answerAtOnce(t1, `ANSWER ${t1}`),
@@ -252,8 +260,8 @@ describe('bridge-opencode sessions (real opencode)', () => {
 
   it(
     'G-37, B-7: a mail into an adopted session the person is busy in gets the answer to the mail, not to the person',
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const [p1, t1] = [marker('personturn'), marker('busymail')];
       stack.model.addScenarios([
         {
@@ -311,8 +319,8 @@ describe('bridge-opencode sessions (real opencode)', () => {
 
   it(
     'B-8: the failing model is tried first in its own session, the working one answers, and the thread keeps it',
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const { failingA, working } = CONFORMANCE_MODELS;
       const [t1, t2, t3] = [marker('fallback1'), marker('fallback2'), marker('fallback3')];
       stack.model.addScenarios([
@@ -400,8 +408,8 @@ describe('bridge-opencode sessions (real opencode)', () => {
 
   it(
     "B-11: a person's rename of the mail session's opencode session becomes the Gateway title and alias; the bridge's own title is not synced",
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const [t1, t2, t3] = [marker('name1'), marker('name2'), marker('name3')];
       stack.model.addScenarios([
         answerAtOnce(t1, `ANSWER ${t1}`),
@@ -460,8 +468,8 @@ describe('bridge-opencode sessions (real opencode)', () => {
 
   it(
     'B-3: a mail to a missing directory runs in a per-session fallback directory, never creating the address path',
-    async ({ signal }) => {
-      const stack = await startStack(signal);
+    async (ctx) => {
+      const stack = await startStack(ctx);
       const missing = '/does/not/exist';
       const t1 = marker('cwd');
       stack.model.addScenarios([answerAtOnce(t1, `ANSWER ${t1}`)]);
