@@ -1,34 +1,10 @@
-import { Mail } from '@agentmail/protocol';
+import type { Mail } from '@agentmail/protocol';
 import { describe, expect, it } from 'vitest';
 import { MAIL_PAGE_CHARS, renderMail, renderThread, THREAD_BODY_CHARS } from '../src/index.js';
+import { fullMail } from './support/fake-gateway.js';
 
 function mail(body: string): Mail {
-  return Mail.parse({
-    id: 'm_1',
-    session_id: 's_1',
-    session_alias: 'pi-task',
-    from_name: 'alice',
-    from_human: true,
-    from_address: 'alice@.pi-task',
-    to: [{ name: 'pi', address: 'pi@/w.pi-task', human: false }],
-    cc: [],
-    to_human: false,
-    subject: 'Task',
-    snippet: body.slice(0, 20),
-    created_at: '2026-12-02T00:00:00.000Z',
-    status: 'unread',
-    attachments: [],
-    in_reply_to: '',
-    kind: 'mail',
-    is_permission: false,
-    relay: false,
-    permission_mode: 'workspace',
-    reply_address: 'alice@.pi-task',
-    self_address: 'pi@/w.pi-task',
-    body,
-    participants: [],
-    parent_from: '',
-  });
+  return fullMail('m_1', { body, participants: [] });
 }
 
 describe('read_mail pages a long body (SPEC B-17)', () => {
