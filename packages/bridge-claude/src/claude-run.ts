@@ -29,6 +29,8 @@ export interface ClaudeRunOptions {
   onSpawn?: (pid: number) => void;
   /** @default CLAUDE_KILL_GRACE_MS */
   killGraceMs?: number;
+  /** Where the run is recorded while it lasts (`hostRunsDir`, B-15). */
+  runDir?: string;
 }
 
 /** What a run left. */
@@ -55,6 +57,7 @@ export async function runClaude(options: ClaudeRunOptions): Promise<ClaudeRunRep
     killGraceMs: options.killGraceMs ?? CLAUDE_KILL_GRACE_MS,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    ...(options.runDir ? { runDir: options.runDir } : {}),
     onLine: (text, stop) => {
       const line = parseStreamLine(text);
       if (line === undefined) return;

@@ -4,7 +4,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { HOOK_READY_MARKER } from '@agentmail/host-tools';
-import { hostRunEnv, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
+import { hostRunEnv, hostRunsDir, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { formatText, type Locale } from '@agentmail/shared-policy';
 import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
@@ -188,6 +188,7 @@ export function claudeTurns(
         cwd: ctx.cwd,
         env: runEnv(config, ctx.turn.rpcEnv),
         signal: ctx.signal,
+        runDir: hostRunsDir(config.dataDir),
         onSpawn: (pid) =>
           emit({
             type: 'claude_spawned',

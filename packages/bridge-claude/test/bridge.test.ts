@@ -1,14 +1,15 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
-import { agentKeyStaysInBridge, marker } from '@agentmail/testkit/conformance';
+import { agentKeyStaysInBridge, marker, runDiesWithDriver } from '@agentmail/testkit/conformance';
 import { describe, expect, it } from 'vitest';
 import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
 import { stackPerTest } from '../harness/person.js';
 
 // The daemon with the real `claude` binary on a real Gateway: what the conformance suite does not
-// look at — the agent key never reaches Claude Code's processes (B-21), and a plugin whose hooks do
-// not run is caught before any model request (P-8, fail closed).
+// look at — the agent key never reaches Claude Code's processes (B-21), a run does not outlive a
+// killed daemon (B-15), and a plugin whose hooks do not run is caught before any model request
+// (P-8, fail closed).
 
 const STEP_MS = 60_000;
 const current = stackPerTest();
@@ -18,6 +19,10 @@ describe('agentmail-claude', () => {
     const stack = current();
     await agentKeyStaysInBridge(stack, claudeAdapter);
     expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
+  });
+
+  it('kill -9 of the daemon during a run: no process of the run (claude, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async () => {
+    await runDiesWithDriver(current(), claudeAdapter);
   });
 
   it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before the model is asked (P-8)', async () => {

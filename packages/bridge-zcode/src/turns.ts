@@ -4,7 +4,13 @@
  * and the exit code (B-7), its session from ZCode's session database (B-4).
  */
 import { dirname } from 'node:path';
-import { hostRunEnv, runHostCli, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
+import {
+  hostRunEnv,
+  hostRunsDir,
+  runHostCli,
+  type SetupCheckResult,
+  stderrSummary,
+} from '@agentmail/host-tools/driver';
 import { formatText, type Locale, normalizePermissionMode } from '@agentmail/shared-policy';
 import type { AttemptOutcome, EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
 import type { WorkspaceMode, ZcodeBridgeConfig } from './config.js';
@@ -129,6 +135,7 @@ export function zcodeTurns(
         cwd: ctx.cwd,
         env: runEnv(config, ctx.turn.rpcEnv, model),
         signal: ctx.signal,
+        runDir: hostRunsDir(config.dataDir),
         onSpawn: (pid) =>
           emit({
             type: 'zcode_spawned',

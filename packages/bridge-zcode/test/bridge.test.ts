@@ -10,6 +10,7 @@ import {
   mailIdOf,
   mailToolCall,
   marker,
+  runDiesWithDriver,
   shellCall,
   textPattern,
   toolResultsSeen,
@@ -168,6 +169,10 @@ describe('agentmail-zcode', () => {
     } finally {
       await stack.stopBridge();
     }
+  });
+
+  it('kill -9 of the daemon during a run: no process of the run (ZCode, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async () => {
+    await runDiesWithDriver(current(), zcodeAdapter);
   });
 });
 

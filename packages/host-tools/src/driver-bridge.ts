@@ -1,8 +1,10 @@
 /**
  * The bridge of a headless-CLI driver (Claude Code, ZCode): the kit's `createBridge` with the turn
  * RPC on (the plugin's tool and hook processes reach the running turn through it, SPEC B-21), a
- * setup gate over the start's check (P-8: repeated before a turn while it fails), and the
- * heartbeat's `mode_enforcement` from that gate with the host's sessions and models (G-25, G-26).
+ * setup gate over the start's check (P-8: repeated before a turn while it fails), the
+ * heartbeat's `mode_enforcement` from that gate with the host's sessions and models (G-25, G-26),
+ * and, once it holds the lock, the end of host runs a crashed predecessor left (B-15). Turns pass
+ * `runDir: hostRunsDir(config.dataDir)` to `runHostCli` so their runs can be found.
  */
 import type { Platform } from '@agentmail/shared-policy';
 import {
@@ -15,6 +17,7 @@ import {
   type SnapshotReaders,
   type TurnAdapter,
 } from '@agentmail/shared-policy/bridge';
+import { hostRunsDir, sweepHostRuns } from './host-cli.js';
 import {
   type DriverEvent,
   driverEventLevel,
@@ -69,6 +72,12 @@ export function createDriverBridge<H extends DriverEvent | { type: string }>(
         (e) => bridge?.emit(e),
         () => gate.ensure(),
       ),
+      // B-15: a crashed predecessor's runs are ended before this process runs a turn (only the
+      // lock holder: a standby must not end the active bridge's runs).
+      onLead: () => {
+        for (const run of sweepHostRuns(hostRunsDir(options.config.dataDir)))
+          bridge?.emit({ type: 'leftover_run', ...run });
+      },
       async snapshot() {
         // G-25: a part that cannot be read is omitted, not sent empty.
         const parts = await readSnapshotParts(options.snapshot, (e) => bridge?.emit(e));

@@ -20,8 +20,11 @@ export {
   type HostCliRunReport,
   type HostRunVars,
   hostRunEnv,
+  hostRunsDir,
+  type LeftoverRun,
   runHostCli,
   stderrSummary,
+  sweepHostRuns,
 } from './host-cli.js';
 export {
   type DriverEvent,

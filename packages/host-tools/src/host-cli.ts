@@ -5,9 +5,19 @@
  * and stopped as a group — SIGTERM, then SIGKILL after a grace period — when its signal aborts
  * (turn timeout, shutdown: SPEC B-7, B-15) or when the driver's setup check on a line fails. The
  * report always settles, also when the host hangs or dies without its final line.
+ *
+ * A run does not outlive its driver (B-15): it starts under a small `/bin/sh` guard that leads
+ * the process group and holds a lifeline to the driver (a socket the driver never writes). When
+ * the driver dies, even by SIGKILL, the kernel closes the driver's end and the guard kills the
+ * whole group (the CLI, its MCP servers, hooks and tool commands). Every run is also recorded in
+ * the driver's run directory until it settles, so a restarted driver ends what a crash left there
+ * ({@link sweepHostRuns}) before its first turn.
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { type TurnRpcEnv, turnProcessEnv } from '@agentmail/shared-policy/bridge';
 import { PERMISSION_WAIT_ENV } from './hook-runner.js';
 
@@ -37,6 +47,11 @@ export interface HostCliRunOptions {
   onLine?: (line: string, stop: (problem: string) => void) => void;
   /** @default HOST_CLI_KILL_GRACE_MS */
   killGraceMs?: number;
+  /**
+   * The driver's run directory ({@link hostRunsDir}): the run is recorded there while it lasts,
+   * for {@link sweepHostRuns} after a crash. None: not recorded.
+   */
+  runDir?: string;
 }
 
 /** What a run left. */
@@ -48,7 +63,7 @@ export interface HostCliRunReport {
   stopped?: 'abort' | 'setup';
   /** The setup check's reason, when it stopped the run. */
   setupProblem?: string;
-  /** The `code` of the spawn error (`ENOENT`: the CLI was not found), when it could not start. */
+  /** The `code` of the spawn error (`ENOENT`: the CLI was not found, `EACCES`: not executable), when it could not start. */
   spawnError?: string;
   /** Last lines of stderr (and the spawn error, naming the command and working directory). */
   stderrTail: string;
@@ -63,6 +78,137 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
+ * The guard of every run (`/bin/sh -c RUN_GUARD guard <cli> <args…>`; fd 3 is the lifeline). It
+ * reports on the lifeline a CLI that cannot be run (`ENOENT`, `EACCES`: the spawn error a direct
+ * spawn would have had) or that it runs it (`RUN`), starts the watcher, runs the CLI in the foreground without the lifeline, waits for it through a stop's
+ * SIGTERM (the CLI has its grace), ends the watcher and leaves with the CLI's exit: its code, or
+ * the signal that ended it re-raised. The watcher waits for EOF on the lifeline (the driver is
+ * gone); then it stops and kills every descendant of the guard (`/proc/<pid>/task/<tid>/children`:
+ * a host may start its tools in sessions of their own — Claude Code does — out of the group's
+ * reach), stopped first so none forks away between the listing and the kill, then the group.
+ */
+const RUN_GUARD = `
+case $1 in
+  */*) if [ ! -e "$1" ]; then echo ENOENT >&3; exit 127; elif [ ! -f "$1" ] || [ ! -x "$1" ]; then echo EACCES >&3; exit 126; fi ;;
+  *) command -v -- "$1" >/dev/null 2>&1 || { echo ENOENT >&3; exit 127; } ;;
+esac
+echo RUN >&3
+( read -r _ <&3
+  read -r me _ </proc/self/stat 2>/dev/null
+  tree() { for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do [ "$c" = "$me" ] || { echo "$c"; tree "$c"; }; done; }
+  run=$(tree $$); [ -z "$run" ] || kill -STOP $run 2>/dev/null
+  run=$(tree $$); [ -z "$run" ] || kill -KILL $run 2>/dev/null
+  kill -KILL 0 ) </dev/null >/dev/null 2>&1 &
+watcher=$!
+trap : TERM INT HUP
+"$@" 3<&-
+rc=$?
+kill "$watcher" 2>/dev/null
+if [ "$rc" -gt 128 ]; then trap - TERM INT HUP; kill -$((rc - 128)) $$; fi
+exit "$rc"
+`;
+
+/** Where a driver records its runs: `<dataDir>/run/host-runs`. */
+export function hostRunsDir(dataDir: string): string {
+  return join(dataDir, 'run', 'host-runs');
+}
+
+/** A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22); undefined where unreadable. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** One run recorded in a run directory. */
+interface RunRecord {
+  pgid: number;
+  /** The guard's start time ({@link processStart}), so a reused pid is not taken for the run. */
+  start?: string;
+}
+
+/** What {@link sweepHostRuns} found of one recorded run. */
+export interface LeftoverRun {
+  pgid: number;
+  /** `ended`: its process group was alive and got SIGKILL; `unverifiable`: alive but could not be told apart from a reused pid (no `/proc`), left alone. */
+  outcome: 'ended' | 'unverifiable';
+}
+
+/**
+ * Whether a process group has a live member: from `/proc` where there is one (a zombie is dead,
+ * only not yet reaped by init), else by signal 0.
+ */
+function groupAlive(pgid: number): boolean {
+  let names: string[] | undefined;
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    // no /proc: ask the kernel
+  }
+  if (names === undefined) {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[2] === String(pgid) && fields[0] !== 'Z') return true;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return false;
+}
+
+/**
+ * End what runs of an earlier driver process left (SPEC B-15): every run recorded in `runDir`
+ * whose process group is still alive gets SIGKILL; every record is removed. Call it only while
+ * holding the bridge lock (a standby must not end the active bridge's runs). A recorded group
+ * whose leader is alive with another start time is a reused pid and left alone; so is a group
+ * that cannot be checked (no `/proc`). Never throws.
+ * @returns the live groups found (none when nothing was left).
+ */
+export function sweepHostRuns(runDir: string): LeftoverRun[] {
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const found: LeftoverRun[] = [];
+  for (const name of names) {
+    const file = join(runDir, name);
+    let record: RunRecord | undefined;
+    try {
+      record = JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
+    } catch {
+      // unreadable: written half by a crash; nothing to go by
+    }
+    rmSync(file, { force: true });
+    const pgid = record?.pgid;
+    if (typeof pgid !== 'number' || !Number.isInteger(pgid) || pgid <= 1 || !groupAlive(pgid)) continue;
+    const leaderStart = processStart(pgid);
+    // Linux hands out no pid still in use as a process group id: a group whose leader is gone is
+    // the run's; a live leader must be the guard itself.
+    const leaderGone = leaderStart === undefined && record?.start !== undefined;
+    if (leaderGone || (leaderStart !== undefined && leaderStart === record?.start)) {
+      signalGroup(pgid, 'SIGKILL');
+      found.push({ pgid, outcome: 'ended' });
+    } else if (leaderStart === undefined) found.push({ pgid, outcome: 'unverifiable' });
+  }
+  return found;
+}
+
+/**
  * Run the host CLI once and report. Never rejects for the run's own failures (a spawn error is
  * reported as exit code `null`, `spawnError`, and the error in `stderrTail`).
  * @example
@@ -70,10 +216,10 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  */
 export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport> {
   return new Promise((resolve) => {
-    const child = spawn(options.bin, [...options.args], {
+    const child = spawn('/bin/sh', ['-c', RUN_GUARD, 'agentmail-run-guard', options.bin, ...options.args], {
       cwd: options.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
     const pid = child.pid ?? -1;
@@ -81,6 +227,21 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
     const stderr: string[] = [];
     let killTimer: NodeJS.Timeout | undefined;
     let settled = false;
+    let runFile: string | undefined;
+    if (options.runDir !== undefined && pid > 0) {
+      try {
+        mkdirSync(options.runDir, { recursive: true, mode: 0o700 });
+        runFile = join(options.runDir, `${pid}.json`);
+        const start = processStart(pid);
+        writeFileSync(
+          runFile,
+          JSON.stringify({ pgid: pid, ...(start ? { start } : {}) } satisfies RunRecord),
+        );
+      } catch {
+        // Not recorded: the lifeline still ends the run with the driver.
+        runFile = undefined;
+      }
+    }
 
     const stop = (why: 'abort' | 'setup'): void => {
       if (report.stopped !== undefined || pid < 0) return;
@@ -100,6 +261,7 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
       // A stopped run's tool processes go with it (B-15); a finished run's are left alone.
       if (report.stopped !== undefined && pid > 0) signalGroup(pid, 'SIGKILL');
       if (killTimer) clearTimeout(killTimer);
+      if (runFile !== undefined) rmSync(runFile, { force: true });
       report.stderrTail = stderr.join('\n');
       resolve(report);
     };
@@ -112,15 +274,26 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
       finish();
     });
     if (pid < 0) return;
-    options.onSpawn?.(pid);
+    // The guard's word: the CLI runs (then it is spawned), or the spawn error a direct spawn would have had.
+    const lifeline = child.stdio[3] as Readable | null;
+    if (lifeline)
+      createInterface({ input: lifeline }).on('line', (word) => {
+        if (word === 'RUN') options.onSpawn?.(pid);
+        else if ((word === 'ENOENT' || word === 'EACCES') && report.spawnError === undefined) {
+          report.spawnError = word;
+          stderr.push(
+            `Error: spawn ${options.bin} ${word} (command ${options.bin}, working directory ${options.cwd})`,
+          );
+        }
+      });
     if (options.signal?.aborted) stop('abort');
     else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-    createInterface({ input: child.stderr }).on('line', (line) => {
+    createInterface({ input: child.stderr as Readable }).on('line', (line) => {
       stderr.push(line);
       if (stderr.length > HOST_CLI_STDERR_TAIL_LINES) stderr.shift();
     });
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    createInterface({ input: child.stdout as Readable }).on('line', (line) => {
       options.onLine?.(line, (problem) => {
         if (report.stopped !== undefined) return;
         report.setupProblem = problem;
@@ -130,12 +303,12 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
     // 'close' = exited and its stdio ended; a tool process that keeps the pipe open is not waited
     // for past the exit (its group is killed only when the run was stopped).
     child.once('close', (code, signal) => {
-      report.code = code;
+      report.code = report.spawnError === undefined ? code : null;
       report.signal = signal;
       finish();
     });
     child.once('exit', (code, signal) => {
-      report.code = code;
+      report.code = report.spawnError === undefined ? code : null;
       report.signal = signal;
       const drain = setTimeout(finish, HOST_CLI_DRAIN_MS);
       drain.unref();

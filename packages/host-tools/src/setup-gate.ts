@@ -13,14 +13,22 @@ export type DriverEvent =
   /** P-8: the startup check (or a repeat of it) that the plugin's hooks and tools load in the host. */
   | { type: 'self_check'; ok: boolean; reason?: string; duration_ms: number }
   /** The daemon got a stop signal (SIGTERM, SIGINT). */
-  | { type: 'signal_received'; signal: string };
+  | { type: 'signal_received'; signal: string }
+  /**
+   * B-15: at start, a host run an earlier process of this driver left alive (it crashed): its
+   * process group was ended (`ended`), or could not be told from a reused pid and was left alone.
+   */
+  | { type: 'leftover_run'; pgid: number; outcome: 'ended' | 'unverifiable' };
 
 /**
  * The log level of a driver's own events: a failed setup check (`self_check`, `ok: false`) is a
- * warning (the bridge runs, but every mail fails with the reason until it is fixed); the rest info.
+ * warning (the bridge runs, but every mail fails with the reason until it is fixed), and so is a
+ * leftover run of a crash; the rest info.
  */
 export function driverEventLevel(event: { type: string } & Record<string, unknown>): 'warn' | undefined {
-  return event.type === 'self_check' && event.ok === false ? 'warn' : undefined;
+  return (event.type === 'self_check' && event.ok === false) || event.type === 'leftover_run'
+    ? 'warn'
+    : undefined;
 }
 
 /** The `self_check` event of a check that took `durationMs`. */

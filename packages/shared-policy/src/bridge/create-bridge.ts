@@ -73,6 +73,11 @@ export interface BridgeAdapter {
   stop?(): Promise<void> | void;
   /** The bridge lock was lost (the process was frozen past its staleness); the bridge has stopped. */
   onLockLost?(): void;
+  /**
+   * This process now holds the bridge lock, before it registers and runs a turn: end what an
+   * earlier process of this bridge left running (a crash's host runs, B-15). A throw fails `start()`.
+   */
+  onLead?(): Promise<void> | void;
 }
 
 /** Options of {@link createBridge}. */
@@ -402,6 +407,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
       // The turn RPC belongs to the bridge: started once this process holds the lock, so a bad
       // socket path fails start() instead of every mail.
       onLead: async () => {
+        await adapter.onLead?.();
         if (!rpc) return;
         rpcStarted ??= rpc.start();
         await rpcStarted;
