@@ -1,7 +1,12 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
-import { agentKeyStaysInBridge, marker, runDiesWithDriver } from '@agentmail/testkit/conformance';
+import {
+  agentKeyStaysInBridge,
+  marker,
+  runDiesWithDriver,
+  runEndsWithItsTurn,
+} from '@agentmail/testkit/conformance';
 import { describe, expect, it } from 'vitest';
 import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
 import { stackPerTest } from '../harness/person.js';
@@ -19,6 +24,10 @@ describe('agentmail-claude', () => {
     const stack = current();
     await agentKeyStaysInBridge(stack, claudeAdapter);
     expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
+  });
+
+  it('a timed-out run is stopped whole: no process of it (also the Bash command) is alive once the failure mail is sent (B-7, B-15)', async () => {
+    await runEndsWithItsTurn(current(), claudeAdapter);
   });
 
   it('kill -9 of the daemon during a run: no process of the run (claude, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async () => {

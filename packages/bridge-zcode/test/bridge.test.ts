@@ -11,6 +11,7 @@ import {
   mailToolCall,
   marker,
   runDiesWithDriver,
+  runEndsWithItsTurn,
   shellCall,
   textPattern,
   toolResultsSeen,
@@ -169,6 +170,10 @@ describe('agentmail-zcode', () => {
     } finally {
       await stack.stopBridge();
     }
+  });
+
+  it('a timed-out run is stopped whole: no process of it (also the Bash command) is alive once the failure mail is sent (B-7, B-15)', async () => {
+    await runEndsWithItsTurn(current(), zcodeAdapter);
   });
 
   it('kill -9 of the daemon during a run: no process of the run (ZCode, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async () => {

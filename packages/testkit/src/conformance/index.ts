@@ -3,9 +3,10 @@
  * pass, and `conformanceSuite(adapter)` registering them as vitest tests. A separate entry point:
  * it imports vitest, the harness (`@agentmail/testkit`) does not.
  */
-export { runDiesWithDriver } from './driver-crash.js';
+
 export { agentKeyOutOfShellReach, agentKeyStaysInBridge } from './host-env.js';
 export type { ConformanceMeta } from './meta.js';
+export { runDiesWithDriver, runEndsWithItsTurn } from './run-lifetime.js';
 export {
   agentMailIsNotRelayed,
   allModelsFailSendsFailureMail,

@@ -1,15 +1,19 @@
 /**
- * A driver killed (SIGKILL) during a run leaves nothing running (SPEC B-15), for bridges whose
- * host runs as its own processes (Claude Code, ZCode): {@link runDiesWithDriver}.
+ * A host run leaves nothing running (SPEC B-15), for bridges whose host runs as its own processes
+ * (Claude Code, ZCode): neither when its turn is stopped ({@link runEndsWithItsTurn}) nor when the
+ * driver is killed with SIGKILL ({@link runDiesWithDriver}).
  */
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { formatText } from '@agentmail/shared-policy';
 import { expect } from 'vitest';
 import type { BridgeAdapter } from '../harness/bridge.js';
 import type { Stack } from '../harness/stack.js';
 import {
   answerAtOnce,
+  CONFORMANCE_LOCALE,
   CONFORMANCE_STEP_TIMEOUT_MS,
+  CONFORMANCE_TURN_TIMEOUT_MS,
   marker,
   shellCall,
   toolResultsSeen,
@@ -65,6 +69,66 @@ async function poll<T>(what: string, check: () => T | undefined, timeoutMs: numb
   }
 }
 
+/** A unique long `sleep` (its duration names it), and the shell call a model makes to run it. */
+function longCommand(adapter: BridgeAdapter): { sleep: string; reply: ReturnType<typeof shellCall> } {
+  const sleep = `sleep 600.${randomInt(100_000, 999_999)}`;
+  // Not a bare `sleep`: Claude Code blocks a standalone sleep ("use run_in_background").
+  return { sleep, reply: shellCall(adapter, `sh -c 'exec ${sleep}'`) };
+}
+
+/**
+ * A turn whose shell runs a long command times out (the adapter's short turn timeout): once its
+ * failure mail is sent, none of the bridge's descendants seen during the turn is alive but the
+ * bridge's own — the run is stopped as a whole, also tool commands the host put in sessions of
+ * their own. Red when a stopped run leaves its tools running.
+ */
+export async function runEndsWithItsTurn(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+  const turnTimeoutMs = adapter.shortTurnTimeoutMs ?? CONFORMANCE_TURN_TIMEOUT_MS;
+  const timeoutMs = (adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS) + turnTimeoutMs;
+  const task = marker('stopped');
+  const { sleep, reply } = longCommand(adapter);
+  stack.model.addScenarios([{ name: `${task}:sleep`, match: turnStart(task), reply }]);
+  const bridge = await stack.startBridge(adapter, {}, { turnTimeoutMs });
+  const before = new Set(descendants(bridge.pid).map((p) => p.pid));
+  const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+    subject: `Stopped ${task}`,
+    body: 'Run the long command.',
+    permissionMode: 'full',
+  });
+  const tool = await poll(
+    "the turn's long command",
+    () => liveProcesses().find((p) => p.cmdline === sleep),
+    timeoutMs,
+  );
+  const run = descendants(bridge.pid).filter((p) => !before.has(p.pid));
+  expect(
+    run.map((p) => p.pid),
+    "the tool command is the bridge's descendant",
+  ).toContain(tool.pid);
+  const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
+  expect(failure.body, 'the turn timed out').toContain(
+    formatText('failure.timeout', { timeout_s: Math.round(turnTimeoutMs / 1000) }, CONFORMANCE_LOCALE),
+  );
+  await poll(
+    'every process of the stopped run ending',
+    () => (alive(run).length === 0 ? true : undefined),
+    2_000,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; alive: ${describe(alive(run))}`);
+  });
+  await stack.stopBridge();
+}
+
+/** Which of `procs` are still alive (the same pid with the same command line). */
+function alive(procs: readonly ProcInfo[]): ProcInfo[] {
+  const live = new Set(liveProcesses().map((p) => `${p.pid} ${p.cmdline}`));
+  return procs.filter((p) => live.has(`${p.pid} ${p.cmdline}`));
+}
+
+function describe(procs: readonly ProcInfo[]): string {
+  return procs.map((p) => `${p.pid} ${p.cmdline.slice(0, 80)}`).join('; ');
+}
+
 /**
  * A turn's shell runs a long `sleep` (a unique duration names it); once it runs, the bridge gets
  * SIGKILL (its own process group only: the host run leads a group of its own, and a host may put
@@ -75,15 +139,9 @@ async function poll<T>(what: string, check: () => T | undefined, timeoutMs: numb
 export async function runDiesWithDriver(stack: Stack, adapter: BridgeAdapter): Promise<void> {
   const timeoutMs = adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS;
   const task = marker('orphan');
-  const sleep = `sleep 600.${randomInt(100_000, 999_999)}`;
+  const { sleep, reply } = longCommand(adapter);
   stack.model.addScenarios([
-    // Not a bare `sleep`: Claude Code blocks a standalone sleep ("use run_in_background").
-    {
-      name: `${task}:sleep`,
-      match: turnStart(task),
-      times: 1,
-      reply: shellCall(adapter, `sh -c 'exec ${sleep}'`),
-    },
+    { name: `${task}:sleep`, match: turnStart(task), times: 1, reply },
     answerAtOnce(task, `DONE ${task}`),
   ]);
   const bridge = await stack.startBridge(adapter);
@@ -107,20 +165,12 @@ export async function runDiesWithDriver(stack: Stack, adapter: BridgeAdapter): P
   ).toContain(tool.pid);
   bridge.kill();
   await within(bridge.exited, 5_000, 'the bridge exiting on SIGKILL');
-  const alive = (): ProcInfo[] => {
-    const live = new Set(liveProcesses().map((p) => `${p.pid} ${p.cmdline}`));
-    return run.filter((p) => live.has(`${p.pid} ${p.cmdline}`));
-  };
   await poll(
     'every process of the run ending after the bridge was killed',
-    () => (alive().length === 0 ? true : undefined),
+    () => (alive(run).length === 0 ? true : undefined),
     2_000,
   ).catch((err: Error) => {
-    throw new Error(
-      `${err.message}; alive: ${alive()
-        .map((p) => `${p.pid} ${p.cmdline.slice(0, 80)}`)
-        .join('; ')}`,
-    );
+    throw new Error(`${err.message}; alive: ${describe(alive(run))}`);
   });
   await stack.startBridge(adapter);
   await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
