@@ -304,37 +304,78 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
   });
 });
 
+// The turn timeout counts from the turn's start, its set-up before the host's attempt included:
+// at 100 ms a loaded machine once timed out before the attempt began, so the case under test
+// (a host that is running when the timeout comes) never happened. The tests wait for the attempt
+// and fail with that cause if the timeout came first.
+const TIMEOUT_MS = 1_000;
+
+/** The turn's `turn_timed_out`; rejects when it came before the host's attempt started. */
+function timedOutAfterAttempt(bridge: Bridge, mailId: string, started: Promise<void>) {
+  let attempted = false;
+  void started.then(() => {
+    attempted = true;
+  });
+  return bridge.events
+    .next('turn_timed_out', (e) => e.mail_id === mailId, { timeoutMs: 10_000 })
+    .then((e) => {
+      if (!attempted)
+        throw new Error(
+          `the turn timed out before the host's attempt started (turn timeout ${TIMEOUT_MS} ms)`,
+        );
+      return e;
+    });
+}
+
 describe('createBridge: one outcome per mail at the timeout (B-7, B-9, B-10)', () => {
   it('regression: a turn that finishes and relays inside the grace period gets only its reply, no timeout failure mail', async () => {
+    const started = deferred();
     const { bridge, gw } = await setup(
-      { onAbort: 'late', lateMs: 50, hold: () => new Promise(() => undefined) },
-      { turnTimeoutMs: 150 },
+      {
+        onAbort: 'late',
+        lateMs: 50,
+        hold: () => {
+          started.resolve();
+          return new Promise(() => undefined);
+        },
+      },
+      { turnTimeoutMs: TIMEOUT_MS },
     );
     // The work never ends by itself; 50 ms after the abort the host ends the turn with an answer.
     await bridge.start();
+    const timedOut = timedOutAfterAttempt(bridge, 'm_grace', started.promise);
     await gw.push(mailFrame(1, newMail('m_grace')));
-    const timedOut = await bridge.events.next('turn_timed_out', (e) => e.mail_id === 'm_grace', {
-      timeoutMs: 5_000,
-    });
-    expect(timedOut.late).toBe(true);
+    expect((await timedOut).late).toBe(true);
     await settled(bridge, 'm_grace');
     expect(sends(gw).map((s) => s.relay_key)).toEqual([mailRelayKey('m_grace')]);
   });
 
   it('a turn that does not end within the grace period: one timeout failure mail, and its late answer is never relayed', async () => {
     const hold = deferred();
+    const started = deferred();
     const { bridge, gw } = await setup(
-      { onAbort: 'ignore', hold: () => hold.promise },
-      { turnTimeoutMs: 100 },
+      {
+        onAbort: 'ignore',
+        hold: () => {
+          started.resolve();
+          return hold.promise;
+        },
+      },
+      { turnTimeoutMs: TIMEOUT_MS },
     );
     await bridge.start();
+    const timedOut = timedOutAfterAttempt(bridge, 'm_stuck', started.promise);
+    const failed = bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', {
+      timeoutMs: 10_000,
+    });
     await gw.push(mailFrame(1, newMail('m_stuck')));
-    await bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
+    await timedOut;
+    await failed;
     const skipped = bridge.events.next('relay_skipped', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
     hold.resolve(); // the host finally ends the turn with an answer
     expect((await skipped).reason).toMatch(/given up/);
     expect(sends(gw).map((s) => s.relay_key)).toEqual([failureRelayKey('m_stuck')]);
-    expect(sends(gw)[0]?.body).toContain(formatText('failure.timeout', { timeout_s: 0 }));
+    expect(sends(gw)[0]?.body).toContain(formatText('failure.timeout', { timeout_s: 1 }));
   });
 });
 
@@ -495,10 +536,17 @@ describe('createBridge: hardening against odd hosts and Gateways', () => {
 
   it('a turn given up after its timeout loses its powers: unregistered, its seam refuses, its token revoked', async () => {
     const hold = deferred();
+    const started = deferred();
     let kept: { decide: () => Promise<unknown>; env?: Record<string, string> } | undefined;
     const { bridge, gw } = await setup(
-      { onAbort: 'ignore', hold: () => hold.promise },
-      { turnTimeoutMs: 100 },
+      {
+        onAbort: 'ignore',
+        hold: () => {
+          started.resolve();
+          return hold.promise;
+        },
+      },
+      { turnTimeoutMs: TIMEOUT_MS },
       undefined,
       {
         rpc: true,
@@ -518,8 +566,13 @@ describe('createBridge: hardening against odd hosts and Gateways', () => {
       },
     );
     await bridge.start();
+    const timedOut = timedOutAfterAttempt(bridge, 'm_stuck', started.promise);
+    const failed = bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', {
+      timeoutMs: 10_000,
+    });
     await gw.push(mailFrame(1, newMail('m_stuck')));
-    await bridge.events.next('failure_mail_sent', (e) => e.mail_id === 'm_stuck', { timeoutMs: 5_000 });
+    await timedOut;
+    await failed;
     expect(bridge.turns.size, 'no longer registered').toBe(0);
     expect(await kept?.decide()).toMatchObject({ allow: false, reason: formatText('permission.turn_ended') });
     const { TurnRpcClient } = await import('../../src/bridge/rpc/client.js');
