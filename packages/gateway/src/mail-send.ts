@@ -478,6 +478,18 @@ async function sendInTransaction(
       })
       .execute();
   }
+  // B-10, G-32: an agent's relay answers the mail it replies to, so that mail is read for the agent
+  // in the same transaction: a bridge that crashes after the relay was taken and before its own
+  // mark-read finds nothing to run again at catch-up.
+  if (input.relay === 'summary' && parent !== undefined && !isPerson)
+    await trx
+      .updateTable('deliveries')
+      .set({ read_at: now })
+      .where('mail_id', '=', parent.mail.id)
+      .where('recipient_name', '=', actor.name)
+      .where('recipient_human', '=', 0)
+      .where('read_at', 'is', null)
+      .execute();
   for (const [position, attachmentId] of attachmentIds.entries()) {
     await trx
       .insertInto('mail_attachments')

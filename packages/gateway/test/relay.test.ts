@@ -120,6 +120,35 @@ describe('relay idempotency (G-32)', () => {
     expect(n.length).toBe(1);
   });
 
+  it('B-10: a relay marks the mail it answers read for the agent; a hand-written reply does not', async () => {
+    const { gw, pi, alice, task } = await setup();
+    const unread = async (): Promise<string[]> =>
+      ((await api(gw, 'GET', '/mail/inbox?status=unread', pi)).body.mails as { id: string }[]).map(
+        (m) => m.id,
+      );
+    expect(await unread()).toEqual([task.mail_id]);
+    const to = `alice@.${task.session_alias}`;
+    await api(gw, 'POST', '/mail/send', pi, { to, subject: 's', body: 'by hand', reply_to: task.mail_id });
+    expect(await unread(), 'a send that is not a relay is not the outcome').toEqual([task.mail_id]);
+    const relay = {
+      to,
+      subject: 'Re: Task',
+      body: 'done',
+      reply_to: task.mail_id,
+      relay: 'summary',
+      relay_key: 'k',
+    };
+    const relayed = await api(gw, 'POST', '/mail/send', pi, relay);
+    expect(relayed.body.status).toBe('sent');
+    expect(await unread(), 'the relayed mail is read: a crashed bridge does not run it again').toEqual([]);
+    // Only the agent's delivery of the answered mail: the person's copy of the relay stays unread.
+    const personUnread = (await api(gw, 'GET', '/me/inbox?status=unread', alice)).body.mails as {
+      id: string;
+    }[];
+    expect(personUnread.map((m) => m.id)).toContain(relayed.body.mail_id);
+    expect((await api(gw, 'POST', '/mail/send', pi, relay)).body.status).toBe('duplicate_relay');
+  });
+
   it('concurrent sends with the same relay key create exactly one mail', async () => {
     const { gw, pi, task } = await setup();
     const body = {

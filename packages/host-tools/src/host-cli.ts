@@ -85,7 +85,8 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * the signal that ended it re-raised. The watcher waits for EOF on the lifeline (the driver is
  * gone); then it stops and kills every descendant of the guard (`/proc/<pid>/task/<tid>/children`:
  * a host may start its tools in sessions of their own — Claude Code does — out of the group's
- * reach), stopped first so none forks away between the listing and the kill, then the group.
+ * reach), stopped first so none forks away between the listing and the kill, then the group;
+ * it ignores TERM, INT and HUP meanwhile (a stop signal to the group must not leave the run stopped).
  */
 const RUN_GUARD = `
 case $1 in
@@ -94,6 +95,7 @@ case $1 in
 esac
 echo RUN >&3
 ( read -r _ <&3
+  trap '' TERM INT HUP
   read -r me _ </proc/self/stat 2>/dev/null
   tree() { for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do [ "$c" = "$me" ] || { echo "$c"; tree "$c"; }; done; }
   run=$(tree $$); [ -z "$run" ] || kill -STOP $run 2>/dev/null

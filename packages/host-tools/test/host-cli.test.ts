@@ -5,6 +5,7 @@
  * run directory is ended by the next driver (`sweepHostRuns`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
@@ -24,8 +25,18 @@ import { runHostCli, sweepHostRuns } from '../src/host-cli.js';
 const DRIVER = join(import.meta.dirname, 'fixtures', 'run-driver.ts');
 const dir = mkdtempSync(join(tmpdir(), 'am-host-cli-'));
 const children: ChildProcess[] = [];
+// Unique durations name this file's tool commands (another run of the suite may be on the machine).
+const tag = randomInt(100_000, 999_999);
+const [bgSleep, ownSessionSleep, fgSleep] = [1, 2, 3].map((n) => `sleep 300.${tag}${n}`);
 afterAll(() => {
-  for (const child of children) if (child.pid !== undefined) tryKill(-child.pid);
+  for (const child of children)
+    if (child.pid !== undefined) {
+      tryKill(-child.pid);
+      tryKill(child.pid);
+    }
+  // What a failed test may have left (the command in a session of its own above all).
+  for (const cmd of [bgSleep, ownSessionSleep, fgSleep])
+    for (const pid of withCommand(cmd ?? '')) tryKill(pid);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -170,7 +181,7 @@ describe('no run outlives its driver (SPEC B-15)', () => {
         '-c',
         // Tool commands in the background, in a session of their own (out of the group's reach, as
         // Claude Code starts its Bash commands) and in the foreground.
-        'sleep 300 & setsid sleep 302.5 & sleep 301; wait',
+        `${bgSleep} & setsid ${ownSessionSleep} & ${fgSleep}; wait`,
       ],
       // From the package: `--import tsx` resolves there.
       { stdio: ['ignore', 'pipe', 'inherit'], cwd: join(import.meta.dirname, '..') },
@@ -186,7 +197,7 @@ describe('no run outlives its driver (SPEC B-15)', () => {
     // The guard, its watcher, the CLI and two tool commands; the third in its own session.
     await until(
       'the run is up',
-      () => groupMembers(pgid).length >= 5 && withCommand('sleep 302.5').length === 1,
+      () => groupMembers(pgid).length >= 5 && withCommand(ownSessionSleep ?? '').length === 1,
       10_000,
     );
     const exited = new Promise((resolve) => driver.once('exit', resolve));
@@ -194,7 +205,7 @@ describe('no run outlives its driver (SPEC B-15)', () => {
     await exited;
     await until(
       'every process of the run ended',
-      () => groupMembers(pgid).length === 0 && withCommand('sleep 302.5').length === 0,
+      () => groupMembers(pgid).length === 0 && withCommand(ownSessionSleep ?? '').length === 0,
       2_000,
     );
     // The crashed driver left its record; the next one finds nothing alive and clears it.
@@ -206,11 +217,11 @@ describe('no run outlives its driver (SPEC B-15)', () => {
   it('the next driver ends a recorded run whose group is still alive, and leaves a reused pid alone', async () => {
     const runDir = join(dir, 'runs-sweep');
     // Groups that escaped the lifeline (the guard itself was killed, its members were not).
-    const leftover = spawn('/bin/sh', ['-c', 'sleep 300 & exec sleep 301'], {
+    const leftover = spawn('/bin/sh', ['-c', `${bgSleep} & exec ${fgSleep}`], {
       detached: true,
       stdio: 'ignore',
     });
-    const stranger = spawn('sleep', ['302'], { detached: true, stdio: 'ignore' });
+    const stranger = spawn('sleep', [`302.${tag}`], { detached: true, stdio: 'ignore' });
     children.push(leftover, stranger);
     const [lp, sp] = [leftover.pid ?? -1, stranger.pid ?? -1];
     await until(

@@ -45,6 +45,8 @@ export interface PlanTurnInput {
   backlog?: boolean | undefined;
   /** The mail goes into a session that already has turns (B-4). @default false */
   continuedSession?: boolean | undefined;
+  /** An earlier turn for this mail ended without an outcome (the bridge crashed or restarted, B-10, B-14). @default false */
+  retry?: boolean | undefined;
 }
 
 /**
@@ -137,6 +139,7 @@ export function planTurn(input: PlanTurnInput, locale: Locale = DEFAULT_LOCALE):
     ),
   ];
   if (input.backlog) parts.push(formatText('prompt.note.backlog', {}, locale));
+  if (input.retry) parts.push(formatText('prompt.note.retry', {}, locale));
   if (input.continuedSession) parts.push(formatText('prompt.note.continued_session', {}, locale));
   parts.push(
     formatText(

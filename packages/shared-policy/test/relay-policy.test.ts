@@ -85,6 +85,14 @@ describe('planTurn headline (SPEC B-5)', () => {
     expect(both).toMatch(/arrives in an existing session/);
   });
 
+  it('notes a retry (SPEC B-10, B-14): an earlier turn of the mail ended without an outcome', () => {
+    expect(planTurn({ mail: mail(), selfName: SELF }).headline).not.toContain(
+      formatText('prompt.note.retry'),
+    );
+    const retry = planTurn({ mail: mail(), selfName: SELF, retry: true }, 'zh-CN').headline;
+    expect(retry).toContain(formatText('prompt.note.retry', {}, 'zh-CN'));
+  });
+
   it.each<[string, boolean | null | undefined]>([
     ['false', false],
     ['missing', undefined],

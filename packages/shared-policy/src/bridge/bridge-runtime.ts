@@ -25,6 +25,7 @@ import { BridgeLock } from './bridge-lock.js';
 import type { BridgeEvent, CatchUpTrigger, EmitEvent } from './events.js';
 import { sendFailureMail } from './failure-notice.js';
 import { TurnGate } from './turn-gate.js';
+import { StartedTurns } from './turn-journal.js';
 import type { MailTurnReport } from './turn-report.js';
 import { withdrawalsSettled } from './withdraw.js';
 
@@ -68,6 +69,12 @@ export interface BridgeRuntimeConfig {
    * and takes over when the holder stops or dies (see SPEC G-22). Unset: no lock (tests).
    */
   lockDir?: string;
+  /**
+   * The bridge's data directory for its started-turn record ({@link StartedTurns}): a mail whose
+   * turn a crash or a stop interrupted runs as a retry (B-10, B-14). Unset: only redeliveries
+   * within this process are retries.
+   */
+  dataDir?: string;
   /** A bridge lock not refreshed for this long is taken over, in ms. @default BRIDGE_LOCK_STALE_MS */
   lockStaleMs?: number;
   /** A standby tries to take the bridge lock this often, in ms. @default BRIDGE_LOCK_RETRY_MS */
@@ -89,6 +96,8 @@ export interface MailRun {
   backlog: boolean;
   /** 1-based delivery attempt (B-14). */
   attempt: number;
+  /** An earlier turn of this mail ended without an outcome (a lost worker, a crash or stop mid-turn). */
+  retry: boolean;
   /** From the last heartbeat answer (G-27). */
   allowedModels: readonly string[];
   /** The live client (after B-18 switches). */
@@ -168,6 +177,7 @@ export class BridgeRuntime {
   #config: BridgeRuntimeConfig;
   #client: GatewayClient;
   readonly #seen = new SeenMails();
+  readonly #started: StartedTurns | undefined;
   readonly #queue: SessionQueue;
   readonly #catchUp: CatchUp<MailSummary>;
   readonly #stopping = new AbortController();
@@ -184,6 +194,7 @@ export class BridgeRuntime {
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
   constructor(config: BridgeRuntimeConfig, host: BridgeHost, emit: EmitEvent) {
     this.#config = config;
+    this.#started = config.dataDir === undefined ? undefined : new StartedTurns(config.dataDir);
     this.#host = host;
     this.#emitter = emit;
     this.#client = new GatewayClient({ baseUrl: config.gatewayUrl, key: config.agentKey });
@@ -479,7 +490,7 @@ export class BridgeRuntime {
   }
 
   /** One delivery with its timeout (B-7); rejects with a lost turn (B-14). */
-  async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number): Promise<Delivery> {
+  async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number, retry: boolean): Promise<Delivery> {
     if (this.#stopping.signal.aborted) throw new TurnLostError('the bridge is stopping');
     const run = new AbortController();
     const released = new AbortController();
@@ -498,6 +509,7 @@ export class BridgeRuntime {
         mail,
         backlog,
         attempt,
+        retry: retry || attempt > 1,
         allowedModels: this.#allowedModels,
         turnTimeoutMs: this.#config.turnTimeoutMs,
         client: this.#client,
@@ -536,7 +548,11 @@ export class BridgeRuntime {
   async #runMail(mail: NewMailEvent, backlog: boolean): Promise<void> {
     if (this.#stopping.signal.aborted) return;
     const mailId = mail.mail_id;
-    const result = await redeliver((attempt) => this.#deliver(mail, backlog, attempt), {
+    // B-10, B-14: started and not yet settled (read) — until the mark-read, a crash makes the next
+    // run of this mail a retry.
+    const retry = this.#started?.has(mailId) ?? false;
+    this.#started?.add(mailId);
+    const result = await redeliver((attempt) => this.#deliver(mail, backlog, attempt, retry), {
       backoffMs: this.#config.redeliveryBackoffMs ?? REDELIVERY_BACKOFF_MS,
       sleep,
       shouldRetry: (err) => err instanceof TurnLostError && !this.#stopping.signal.aborted,
@@ -637,6 +653,7 @@ export class BridgeRuntime {
   async #markHandled(mail: NewMailEvent): Promise<void> {
     try {
       await this.#client.markRead([mail.mail_id]);
+      this.#started?.delete(mail.mail_id);
     } catch (err) {
       this.#emit({ type: 'mail_read_failed', mail_id: mail.mail_id, error: messageOf(err) });
     }

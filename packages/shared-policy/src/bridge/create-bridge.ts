@@ -333,6 +333,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     mail: run.mail,
     backlog: run.backlog,
     attempt: run.attempt,
+    ...(run.retry ? { retry: true } : {}),
     platform,
     agentName: config.agentName,
     allowedModels: [...run.allowedModels],
@@ -357,6 +358,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
       turnTimeoutMs: config.turnTimeoutMs,
       locale: config.locale,
       ...(options.lock === false ? {} : { lockDir: config.dataDir }),
+      dataDir: config.dataDir,
       ...(timing.stopGraceMs === undefined ? {} : { stopGraceMs: timing.stopGraceMs }),
       ...(timing.firstSseOpenWaitMs === undefined ? {} : { firstSseOpenWaitMs: timing.firstSseOpenWaitMs }),
       ...(timing.redeliveryBackoffMs === undefined

@@ -33,6 +33,11 @@ export interface MailTurnInput {
   backlog: boolean;
   /** 1-based delivery attempt (B-14): part of the explicit-send turn id. */
   attempt: number;
+  /**
+   * An earlier turn of this mail ended without an outcome (a lost worker, or a bridge process that
+   * crashed or stopped mid-turn): the prompt says it is a retry (B-10, B-14). @default false
+   */
+  retry?: boolean;
   agentName: string;
   /** The admin's ordered selection (G-27). */
   allowedModels: readonly string[];
@@ -153,7 +158,7 @@ function withHostSignal(turn: AbortSignal, host: AbortSignal | undefined): Abort
  * 1. locate the session (B-4): an adopted one by its platform id (gone → `session_missing`, no
  *    attempt); a mail session by its binding (gone → unbound, a new one);
  * 2. the working directory (B-3) and a Gateway client whose downloads stay inside it;
- * 3. the prompt from {@link planTurn} (B-5, B-6);
+ * 3. the prompt from {@link planTurn} (B-5, B-6), with the retry note for a retry;
  * 4. attempts: a resumed session one `resume` attempt (never another model); a new session the
  *    admin's models in order, skipping those missing from the catalogue, the failed attempt's
  *    session set aside and disposed between them (B-8); each created session is bound and its
@@ -247,7 +252,13 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
   client = new GatewayClient({ baseUrl: client.baseUrl, key: client.key, allowedRoots: [ws.cwd] });
 
   const plan = planTurn(
-    { mail, selfName: input.agentName, backlog: input.backlog, continuedSession: resumed },
+    {
+      mail,
+      selfName: input.agentName,
+      backlog: input.backlog,
+      continuedSession: resumed,
+      retry: input.retry,
+    },
     locale,
   );
   // B-3: the model learns that it is not where the mail pointed (a typo, another machine's path).

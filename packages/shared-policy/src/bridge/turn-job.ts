@@ -26,6 +26,8 @@ export interface TurnJob {
   backlog: boolean;
   /** 1-based delivery attempt (B-14). */
   attempt: number;
+  /** An earlier turn of this mail ended without an outcome: the prompt says it is a retry (B-10, B-14). */
+  retry?: boolean;
   platform: Platform;
   agentName: string;
   /** The admin's ordered selection from the last heartbeat (G-27). */
@@ -75,6 +77,7 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     mail: job.mail,
     backlog: job.backlog,
     attempt: job.attempt,
+    ...(job.retry ? { retry: true } : {}),
     agentName: job.agentName,
     allowedModels: job.allowedModels,
     ...(job.hostDefault ? { hostDefault: job.hostDefault } : {}),

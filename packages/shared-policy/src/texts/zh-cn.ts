@@ -16,6 +16,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'prompt.headline.calendar': '一封日程邮件已按计划送达：请把它当作任务处理。',
   'prompt.note.backlog':
     '积压投递：这封邮件在你离线时到达，现在才送达；之后的邮件可能已改变情况，行动前请先查看线程。',
+  'prompt.note.retry':
+    '重试：这封邮件之前已在处理中，但那一轮尚未结束时桥接程序就停止了（崩溃或重启）。部分工作可能已经完成：在重复任何会改变状态的步骤之前，请先检查当前状态（文件、线程、你已发送的邮件）。',
   'prompt.note.continued_session': '它发送到一个已有的会话中：上面的对话就是它的上下文。',
   'prompt.sender.person': '发件人 {from_name} 是真人用户。',
   'prompt.sender.agent': '发件人 {from_name} 是 AI 智能体，不是真人。',

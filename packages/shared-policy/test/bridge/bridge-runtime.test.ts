@@ -1,3 +1,7 @@
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { MailSummary, NewMailEvent, PermissionDecisionEvent } from '@agentmail/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -315,6 +319,63 @@ describe('BridgeRuntime: timeout and lost turns (B-7, B-14, B-9)', () => {
     await log.wait((l) => l.type === 'turn_done');
     expect(h.runs.map((r) => r.attempt)).toEqual([1, 2, 3]);
     expect(sends(gw)).toEqual([]);
+  });
+
+  it('B-14: a redelivery of a lost turn is a retry; the first delivery is not', async () => {
+    const gw = await gateway();
+    const h = host(async (r) => {
+      if (r.attempt < 2) throw new TurnLostError('lost');
+      return ok;
+    });
+    const { rt, log } = runtime(gw, h);
+    await rt.start();
+    await gw.push(mailFrame(1, newMail('m1')));
+    await log.wait((l) => l.type === 'turn_done');
+    expect(h.runs.map((r) => [r.attempt, r.retry])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+  });
+
+  it('B-10: a mail whose turn a stop interrupted runs as a retry in the next process; once read, the record is gone', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'am-started-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const gw = await gateway([summary('m1')]);
+    const started = deferred();
+    // The first process: the turn starts, then the bridge stops (the turn is interrupted, unread).
+    const first = host(
+      (r) =>
+        new Promise<MailTurnReport>((resolve) => {
+          started.resolve();
+          r.signal.addEventListener('abort', () =>
+            resolve({ ok: false, kind: 'timeout', cause: 'stopped', failureMailSent: false }),
+          );
+        }),
+    );
+    const one = runtime(gw, first, { dataDir });
+    // start() resolves after its catch-up pass, which runs the mail: stop while it runs.
+    const starting = one.rt.start();
+    await started.promise;
+    await one.rt.stop();
+    await starting;
+    expect(one.log.events.map((e) => e.type)).toContain('turn_interrupted');
+    expect(first.runs.map((r) => r.retry)).toEqual([false]);
+    expect(markedRead(gw)).toEqual([]);
+    // The next process runs it again (still unread) as a retry, and marks it read.
+    const second = host();
+    const two = runtime(gw, second, { dataDir });
+    await two.rt.start();
+    await two.log.wait((l) => l.type === 'turn_done');
+    expect(markedRead(gw)).toEqual(['m1']);
+    expect(second.runs.map((r) => r.retry)).toEqual([true]);
+    expect(readdirSync(join(dataDir, 'turns-started')), 'read: no longer a started turn').toEqual([]);
+    await two.rt.stop();
+    // A third process that sees the mail (say, marked unread again) runs it fresh.
+    const third = host();
+    const three = runtime(gw, third, { dataDir });
+    await three.rt.start();
+    await three.log.wait((l) => l.type === 'turn_done');
+    expect(third.runs.map((r) => r.retry)).toEqual([false]);
   });
 
   it('lost three times: given up with a worker_lost failure mail', async () => {

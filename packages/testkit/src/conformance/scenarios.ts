@@ -1090,11 +1090,13 @@ export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: Bri
 /**
  * The crash window of a relay, in one bridge of its own (three starts):
  * 1. killed (SIGKILL) right after the Gateway took the turn's relay and before the bridge marked
- *    the mail handled (the kit's failpoint `after-relay-ack`): after the restart the mail runs
- *    again — the bridge could not know it was answered — and its relay, keyed by the mail, is a
- *    `duplicate_relay`: one reply. Red when the relay key comes from the host's per-run ids.
+ *    the mail handled (the kit's failpoint `after-relay-ack`): the relay marked the mail read at
+ *    the Gateway, so after the restart it is not run again: one reply, one model turn. (Were it
+ *    run again, its relay is keyed by the mail and so a `duplicate_relay`: the kit's tests cover
+ *    that with a Gateway that loses the mark-read.)
  * 2. killed while the relay of another mail is in flight (held at the proxy, never reaching the
- *    Gateway): after the restart that mail runs again and gets exactly one reply.
+ *    Gateway): after the restart that mail runs again, its prompt says it is a retry, and it gets
+ *    exactly one reply.
  * Each barrier is sent while the bridge is down: the catch-up runs unread mail oldest first and
  * serially (B-20, B-13), so its answer comes after the re-run's relay. See SPEC B-10, G-32, B-20.
  */
@@ -1128,6 +1130,9 @@ export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapte
   expect(await repliesTo(first), 'one reply to the mail whose relay was taken before the crash').toHaveLength(
     1,
   );
+  expect(turnStarts(stack.model, acked), 'the answered mail is not run again after the crash').toHaveLength(
+    1,
+  );
 
   // The next send of this bridge is the second task's relay (the model answers at once, no tool).
   const sendPath = routePath('send');
@@ -1139,6 +1144,11 @@ export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapte
   const relay = await within(held, timeoutMs, "the bridge's relay of the second answer");
   bridge.kill();
   await bridge.exited;
+  // The relay's sender may be another process of the bridge: pi's worker, which on losing its
+  // daemon takes up to 6 s to withdraw pending requests (P-7) before it exits. Only once it is
+  // gone is the relay sure never to reach the Gateway (else the Gateway would take it, and the
+  // mail would be answered without a second run).
+  await within(relay.clientGone, 15_000, 'the connection of the relay closing with the killed bridge');
   await relay.release(); // its client is gone: not forwarded
   const last2 = await stack.sendAs(undefined, first.address, {
     subject: `Barrier ${barrier2}`,
@@ -1149,6 +1159,14 @@ export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapte
   const replies = await repliesTo(second);
   expect(replies, 'one reply to the mail whose relay was in flight at the crash').toHaveLength(1);
   expect(replies[0]?.body).toContain(`DONE ${inflight}`);
+  const runs = turnStarts(stack.model, inflight);
+  expect(runs, 'the mail whose relay never reached the Gateway ran again').toHaveLength(2);
+  expect(runs[0]?.lastUserText, 'its first run is no retry').not.toContain(
+    formatText('prompt.note.retry', {}, CONFORMANCE_LOCALE),
+  );
+  expect(runs[1]?.lastUserText, 'its second run is told it is a retry (B-10)').toContain(
+    formatText('prompt.note.retry', {}, CONFORMANCE_LOCALE),
+  );
   expectAllRequestsScripted(stack);
 }
 
@@ -1420,7 +1438,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
   {
     id: 'crash-window',
     title:
-      'killed after the Gateway took the relay (before the mail was marked handled), and while a relay is in flight: after each restart exactly one reply',
+      'killed after the Gateway took the relay (before the mail was marked handled): not run again; killed while a relay is in flight: run again; one reply each',
     rules: ['B-10', 'G-32', 'B-20'],
     run: crashWindowRepliesOnce,
     // A bridge of its own (killed and restarted twice), beside the others: not in the serial chain.

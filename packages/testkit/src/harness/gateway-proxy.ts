@@ -36,6 +36,8 @@ export interface HeldRequest {
   readonly url: string;
   /** The client closed the connection while the request was held (e.g. its own timeout ran out). */
   readonly abandoned: boolean;
+  /** Resolves once the client closed the connection (the process that sent it is gone, or gave up). */
+  readonly clientGone: Promise<void>;
   /**
    * Forwards the request now; resolves once its answer was handed on to the client completely
    * (or the connection ended). A request the client {@link abandoned} is not forwarded: it resolves at once.
@@ -289,15 +291,19 @@ export class GatewayProxy {
       // The client may give up while it is held (its own timeout): then there is nothing to
       // forward, and release() must not wait for a close that already happened.
       let gone = false;
-      res.once('close', () => {
-        gone = true;
-      });
+      const clientGone = new Promise<void>((resolve) =>
+        res.once('close', () => {
+          gone = true;
+          resolve();
+        }),
+      );
       hold.resolve({
         method: req.method ?? 'GET',
         url: req.url ?? '/',
         get abandoned() {
           return gone;
         },
+        clientGone,
         release: () => {
           released ??= gone
             ? Promise.resolve()
