@@ -81,6 +81,7 @@ export class OpencodeBridge {
           client,
           tracker: this.#tracker,
           hasInstance: (directory) => this.#instances.has(directory),
+          emit: (e) => this.kit.emit(e),
         }),
       },
     });

@@ -38,6 +38,10 @@ export interface PermissionSeamHost {
 
 /** The opencode seam's own events (on the bridge's bus, beside the kit's). */
 export type OpencodeEvent =
+  /** A mail turn's prompt was taken by opencode (`promptAsync` answered); its outcome comes from the bus (B-7). */
+  | { type: 'opencode_prompted'; mail_id: string; session_id: string; model: string; directory: string }
+  /** The bus ended that prompt: `session.idle` (ok) or `session.error`; `duration_ms` since the prompt. */
+  | { type: 'opencode_prompt_ended'; mail_id: string; session_id: string; ok: boolean; duration_ms: number }
   | { type: 'opencode_permission_answered'; request_id: string; reply: 'once' | 'reject' }
   | { type: 'opencode_permission_reply_failed'; request_id: string; reply: 'once' | 'reject'; error: string };
 

@@ -15,6 +15,7 @@ import {
   promptAsync,
   readCatalogueKeys,
 } from './opencode-facts.js';
+import type { OpencodeEvent } from './permissions.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 function messageOf(err: unknown): string {
@@ -27,6 +28,8 @@ export interface OpencodeTurnHost {
   tracker: TurnTracker;
   /** P-8: true when the opencode instance of `directory` loaded the plugin (its hooks are our seam). */
   hasInstance(directory: string): boolean;
+  /** The turn's milestones (a turn that hangs shows where). */
+  emit(event: OpencodeEvent): void;
 }
 
 /**
@@ -103,7 +106,21 @@ export function opencodeTurns(host: OpencodeTurnHost): TurnAdapter {
           tracker.cancel(sessionId);
           return { ok: false, cause: `opencode refused the prompt: ${messageOf(err)}`, model: wanted };
         }
+        host.emit({
+          type: 'opencode_prompted',
+          mail_id: ctx.mail.mail_id,
+          session_id: sessionId,
+          model: wanted,
+          directory: ctx.cwd,
+        });
         const result = await outcome;
+        host.emit({
+          type: 'opencode_prompt_ended',
+          mail_id: ctx.mail.mail_id,
+          session_id: sessionId,
+          ok: result.ok,
+          duration_ms: Date.now() - startedAt,
+        });
         // An abort may end without session.error (opencode 1.18): the signal is the truth.
         if (ctx.signal.aborted)
           return {
