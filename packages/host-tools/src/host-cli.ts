@@ -82,11 +82,16 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * reports on the lifeline a CLI that cannot be run (`ENOENT`, `EACCES`: the spawn error a direct
  * spawn would have had) or that it runs it (`RUN`), starts the watcher, runs the CLI in the foreground without the lifeline, waits for it through a stop's
  * SIGTERM (the CLI has its grace), ends the watcher and leaves with the CLI's exit: its code, or
- * the signal that ended it re-raised. The watcher waits for EOF on the lifeline (the driver is
- * gone); then it stops and kills every descendant of the guard (`/proc/<pid>/task/<tid>/children`:
- * a host may start its tools in sessions of their own — Claude Code does — out of the group's
- * reach), stopped first so none forks away between the listing and the kill, then the group;
- * it ignores TERM, INT and HUP meanwhile (a stop signal to the group must not leave the run stopped).
+ * the signal that ended it re-raised (HUP … TERM, 1–15: a CLI's own exit code 129–143 reads as that
+ * signal; sh cannot tell them apart). The watcher ignores TERM, INT and HUP (a stop signal to the
+ * group must not end it, nor leave the run stopped half-way; the guard ends it with SIGKILL) and
+ * waits for EOF on the lifeline (the driver is gone); then, while the guard is still its parent
+ * (else the pid may be another process's by now), it stops the guard (which would otherwise see its
+ * CLI stop, end the watcher and leave the run stopped), then stops and kills every descendant of the guard
+ * (`/proc/<pid>/task/<tid>/children`: a host may start its tools in sessions of their own — Claude
+ * Code does — out of the group's reach), stopped first so none forks away between the listing and
+ * the kill (builtins only: no fork while the machine may be busy), then the group. Out of reach: a tool that detached itself twice (a daemon: its parent
+ * exited, init adopted it) — only a control group (the systemd units) or a sandbox contains that.
  */
 const RUN_GUARD = `
 case $1 in
@@ -94,19 +99,27 @@ case $1 in
   *) command -v -- "$1" >/dev/null 2>&1 || { echo ENOENT >&3; exit 127; } ;;
 esac
 echo RUN >&3
-( read -r _ <&3
-  trap '' TERM INT HUP
-  read -r me _ </proc/self/stat 2>/dev/null
-  tree() { for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do [ "$c" = "$me" ] || { echo "$c"; tree "$c"; }; done; }
-  run=$(tree $$); [ -z "$run" ] || kill -STOP $run 2>/dev/null
-  run=$(tree $$); [ -z "$run" ] || kill -KILL $run 2>/dev/null
+( trap '' TERM INT HUP
+  read -r _ <&3
+  read -r me _ _ parent _ </proc/self/stat 2>/dev/null
+  tree() {
+    for f in /proc/"$1"/task/*/children; do
+      kids=; read -r kids <"$f" || :
+      for c in $kids; do [ "$c" = "$me" ] || { run="$run $c"; tree "$c"; }; done
+    done
+  }
+  if [ "$parent" = $$ ]; then
+    kill -STOP $$
+    run=; tree $$; [ -z "$run" ] || kill -STOP $run
+    run=; tree $$; [ -z "$run" ] || kill -KILL $run
+  fi
   kill -KILL 0 ) </dev/null >/dev/null 2>&1 &
 watcher=$!
 trap : TERM INT HUP
 "$@" 3<&-
 rc=$?
-kill "$watcher" 2>/dev/null
-if [ "$rc" -gt 128 ]; then trap - TERM INT HUP; kill -$((rc - 128)) $$; fi
+kill -KILL "$watcher" 2>/dev/null
+if [ "$rc" -gt 128 ] && [ "$rc" -le 143 ]; then trap - TERM INT HUP; kill -$((rc - 128)) $$; fi
 exit "$rc"
 `;
 
@@ -115,14 +128,66 @@ export function hostRunsDir(dataDir: string): string {
   return join(dataDir, 'run', 'host-runs');
 }
 
-/** A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22); undefined where unreadable. */
+/** A live process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22); undefined when it has exited (or a zombie) or where unreadable. */
 function processStart(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // A zombie has exited (only not reaped yet).
+    return fields[0] === 'Z' ? undefined : fields[19];
   } catch {
     return undefined;
   }
+}
+
+/** A process: its pid and start time ({@link processStart}). */
+interface ProcessRef {
+  pid: number;
+  start: string;
+}
+
+/** Every live descendant of `root` (from `/proc`; none where there is no `/proc`). */
+function descendantsOf(root: number): ProcessRef[] {
+  const children = new Map<number, ProcessRef[]>();
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      const ppid = Number(fields[1]);
+      const list = children.get(ppid) ?? [];
+      list.push({ pid: Number(name), start: fields[19] ?? '' });
+      children.set(ppid, list);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found: ProcessRef[] = [];
+  const queue = [root];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift())
+    for (const child of children.get(next) ?? []) {
+      found.push(child);
+      queue.push(child.pid);
+    }
+  return found;
+}
+
+/** Sends `signal` to each process still alive as the same process (same start time). */
+function signalEach(processes: readonly ProcessRef[], signal: NodeJS.Signals): void {
+  for (const p of processes)
+    if (processStart(p.pid) === p.start)
+      try {
+        process.kill(p.pid, signal);
+      } catch {
+        // gone
+      }
 }
 
 /** One run recorded in a run directory. */
@@ -135,7 +200,7 @@ interface RunRecord {
 /** What {@link sweepHostRuns} found of one recorded run. */
 export interface LeftoverRun {
   pgid: number;
-  /** `ended`: its process group was alive and got SIGKILL; `unverifiable`: alive but could not be told apart from a reused pid (no `/proc`), left alone. */
+  /** `ended`: its guard was alive (same start time) and the run got SIGKILL; `unverifiable`: the group is alive without its guard (or there is no `/proc`), so it cannot be told from a reused id: left alone. */
   outcome: 'ended' | 'unverifiable';
 }
 
@@ -173,10 +238,10 @@ function groupAlive(pgid: number): boolean {
 
 /**
  * End what runs of an earlier driver process left (SPEC B-15): every run recorded in `runDir`
- * whose process group is still alive gets SIGKILL; every record is removed. Call it only while
- * holding the bridge lock (a standby must not end the active bridge's runs). A recorded group
- * whose leader is alive with another start time is a reused pid and left alone; so is a group
- * that cannot be checked (no `/proc`). Never throws.
+ * whose guard is still alive with its recorded start time gets SIGKILL (its descendants and its
+ * group); every record is removed. Call it only while holding the bridge lock (a standby must not
+ * end the active bridge's runs). Anything else is left alone: a leader with another start time (a
+ * reused pid), a group without its leader, no `/proc`. Never throws.
  * @returns the live groups found (none when nothing was left).
  */
 export function sweepHostRuns(runDir: string): LeftoverRun[] {
@@ -195,14 +260,18 @@ export function sweepHostRuns(runDir: string): LeftoverRun[] {
     } catch {
       // unreadable: written half by a crash; nothing to go by
     }
-    rmSync(file, { force: true });
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      // not a file, or not ours to remove: its run is still looked at
+    }
     const pgid = record?.pgid;
     if (typeof pgid !== 'number' || !Number.isInteger(pgid) || pgid <= 1 || !groupAlive(pgid)) continue;
+    // Only the guard itself, alive with its recorded start time, proves the group is the run's; a
+    // group whose leader is gone may be another one under a reused id: left alone, reported.
     const leaderStart = processStart(pgid);
-    // Linux hands out no pid still in use as a process group id: a group whose leader is gone is
-    // the run's; a live leader must be the guard itself.
-    const leaderGone = leaderStart === undefined && record?.start !== undefined;
-    if (leaderGone || (leaderStart !== undefined && leaderStart === record?.start)) {
+    if (leaderStart !== undefined && record?.start !== undefined && leaderStart === record.start) {
+      signalEach(descendantsOf(pgid), 'SIGKILL');
       signalGroup(pgid, 'SIGKILL');
       found.push({ pgid, outcome: 'ended' });
     } else if (leaderStart === undefined) found.push({ pgid, outcome: 'unverifiable' });
@@ -226,6 +295,15 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
     });
     const pid = child.pid ?? -1;
     const report: HostCliRunReport = { pid, code: null, signal: null, stderrTail: '' };
+    // Output lines wait for the guard's RUN, so `onSpawn` comes first (the two pipes race).
+    let running = false;
+    const early: string[] = [];
+    const onStdoutLine = (line: string): void =>
+      options.onLine?.(line, (problem) => {
+        if (report.stopped !== undefined) return;
+        report.setupProblem = problem;
+        stop('setup');
+      });
     const stderr: string[] = [];
     let killTimer: NodeJS.Timeout | undefined;
     let settled = false;
@@ -245,14 +323,20 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
       }
     }
 
+    // A stopped run goes whole (B-15): its group, and the descendants that left the group (tools in
+    // sessions of their own), as seen at the stop — once the CLI exits, init adopts them.
+    let tree: ProcessRef[] = [];
+    const killRun = (): void => {
+      signalEach([...tree, ...descendantsOf(pid)], 'SIGKILL');
+      signalGroup(pid, 'SIGKILL');
+    };
     const stop = (why: 'abort' | 'setup'): void => {
       if (report.stopped !== undefined || pid < 0) return;
       report.stopped = why;
+      tree = descendantsOf(pid);
+      signalEach(tree, 'SIGTERM');
       signalGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(
-        () => signalGroup(pid, 'SIGKILL'),
-        options.killGraceMs ?? HOST_CLI_KILL_GRACE_MS,
-      );
+      killTimer = setTimeout(killRun, options.killGraceMs ?? HOST_CLI_KILL_GRACE_MS);
       killTimer.unref();
     };
     const onAbort = (): void => stop('abort');
@@ -261,7 +345,7 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
       settled = true;
       options.signal?.removeEventListener('abort', onAbort);
       // A stopped run's tool processes go with it (B-15); a finished run's are left alone.
-      if (report.stopped !== undefined && pid > 0) signalGroup(pid, 'SIGKILL');
+      if (report.stopped !== undefined && pid > 0) killRun();
       if (killTimer) clearTimeout(killTimer);
       if (runFile !== undefined) rmSync(runFile, { force: true });
       report.stderrTail = stderr.join('\n');
@@ -280,8 +364,11 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
     const lifeline = child.stdio[3] as Readable | null;
     if (lifeline)
       createInterface({ input: lifeline }).on('line', (word) => {
-        if (word === 'RUN') options.onSpawn?.(pid);
-        else if ((word === 'ENOENT' || word === 'EACCES') && report.spawnError === undefined) {
+        if (word === 'RUN') {
+          options.onSpawn?.(pid);
+          running = true;
+          for (const line of early.splice(0)) onStdoutLine(line);
+        } else if ((word === 'ENOENT' || word === 'EACCES') && report.spawnError === undefined) {
           report.spawnError = word;
           stderr.push(
             `Error: spawn ${options.bin} ${word} (command ${options.bin}, working directory ${options.cwd})`,
@@ -296,11 +383,8 @@ export function runHostCli(options: HostCliRunOptions): Promise<HostCliRunReport
       if (stderr.length > HOST_CLI_STDERR_TAIL_LINES) stderr.shift();
     });
     createInterface({ input: child.stdout as Readable }).on('line', (line) => {
-      options.onLine?.(line, (problem) => {
-        if (report.stopped !== undefined) return;
-        report.setupProblem = problem;
-        stop('setup');
-      });
+      if (running) onStdoutLine(line);
+      else early.push(line);
     });
     // 'close' = exited and its stdio ended; a tool process that keeps the pipe open is not waited
     // for past the exit (its group is killed only when the run was stopped).

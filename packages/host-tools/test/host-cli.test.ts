@@ -82,6 +82,15 @@ function withCommand(cmdline: string): number[] {
     .map(Number);
 }
 
+/** Whether `pid` has exited (gone, or a zombie). */
+function processGone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return true;
+  }
+}
+
 /** Resolves once `check` holds (polled every 50 ms), or throws naming `what` after `timeoutMs`. */
 async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -143,6 +152,47 @@ describe('runHostCli: the exit as the CLI left it', () => {
     const notExecutable = await runHostCli({ ...base, bin: plain, args: [], onSpawn: () => spawned++ });
     expect(notExecutable).toMatchObject({ code: null, spawnError: 'EACCES' });
     expect(spawned).toBe(0);
+  });
+
+  it('exit codes as the CLI left them, also above 128 (only 129–143 read as the signal)', async () => {
+    for (const code of [200, 255]) {
+      const report = await runHostCli({ ...base, bin: '/bin/sh', args: ['-c', `exit ${code}`] });
+      expect(report, `exit ${code}`).toMatchObject({ code, signal: null, stderrTail: '' });
+    }
+  });
+
+  it('onSpawn comes before the first output line', async () => {
+    const order: string[] = [];
+    await runHostCli({
+      ...base,
+      bin: 'echo',
+      args: ['hi'],
+      onSpawn: () => order.push('spawned'),
+      onLine: (line) => order.push(line),
+    });
+    expect(order).toEqual(['spawned', 'hi']);
+  });
+
+  it('a stopped run goes whole: also a tool in a session of its own (B-15)', async () => {
+    const stop = new AbortController();
+    const [tool, own, fg] = [`sleep 310.${tag}1`, `sleep 310.${tag}2`, `sleep 310.${tag}3`];
+    const report = await runHostCli({
+      ...base,
+      bin: '/bin/sh',
+      args: ['-c', `${tool} & setsid ${own} & echo ready; ${fg}`],
+      signal: stop.signal,
+      killGraceMs: 1_000,
+      onLine: (line) => {
+        if (line === 'ready')
+          void until('the tools run', () => withCommand(own).length === 1, 5_000).then(() => stop.abort());
+      },
+    });
+    expect(report.stopped).toBe('abort');
+    await until(
+      'every process of the stopped run ended',
+      () => [tool, own, fg].every((c) => withCommand(c).length === 0),
+      2_000,
+    );
   });
 
   it('a stop gives the CLI its SIGTERM and waits for it (the guard does not end it early)', async () => {
@@ -207,7 +257,16 @@ describe('no run outlives its driver (SPEC B-15)', () => {
       'every process of the run ended',
       () => groupMembers(pgid).length === 0 && withCommand(ownSessionSleep ?? '').length === 0,
       2_000,
-    );
+    ).catch((err: Error) => {
+      const left = [...groupMembers(pgid), ...withCommand(ownSessionSleep ?? '')].map((pid) => {
+        try {
+          return `${pid}: ${readFileSync(`/proc/${pid}/stat`, 'utf8').slice(0, 80)}`;
+        } catch {
+          return `${pid}: gone`;
+        }
+      });
+      throw new Error(`${err.message}; left: ${left.join(' | ')}`);
+    });
     // The crashed driver left its record; the next one finds nothing alive and clears it.
     expect(readdirSync(runDir)).toEqual([`${pgid}.json`]);
     expect(sweepHostRuns(runDir)).toEqual([]);
@@ -238,9 +297,31 @@ describe('no run outlives its driver (SPEC B-15)', () => {
     // The record of a run whose pid now leads another group (another start time).
     writeFileSync(join(runDir, `${sp}.json`), JSON.stringify({ pgid: sp, start: '1' }));
     writeFileSync(join(runDir, 'torn.json'), '{"pgid":');
-    expect(sweepHostRuns(runDir)).toEqual([{ pgid: lp, outcome: 'ended' }]);
+    // Not a file: looked at, never a throw.
+    mkdirSync(join(runDir, 'odd.json'));
+    // A group whose leader is gone (another run's, under a reused id?): not provably the run's.
+    const orphaned = spawn('/bin/sh', ['-c', `sleep 303.${tag} & exit 0`], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    const op = orphaned.pid ?? -1;
+    await until(
+      'the orphaned group is up',
+      () => withCommand(`sleep 303.${tag}`).length === 1 && processGone(op),
+      5_000,
+    );
+    writeFileSync(join(runDir, `${op}.json`), JSON.stringify({ pgid: op, start: '12345' }));
+    const found = sweepHostRuns(runDir).sort((a, b) => a.pgid - b.pgid);
+    expect(found).toEqual(
+      [
+        { pgid: lp, outcome: 'ended' },
+        { pgid: op, outcome: 'unverifiable' },
+      ].sort((a, b) => a.pgid - b.pgid),
+    );
+    expect(withCommand(`sleep 303.${tag}`), 'the leaderless group is left alone').toHaveLength(1);
+    for (const pid of withCommand(`sleep 303.${tag}`)) tryKill(pid);
     await until('the leftover group ended', () => groupMembers(lp).length === 0, 2_000);
     expect(groupMembers(sp), 'the other process is not touched').toEqual([sp]);
-    expect(readdirSync(runDir), 'every record is cleared').toEqual([]);
+    expect(readdirSync(runDir), 'every record is cleared').toEqual(['odd.json']);
   });
 });

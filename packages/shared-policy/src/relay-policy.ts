@@ -138,8 +138,10 @@ export function planTurn(input: PlanTurnInput, locale: Locale = DEFAULT_LOCALE):
       locale,
     ),
   ];
-  if (input.backlog) parts.push(formatText('prompt.note.backlog', {}, locale));
+  // A retry came in while the bridge was online: the backlog note ("arrived while you were
+  // offline") would be wrong; the retry note says what matters.
   if (input.retry) parts.push(formatText('prompt.note.retry', {}, locale));
+  else if (input.backlog) parts.push(formatText('prompt.note.backlog', {}, locale));
   if (input.continuedSession) parts.push(formatText('prompt.note.continued_session', {}, locale));
   parts.push(
     formatText(

@@ -89,8 +89,11 @@ describe('planTurn headline (SPEC B-5)', () => {
     expect(planTurn({ mail: mail(), selfName: SELF }).headline).not.toContain(
       formatText('prompt.note.retry'),
     );
-    const retry = planTurn({ mail: mail(), selfName: SELF, retry: true }, 'zh-CN').headline;
+    const retry = planTurn({ mail: mail(), selfName: SELF, retry: true, backlog: true }, 'zh-CN').headline;
     expect(retry).toContain(formatText('prompt.note.retry', {}, 'zh-CN'));
+    expect(retry, 'a retry is no backlog delivery').not.toContain(
+      formatText('prompt.note.backlog', {}, 'zh-CN'),
+    );
   });
 
   it.each<[string, boolean | null | undefined]>([

@@ -4,6 +4,8 @@
  * mail is marked read. A file that a crashed or stopped process left makes the next turn of that
  * mail a retry, and its prompt says so (`prompt.note.retry`): part of the work may be done already.
  */
+
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -27,7 +29,9 @@ export class StartedTurns {
   }
 
   #file(mailId: string): string {
-    return join(this.#dir, encodeURIComponent(mailId));
+    // One plain file name per id: no separator, no `.`/`..`, within the 255-byte name limit.
+    const safe = encodeURIComponent(mailId).replaceAll('.', '%2E');
+    return join(this.#dir, safe.length <= 200 ? safe : createHash('sha256').update(mailId).digest('hex'));
   }
 
   /** Whether a turn of `mailId` started before and its mail was not marked read. */

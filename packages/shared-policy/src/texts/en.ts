@@ -19,7 +19,7 @@ export const EN = {
   'prompt.note.backlog':
     'Backlog delivery: this mail arrived while you were offline and is delivered late; newer mails may have changed the situation, so check the thread before acting.',
   'prompt.note.retry':
-    'Retry: this mail was being handled before and the bridge stopped before that turn ended (a crash or a restart). Part of its work may already be done: check the current state (files, the thread, mails you sent) before you repeat a step that changes something.',
+    'Retry: an earlier turn for this mail did not finish (the bridge or its worker stopped, or its answer could not be sent). Part of its work may already be done: check the current state (files, the thread, mails you sent) before you repeat a step that changes something.',
   'prompt.note.continued_session':
     'It arrives in an existing session: the earlier conversation above is its context.',
   'prompt.sender.person': 'The sender, {from_name}, is a person.',
