@@ -1446,7 +1446,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     unsupportedBy: (adapter) =>
       CRASH_WINDOW_PLATFORMS.includes(adapter.platform)
         ? undefined
-        : `the crash window is the kit's (the relay key is the mail's, the mark-read after the relay): tested in the kit and on ${CRASH_WINDOW_PLATFORMS.join(' and ')}, where it failed before; three more host starts per host would put the suite past its 8 minutes`,
+        : `the crash window is the kit's and the Gateway's (the relay key is the mail's; the relay marks the mail read): tested in the kit and on ${CRASH_WINDOW_PLATFORMS.join(' and ')}, where it failed before; three more host starts per host would put the suite past its 8 minutes`,
   },
   {
     id: 'restart-no-rerun',
