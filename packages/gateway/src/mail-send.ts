@@ -480,7 +480,9 @@ async function sendInTransaction(
   }
   // B-10, G-32: an agent's relay answers the mail it replies to, so that mail is read for the agent
   // in the same transaction: a bridge that crashes after the relay was taken and before its own
-  // mark-read finds nothing to run again at catch-up.
+  // mark-read finds nothing to run again at catch-up. One conditional statement that nothing
+  // reads back (0 rows: already read, by the bridge or a concurrent relay), so it holds with
+  // several instances on PostgreSQL.
   if (input.relay === 'summary' && parent !== undefined && !isPerson)
     await trx
       .updateTable('deliveries')

@@ -77,6 +77,40 @@ function longCommand(adapter: BridgeAdapter): { sleep: string; reply: ReturnType
 }
 
 /**
+ * Waits for the turn's long command (`sleep`) and returns the run: the bridge's descendants that
+ * were not there before (`before`) — the host CLI, its MCP and hook processes, the tool command.
+ */
+async function runOfTurn(
+  stack: Stack,
+  bridgePid: number,
+  task: string,
+  sleep: string,
+  timeoutMs: number,
+  before: ReadonlySet<number> = new Set(),
+): Promise<ProcInfo[]> {
+  const tool = await poll(
+    "the turn's long command",
+    () => liveProcesses().find((p) => p.cmdline === sleep),
+    timeoutMs,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; the model saw: ${toolResultsSeen(stack.model, task).slice(0, 500)}`);
+  });
+  const run = descendants(bridgePid).filter((p) => !before.has(p.pid));
+  expect(
+    run.map((p) => p.pid),
+    "the tool command is the bridge's descendant",
+  ).toContain(tool.pid);
+  return run;
+}
+
+/** Resolves once no process of `run` is alive, or throws naming `what` and the survivors (2 s). */
+async function expectRunEnded(run: readonly ProcInfo[], what: string): Promise<void> {
+  await poll(what, () => (alive(run).length === 0 ? true : undefined), 2_000).catch((err: Error) => {
+    throw new Error(`${err.message}; alive: ${describe(alive(run))}`);
+  });
+}
+
+/**
  * A turn whose shell runs a long command times out (the adapter's short turn timeout): once its
  * failure mail is sent, none of the bridge's descendants seen during the turn is alive but the
  * bridge's own — the run is stopped as a whole, also tool commands the host put in sessions of
@@ -95,27 +129,12 @@ export async function runEndsWithItsTurn(stack: Stack, adapter: BridgeAdapter): 
     body: 'Run the long command.',
     permissionMode: 'full',
   });
-  const tool = await poll(
-    "the turn's long command",
-    () => liveProcesses().find((p) => p.cmdline === sleep),
-    timeoutMs,
-  );
-  const run = descendants(bridge.pid).filter((p) => !before.has(p.pid));
-  expect(
-    run.map((p) => p.pid),
-    "the tool command is the bridge's descendant",
-  ).toContain(tool.pid);
+  const run = await runOfTurn(stack, bridge.pid, task, sleep, timeoutMs, before);
   const failure = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
   expect(failure.body, 'the turn timed out').toContain(
     formatText('failure.timeout', { timeout_s: Math.round(turnTimeoutMs / 1000) }, CONFORMANCE_LOCALE),
   );
-  await poll(
-    'every process of the stopped run ending',
-    () => (alive(run).length === 0 ? true : undefined),
-    2_000,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; alive: ${describe(alive(run))}`);
-  });
+  await expectRunEnded(run, 'every process of the stopped run ending');
   await stack.stopBridge();
 }
 
@@ -133,8 +152,8 @@ function describe(procs: readonly ProcInfo[]): string {
  * A turn's shell runs a long `sleep` (a unique duration names it); once it runs, the bridge gets
  * SIGKILL (its own process group only: the host run leads a group of its own, and a host may put
  * its tools in sessions of their own). Within 2 s none of the bridge's descendants seen before the
- * kill is alive — the host CLI, its MCP and hook processes, the tool command. The restarted bridge then runs the mail again (the model answers at once this time):
- * one reply. Red when a host run outlives its driver.
+ * kill is alive — the host CLI, its MCP and hook processes, the tool command. The restarted
+ * bridge then runs the mail again (the model answers at once this time): one reply. Red when a host run outlives its driver.
  */
 export async function runDiesWithDriver(stack: Stack, adapter: BridgeAdapter): Promise<void> {
   const timeoutMs = adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS;
@@ -150,28 +169,10 @@ export async function runDiesWithDriver(stack: Stack, adapter: BridgeAdapter): P
     body: 'Run the long command.',
     permissionMode: 'full',
   });
-  const tool = await poll(
-    "the turn's long command",
-    () => liveProcesses().find((p) => p.cmdline === sleep),
-    timeoutMs,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; the model saw: ${toolResultsSeen(stack.model, task).slice(0, 500)}`);
-  });
-  // Every process of the run: the bridge's descendants (host CLI, MCP servers, hooks, tools).
-  const run = descendants(bridge.pid);
-  expect(
-    run.map((p) => p.pid),
-    "the tool command is the bridge's descendant",
-  ).toContain(tool.pid);
+  const run = await runOfTurn(stack, bridge.pid, task, sleep, timeoutMs);
   bridge.kill();
   await within(bridge.exited, 5_000, 'the bridge exiting on SIGKILL');
-  await poll(
-    'every process of the run ending after the bridge was killed',
-    () => (alive(run).length === 0 ? true : undefined),
-    2_000,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; alive: ${describe(alive(run))}`);
-  });
+  await expectRunEnded(run, 'every process of the run ending after the bridge was killed');
   await stack.startBridge(adapter);
   await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name, timeoutMs });
   const replies = (await stack.thread(sent.mail_id)).filter(
