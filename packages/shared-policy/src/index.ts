@@ -158,6 +158,7 @@ export {
   renderParty,
   renderSuggestions,
   renderThread,
+  sessionWords,
   THREAD_BODY_CHARS,
 } from './render.js';
 export { SESSION_QUEUE_CONCURRENCY, SessionQueue, type SessionQueueOptions } from './session-queue.js';

@@ -27,6 +27,17 @@ export function renderParty(
   return address ? `${name} ${kind} <${address}>` : `${name} ${kind}`;
 }
 
+/**
+ * A session in a tool's answer: `session <alias>`, or `the default session` for a session without
+ * an alias (a default session has none, SPEC G-3), never an empty name.
+ * @example sessionWords('') // 'the default session'
+ */
+export function sessionWords(alias: string, locale: Locale = DEFAULT_LOCALE): string {
+  return alias === ''
+    ? formatText('tools.session.default', {}, locale)
+    : formatText('tools.session.named', { session_alias: alias }, locale);
+}
+
 /** `id (filename, N bytes)` for each attachment, `; `-separated, or the "none" label. */
 export function renderAttachments(
   attachments: readonly AttachmentInfo[],
@@ -63,7 +74,7 @@ function headerLines(m: MailSummary, locale: Locale): string[] {
     `${label('tools.label.to', locale)}: ${parties(m.to)}`,
     `${label('tools.label.cc', locale)}: ${parties(m.cc)}`,
     `${label('tools.label.date', locale)}: ${m.created_at}`,
-    `${label('tools.label.session', locale)}: ${m.session_alias} (${m.session_id}) · ${label('tools.label.mode', locale)}: ${m.permission_mode}`,
+    `${label('tools.label.session', locale)}: ${m.session_alias === '' ? label('tools.session.default', locale) : m.session_alias} (${m.session_id}) · ${label('tools.label.mode', locale)}: ${m.permission_mode}`,
     `${label('tools.label.reply_address', locale)}: ${m.reply_address}`,
     `${label('tools.label.self_address', locale)}: ${m.self_address}`,
   ];
@@ -186,7 +197,7 @@ export function renderThread(thread: ThreadResponse, locale: Locale = DEFAULT_LO
     formatText(
       'tools.thread.header',
       {
-        session_alias: thread.session_alias,
+        session: sessionWords(thread.session_alias, locale),
         session_id: thread.session_id,
         first,
         last: thread.offset + thread.mails.length,
@@ -206,7 +217,7 @@ export function renderParticipants(res: ParticipantsResponse, locale: Locale = D
   const out = [
     formatText(
       'tools.participants.header',
-      { session_alias: res.session_alias, session_id: res.session_id },
+      { session: sessionWords(res.session_alias, locale), session_id: res.session_id },
       locale,
     ),
   ];

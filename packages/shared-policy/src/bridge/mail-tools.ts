@@ -12,6 +12,7 @@ import {
   renderParticipants,
   renderSuggestions,
   renderThread,
+  sessionWords,
 } from '../render.js';
 import { DEFAULT_LOCALE, formatText, type Locale, type TextKey } from '../texts/index.js';
 
@@ -490,7 +491,7 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
             {
               mail_id: res.mail_id,
               address: res.address,
-              session_alias: res.session_alias,
+              session: sessionWords(res.session_alias, lc),
               session_id: res.session_id,
               rounds_left: res.rounds_left ?? formatText('tools.send.free', {}, lc),
             },
@@ -535,7 +536,7 @@ export function mailTools(locale: Locale = DEFAULT_LOCALE): readonly MailTool[] 
               source_id: args.mail_id,
               mail_id: res.mail_id,
               address: res.address,
-              session_alias: res.session_alias,
+              session: sessionWords(res.session_alias, lc),
             },
             lc,
           );

@@ -202,8 +202,7 @@ export const EN = {
   'tools.inbox.more': 'More mails are waiting: call read_inbox again.',
   'tools.inbox.marked': 'Marked as read: {ids}.',
   'tools.inbox.mark_failed': 'Could not mark the listed mails read ({message}); they stay unread.',
-  'tools.thread.header':
-    'Thread of session {session_alias} ({session_id}): mails {first}-{last} of {total}, oldest first.',
+  'tools.thread.header': 'Thread of {session} ({session_id}): mails {first}-{last} of {total}, oldest first.',
   'tools.thread.more': 'More: call read_thread with offset {next_offset}.',
   'tools.mail.page':
     '[Body characters {from}-{to} of {total}. Read on: call read_mail with mail_id {mail_id} and offset {to}.]',
@@ -212,17 +211,17 @@ export const EN = {
     '[offset {offset} is past the end of the body ({total} characters): call read_mail with a smaller offset.]',
   'tools.param.body_offset': 'Character of the body to start at (0 = the beginning). Default 0.',
   'tools.param.body_limit': 'Most characters of the body to show (1-100000). Default 20000.',
-  'tools.participants.header': 'Participants of session {session_alias} ({session_id}):',
+  'tools.participants.header': 'Participants of {session} ({session_id}):',
   'tools.contacts.header': 'Contacts ({count}):',
   'tools.contacts.empty': 'No contacts.',
   'tools.suggest.header': 'Suggested addresses:',
   'tools.suggest.empty': 'No address found for that name or path. Call list_contacts to see who exists.',
-  'tools.send.done':
-    'Sent mail {mail_id} to {address} (session {session_alias}, {session_id}). Rounds left: {rounds_left}.',
+  'tools.session.named': 'session {session_alias}',
+  'tools.session.default': 'the default session',
+  'tools.send.done': 'Sent mail {mail_id} to {address} ({session}, {session_id}). Rounds left: {rounds_left}.',
   'tools.send.free': 'free',
   'tools.send.duplicate': 'Already sent before as mail {mail_id}; nothing new was sent.',
-  'tools.forward.done':
-    'Forwarded mail {source_id} as mail {mail_id} to {address} (session {session_alias}).',
+  'tools.forward.done': 'Forwarded mail {source_id} as mail {mail_id} to {address} ({session}).',
   'tools.upload.done':
     'Uploaded {filename} ({size} bytes) as attachment {id}. Send it with send_mail attachment_ids ["{id}"].',
   'tools.download.done': 'Saved attachment {id} to {path} ({size} bytes).',

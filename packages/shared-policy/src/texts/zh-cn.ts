@@ -188,7 +188,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'tools.inbox.marked': '已标记为已读：{ids}。',
   'tools.inbox.mark_failed': '未能把列出的邮件标记为已读（{message}）；它们仍为未读。',
   'tools.thread.header':
-    '会话 {session_alias}（{session_id}）的邮件往来：第 {first}-{last} 封，共 {total} 封，最早的在前。',
+    '{session}（{session_id}）的邮件往来：第 {first}-{last} 封，共 {total} 封，最早的在前。',
   'tools.thread.more': '还有更多：用 offset {next_offset} 再次调用 read_thread。',
   'tools.mail.page':
     '[正文第 {from}-{to} 个字符，共 {total} 个。继续阅读：用 mail_id {mail_id} 和 offset {to} 调用 read_mail。]',
@@ -197,16 +197,17 @@ export const ZH_CN: Record<TextKey, string> = {
     '[offset {offset} 超出了正文末尾（共 {total} 个字符）：请用更小的 offset 调用 read_mail。]',
   'tools.param.body_offset': '正文从第几个字符开始（0 = 开头）。默认 0。',
   'tools.param.body_limit': '最多显示多少个正文字符（1-100000）。默认 20000。',
-  'tools.participants.header': '会话 {session_alias}（{session_id}）的参与者：',
+  'tools.participants.header': '{session}（{session_id}）的参与者：',
   'tools.contacts.header': '联系人（{count} 个）：',
   'tools.contacts.empty': '没有联系人。',
   'tools.suggest.header': '推荐地址：',
   'tools.suggest.empty': '没有找到与该名字或路径匹配的地址。调用 list_contacts 查看有哪些联系人。',
-  'tools.send.done':
-    '已发送邮件 {mail_id} 至 {address}（会话 {session_alias}，{session_id}）。剩余轮次：{rounds_left}。',
+  'tools.session.named': '会话 {session_alias}',
+  'tools.session.default': '默认会话',
+  'tools.send.done': '已发送邮件 {mail_id} 至 {address}（{session}，{session_id}）。剩余轮次：{rounds_left}。',
   'tools.send.free': '不计',
   'tools.send.duplicate': '此前已作为邮件 {mail_id} 发送过；本次未重复发送。',
-  'tools.forward.done': '已把邮件 {source_id} 转发为邮件 {mail_id}，发往 {address}（会话 {session_alias}）。',
+  'tools.forward.done': '已把邮件 {source_id} 转发为邮件 {mail_id}，发往 {address}（{session}）。',
   'tools.upload.done':
     '已上传 {filename}（{size} 字节），附件 id 为 {id}。发送时在 send_mail 的 attachment_ids 中填写 ["{id}"]。',
   'tools.download.done': '已把附件 {id} 保存到 {path}（{size} 字节）。',

@@ -175,6 +175,21 @@ describe('send_mail and forward_mail (SPEC B-16, B-10)', () => {
     expect(res.text).toContain('Rounds left: 3.');
   });
 
+  it('a send to a default session names it "the default session", never an empty name (issue 20, 12b)', async () => {
+    const ctx = await setup();
+    const toDefault = { ...SENT, session_alias: '', address: 'bob@/srv/bob.' };
+    gw.on('POST', `${A}/mail/send`, () => ({ json: toDefault }));
+    gw.on('POST', `${A}/mail/:id/forward`, () => ({ json: toDefault }));
+    const sent = await tool('send_mail').run({ to: 'bob@/srv/bob.', subject: 's', body: 'b' }, ctx);
+    expect(sent.text).toBe('Sent mail m9 to bob@/srv/bob. (the default session, s1). Rounds left: free.');
+    const forwarded = await tool('forward_mail').run({ mail_id: 'm1', to: 'bob@/srv/bob.' }, ctx);
+    expect(forwarded.text).toBe('Forwarded mail m1 as mail m9 to bob@/srv/bob. (the default session).');
+    const zh = await mailTools('zh-CN')
+      .find((t) => t.name === 'send_mail')
+      ?.run({ to: 'bob@/srv/bob.', subject: 's', body: 'b' }, { ...ctx, locale: 'zh-CN' });
+    expect(zh?.text).toContain('（默认会话，s1）');
+  });
+
   it('invalid arguments: an error result naming the field and the fix, no request', async () => {
     const ctx = await setup();
     const missing = await tool('send_mail').run({ subject: 's', body: 'b' }, ctx);
