@@ -20,7 +20,7 @@ import {
   parseAddress,
   RELAY_KEY_MAX_BYTES,
 } from '@agentmail/protocol';
-import { normalizeSubject } from '@agentmail/shared-policy';
+import { subjectForSend } from '@agentmail/shared-policy';
 import type { Actor, Db, GatewayContext, SessionRow } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
@@ -214,8 +214,10 @@ async function ownSession(db: Db, agentName: string, id: string): Promise<Sessio
  *   `AM_GW_SESSION_RATE_LIMIT` (429)
  */
 export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInput): Promise<SendResult> {
-  // Every subject stored, from a person, an agent, a relay or a forward, holds no control character.
-  input = { ...input, subject: normalizeSubject(input.subject) };
+  // Every subject stored, from a person, an agent, a relay or a forward, holds no control
+  // character; a send without one gets the one rule's subject (from the body's first line), so the
+  // CLI, the web, the agents and every "Re:" show the same.
+  input = { ...input, subject: subjectForSend(input.subject, input.body, ctx.config.locale) };
   if (input.relay_key !== undefined && Buffer.byteLength(input.relay_key, 'utf8') > RELAY_KEY_MAX_BYTES)
     throw new GatewayError('BAD_REQUEST', `field "relay_key": longer than ${RELAY_KEY_MAX_BYTES} bytes`, {
       suggestion: 'clamp the key with clampRelayKey() of @agentmail/shared-policy (SPEC G-32)',

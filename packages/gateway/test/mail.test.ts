@@ -6,6 +6,8 @@ import {
   SendMailResponse,
   ThreadResponse,
 } from '@agentmail/protocol';
+import { DERIVED_SUBJECT_MAX_CHARS } from '@agentmail/shared-policy';
+import { relaySubject } from '@agentmail/shared-policy/bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addAgent,
@@ -374,5 +376,48 @@ describe('subjects hold no control characters (issue 18)', () => {
     const forward = await api(gw, 'POST', `/mail/${person.mail_id}/forward`, piKey, { to: 'oc' });
     expect(forward.status, JSON.stringify(forward.body)).toBe(200);
     expect(await subjectOf(`/agent/mail/${String(forward.body.mail_id)}`, ocKey)).toBe(`Fwd: ${clean}`);
+  });
+});
+
+describe('a send without a subject gets the one rule\'s subject (issue 20)', () => {
+  const subjectOf = async (path: string, token: string) =>
+    MailResponse.parse((await api(gw, 'GET', path, token)).body).mail.subject;
+
+  it('a person send with an empty subject is stored, listed and answered with the body\'s first line', async () => {
+    const sent = await personSend(alice, {
+      to: 'pi@/srv/subj.new',
+      subject: '  ',
+      body: '\n   \nDeploy the fix to staging\nthen tell me',
+    });
+    if (sent.status !== 'sent') throw new Error('not sent');
+    expect(await subjectOf(`/me/mail/${sent.mail_id}`, alice)).toBe('Deploy the fix to staging');
+    expect(await subjectOf(`/agent/mail/${sent.mail_id}`, piKey)).toBe('Deploy the fix to staging');
+    // The ".new" alias (G-5) is made from the same subject.
+    expect(sent.session_alias).toBe('pi-deploy-the-fix-to-staging');
+    const inbox = InboxResponse.parse((await api(gw, 'GET', '/mail/inbox?status=all&limit=50', piKey)).body);
+    expect(inbox.mails.find((m) => m.id === sent.mail_id)?.subject).toBe('Deploy the fix to staging');
+
+    // The agent's answer as its bridge relays it: "Re: <derived>", not "Re:".
+    const mail = MailResponse.parse((await api(gw, 'GET', `/agent/mail/${sent.mail_id}`, piKey)).body).mail;
+    const reply = await api(gw, 'POST', '/mail/send', piKey, {
+      to: mail.reply_address,
+      subject: relaySubject(mail.subject, 'en'),
+      body: 'done',
+      reply_to: sent.mail_id,
+      relay: 'summary',
+      relay_key: `derived-subject-${sent.mail_id}`,
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(await subjectOf(`/me/mail/${String(reply.body.mail_id)}`, alice)).toBe('Re: Deploy the fix to staging');
+  });
+
+  it('an agent send without a subject, and one with neither subject nor body', async () => {
+    const long = await api(gw, 'POST', '/mail/send', piKey, { to: 'oc', subject: '', body: `${'a'.repeat(300)}\nmore` });
+    expect(long.status, JSON.stringify(long.body)).toBe(200);
+    const derived = await subjectOf(`/agent/mail/${String(long.body.mail_id)}`, ocKey);
+    expect(derived).toBe(`${'a'.repeat(DERIVED_SUBJECT_MAX_CHARS - 1)}…`);
+    const empty = await api(gw, 'POST', '/mail/send', piKey, { to: 'oc', subject: '', body: '' });
+    expect(empty.status, JSON.stringify(empty.body)).toBe(200);
+    expect(await subjectOf(`/agent/mail/${String(empty.body.mail_id)}`, ocKey)).toBe('(no subject)');
   });
 });

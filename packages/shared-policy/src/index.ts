@@ -169,7 +169,7 @@ export {
   settleWithTimeout,
   TURN_TIMEOUT_MS,
 } from './settle.js';
-export { normalizeSubject } from './subject.js';
+export { DERIVED_SUBJECT_MAX_CHARS, normalizeSubject, subjectForSend } from './subject.js';
 export {
   catalogue,
   DEFAULT_LOCALE,

@@ -61,6 +61,10 @@ export const EN = {
     "The agent's bridge failed while handling this mail, so no answer could be produced. Send the mail again later; an admin should check the bridge log for the cause.",
   // ==== end failure ====
 
+  // ==== subject (a send without a subject: see subjectForSend) ====
+  'subject.none': '(no subject)',
+  // ==== end subject ====
+
   // ==== relay (auto relay mails: see SPEC B-10) ====
   'relay.subject': 'Re: {subject}',
   // ==== end relay ====

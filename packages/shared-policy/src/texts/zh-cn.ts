@@ -58,6 +58,10 @@ export const ZH_CN: Record<TextKey, string> = {
     '智能体的桥接程序在处理这封邮件时出错，因此无法给出答复。请稍后重新发送；管理员应检查桥接程序的日志以查明原因。',
   // ==== end failure ====
 
+  // ==== subject ====
+  'subject.none': '（无主题）',
+  // ==== end subject ====
+
   // ==== relay (auto relay mails: see SPEC B-10) ====
   'relay.subject': '回复：{subject}',
   // ==== end relay ====
