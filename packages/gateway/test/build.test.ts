@@ -24,7 +24,14 @@ import { cleanEnv, PROCESS_TEST_TIMEOUT_MS, run } from './helpers/processes.js';
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const REPO = resolve(GATEWAY_ROOT, '../..');
-const PACKAGES = ['packages/protocol', 'packages/shared-policy', 'packages/gateway', 'packages/web'];
+// host-tools: the CLI's `agentmail mcp` serves its mail-tool server (inlined from its sources).
+const PACKAGES = [
+  'packages/protocol',
+  'packages/shared-policy',
+  'packages/host-tools',
+  'packages/gateway',
+  'packages/web',
+];
 // The web package's tsconfig references these (for its tests); vite's build reads them.
 const TSCONFIGS_ONLY = ['packages/testkit/tsconfig.json', 'packages/bridge-pi/tsconfig.json'];
 let clone = '';
@@ -109,6 +116,11 @@ describe('building and starting the Gateway from a fresh clone', () => {
     expect(workspaceImports(dist)).toEqual([]);
     const version = await run(process.execPath, [join(dist, 'cli/main.js'), '--version'], { env });
     expect(version).toMatchObject({ code: 0, stderr: '' });
+    // `agentmail mcp` loads the MCP server (its own chunk, the SDK from the Gateway's dependencies)
+    // before it asks for the key.
+    const mcp = await run(process.execPath, [join(dist, 'cli/main.js'), 'mcp'], { env });
+    expect(mcp.code, mcp.stderr).toBe(2);
+    expect(mcp.stderr).toContain('agentmail mcp needs an agent key');
   });
 
   it('regression: `pnpm serve` builds only the CLI and the web mailbox; the Gateway and the page answer', async () => {

@@ -33,5 +33,7 @@ export {
   type MailToolServerOptions,
   rpcBackend,
   standaloneBackend,
+  turnBackendFromEnv,
   unconfiguredBackend,
 } from './mcp-server.js';
+export { type ServeMailToolsOptions, serveMailToolsOnStdio } from './mcp-stdio.js';

@@ -4,15 +4,13 @@
  * mcp-server.ts). Configured by the environment only: a bridge's mail turn gives it
  * `AGENTMAIL_BRIDGE_SOCKET` + `AGENTMAIL_TURN_TOKEN`; a person's own session
  * `AGENTMAIL_GATEWAY_URL` + `AGENTMAIL_AGENT_KEY`; `AGENTMAIL_LOCALE` picks the descriptions'
- * language. stdout is the MCP channel: nothing else is written there.
+ * language. stdout is the MCP channel: nothing else is written there. The CLI's `agentmail mcp`
+ * starts the same server with flags and the CLI's config (packages/gateway).
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { backendFromEnv, createMailToolServer } from './mcp-server.js';
+import { backendFromEnv } from './mcp-server.js';
+import { serveMailToolsOnStdio } from './mcp-stdio.js';
 
 const locale = process.env.AGENTMAIL_LOCALE === 'zh-CN' ? 'zh-CN' : 'en';
-const backend = backendFromEnv(process.env, locale);
-const server = createMailToolServer({ backend, locale });
-await server.connect(new StdioServerTransport());
-process.stderr.write(`agentmail-mcp: serving the mail tools (${backend.mode})\n`);
-// The host closes stdin to stop the server.
-process.stdin.on('end', () => void server.close().then(() => process.exit(0)));
+await serveMailToolsOnStdio({ backend: backendFromEnv(process.env, locale), locale });
+// The host closed stdin to stop the server.
+process.exit(0);

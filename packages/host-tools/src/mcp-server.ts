@@ -98,6 +98,22 @@ export function unconfiguredBackend(detail: string, locale: Locale): MailToolBac
 }
 
 /**
+ * The turn-RPC backend when a bridge started the host for a mail turn (`AGENTMAIL_BRIDGE_SOCKET`
+ * and `AGENTMAIL_TURN_TOKEN` set, SPEC B-21), else undefined: such a call must run in the bridge,
+ * with its key and the turn's mail context, whatever key this process was given.
+ */
+export function turnBackendFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  locale: Locale,
+): MailToolBackend | undefined {
+  try {
+    return rpcBackend(TurnRpcClient.fromEnv(env, { locale }));
+  } catch {
+    return undefined; // not a mail turn
+  }
+}
+
+/**
  * The backend this process's environment calls for: the turn RPC when a bridge started the host
  * for a mail turn, else standalone with `AGENTMAIL_GATEWAY_URL` and `AGENTMAIL_AGENT_KEY`
  * (downloads allowed below `cwd`), else unconfigured.
@@ -107,13 +123,8 @@ export function backendFromEnv(
   locale: Locale,
   cwd: string = process.cwd(),
 ): MailToolBackend {
-  let rpc: TurnRpcClient | undefined;
-  try {
-    rpc = TurnRpcClient.fromEnv(env, { locale });
-  } catch {
-    // not a mail turn
-  }
-  if (rpc) return rpcBackend(rpc);
+  const turn = turnBackendFromEnv(env, locale);
+  if (turn) return turn;
   try {
     const settings = readBridgeSettings(env, { agentName: 'agent' });
     const roots = [cwd, ...(env.CLAUDE_PROJECT_DIR ? [env.CLAUDE_PROJECT_DIR] : [])];

@@ -23,7 +23,9 @@ function internalDeps(dir: string): { name: string; deps: string[]; devDeps: str
 const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   '@agentmail/protocol': () => false,
   '@agentmail/shared-policy': (d) => d === '@agentmail/protocol',
-  '@agentmail/gateway': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
+  // host-tools for the CLI's `agentmail mcp` only (the mail-tool server of every MCP host, not copied).
+  '@agentmail/gateway': (d) =>
+    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || d === '@agentmail/host-tools',
   '@agentmail/testkit': (d) => !d.startsWith('@agentmail/bridge-'),
   // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit and
   // protocol only; its tests start a real Gateway through the testkit.
@@ -127,10 +129,12 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('the Gateway server imports only the shared-policy root; its CLI at most /client', () => {
+  it('the Gateway server imports only the shared-policy root; its CLI at most /client, and host-tools/mcp in `agentmail mcp`', () => {
     const bad = edgesOf(join(PACKAGES, 'gateway/src')).filter((e) => {
-      if (!e.spec.startsWith('@agentmail/shared-policy/')) return false;
       const cli = e.file.startsWith('gateway/src/cli/');
+      if (e.spec.startsWith('@agentmail/host-tools'))
+        return !(e.file === 'gateway/src/cli/mcp.ts' && e.spec === '@agentmail/host-tools/mcp');
+      if (!e.spec.startsWith('@agentmail/shared-policy/')) return false;
       return !(cli && e.spec === '@agentmail/shared-policy/client');
     });
     expect(bad.map(show)).toEqual([]);

@@ -7,6 +7,7 @@ import { createContext } from './context.js';
 import { registerDoctorCommand } from './doctor.js';
 import { CliError } from './errors.js';
 import { registerMailCommands } from './mail.js';
+import { registerMcpCommand } from './mcp.js';
 import { type CliIo, reportError, terminalIo } from './output.js';
 import { registerPermissionCommands } from './permissions.js';
 import { registerServeCommand } from './serve.js';
@@ -52,6 +53,7 @@ export function buildProgram(io: CliIo, options: { json?: boolean } = {}): Comma
   registerAdminCommands(program, ctx);
   registerServiceCommands(program, ctx);
   registerDoctorCommand(program, ctx);
+  registerMcpCommand(program, ctx);
   return program;
 }
 
