@@ -69,19 +69,30 @@ describe('CLI config', () => {
     const file = join(tmp, 'precedence.json');
     await writeFile(file, JSON.stringify({ url: 'http://file:1', token: 'file-token' }));
     const env = { AGENTMAIL_CONFIG: file };
+    // Each value says where it came from (issue 20: errors name the Gateway and its source).
     expect(await resolveConfig({}, env)).toEqual({
       url: 'http://file:1',
       token: 'file-token',
       configPath: file,
+      urlFrom: `the config file ${file}`,
+      tokenFrom: `the config file ${file}`,
     });
     const withEnv = { ...env, AGENTMAIL_GATEWAY_URL: 'http://env:2/', AGENTMAIL_TOKEN: 'env-token' };
-    expect(await resolveConfig({}, withEnv)).toMatchObject({ url: 'http://env:2', token: 'env-token' });
+    expect(await resolveConfig({}, withEnv)).toMatchObject({
+      url: 'http://env:2',
+      token: 'env-token',
+      urlFrom: 'AGENTMAIL_GATEWAY_URL',
+      tokenFrom: 'AGENTMAIL_TOKEN',
+    });
     expect(await resolveConfig({ url: 'http://flag:3', token: 'flag-token' }, withEnv)).toMatchObject({
       url: 'http://flag:3',
       token: 'flag-token',
+      urlFrom: '--url',
+      tokenFrom: '--token',
     });
     const none = await resolveConfig({}, { AGENTMAIL_CONFIG: join(tmp, 'missing.json') });
-    expect(none).toMatchObject({ url: DEFAULT_GATEWAY_URL, token: undefined });
+    expect(none).toMatchObject({ url: DEFAULT_GATEWAY_URL, token: undefined, tokenFrom: undefined });
+    expect(none.urlFrom).toMatch(/^the default: no --url, no AGENTMAIL_GATEWAY_URL, no url in /);
   });
 
   it('the default config path is under $XDG_CONFIG_HOME, else ~/.config', async () => {
@@ -100,7 +111,7 @@ describe('CLI config', () => {
       { url: 'not a url' },
       { AGENTMAIL_CONFIG: file.replace('broken', 'x') },
     ).catch((e: unknown) => e);
-    expect((bad as Error).message).toContain('"not a url" is not a URL');
+    expect((bad as Error).message).toContain('"not a url" (from --url) is not a URL');
   });
 
   it('writeConfigFile leaves the file at mode 0600 even over world-readable leftovers', async () => {
@@ -200,8 +211,10 @@ describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
     expect(await runCli(['--version'], fakeIo())).toBe(0);
     expect(await runCli(['--help'], fakeIo())).toBe(0);
     const io = fakeIo();
-    expect(await runCli(['send', 'pi', '--body', 'x'], io)).toBe(2);
-    expect(io.stderr.join('\n')).toContain("required option '-s, --subject <subject>'");
+    expect(await runCli(['send', 'pi', '--subject', 'x'], io)).toBe(2);
+    expect(io.stderr.join('\n')).toContain(
+      'send needs a body: --body <text>, --body - (stdin) or --body-file <path>',
+    );
     const limit = fakeIo();
     expect(await runCli(['--token', 't', 'inbox', '--limit', '0'], limit)).toBe(2);
     expect(limit.stderr.join('\n')).toContain('option "--limit" must be an integer from 1 to 100, got "0"');
@@ -249,7 +262,7 @@ describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
     const dead = fakeIo();
     expect(await runCli(['--url', 'http://127.0.0.1:9', '--token', 't', 'inbox'], dead)).toBe(1);
     expect(dead.stderr.join('\n')).toMatch(
-      /nothing is listening at http:\/\/127\.0\.0\.1:9\n {2}try: start the Gateway/,
+      /nothing is listening at http:\/\/127\.0\.0\.1:9\n(?: {2}.*\n)* {2}try: start the Gateway/,
     );
   });
 });

@@ -120,7 +120,7 @@ describe('agentmail doctor', () => {
     expect(text).toContain('fix: agentmail service install pi --issue-key --force');
   });
 
-  it('a unit systemd cannot use: fail with the reinstall; no login session: not verified, a warning', async () => {
+  it('a unit systemd cannot use: fail with the reinstall, with or without a login session', async () => {
     const env = home();
     await install(env, ['pi', '--agent-key', await key('pi-unit', 'issued')]);
     const unitFile = serviceLayout('pi', 'user', env).unitFile;
@@ -133,8 +133,32 @@ describe('agentmail doctor', () => {
       message: expect.stringContaining('/no/such/node'),
       fix: 'agentmail service install pi --user --force',
     });
+    // No user manager (no login session): verified in system mode, so the broken unit still fails.
     const { XDG_RUNTIME_DIR: _, ...noSession } = env;
-    expect(find((await doctor(noSession)).checks, 'pi', 'unit')?.status).toBe('warn');
+    expect(find((await doctor(noSession)).checks, 'pi', 'unit')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('/no/such/node'),
+    });
+  });
+
+  it('regression (issue 20): without a user manager a unit is verified in system mode and the line says so; without systemd-analyze it says that', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-nosession', 'issued')]);
+    const unitFile = serviceLayout('pi', 'user', env).unitFile;
+    const { XDG_RUNTIME_DIR: _, ...noSession } = env;
+    expect(find((await doctor(noSession)).checks, 'pi', 'unit')).toMatchObject({
+      status: 'ok',
+      message: `unit ${unitFile} is valid (systemd-analyze verify in system mode: there is no user manager here, no login session)`,
+    });
+    // A runtime directory that is not there (a stale XDG_RUNTIME_DIR): the same.
+    const stale = { ...env, XDG_RUNTIME_DIR: join(tempDir(), 'gone') };
+    expect(find((await doctor(stale)).checks, 'pi', 'unit')?.message).toContain('in system mode');
+    const noAnalyze = { ...env, PATH: tempDir() };
+    expect(find((await doctor(noAnalyze)).checks, 'pi', 'unit')).toMatchObject({
+      status: 'warn',
+      message: `unit ${unitFile} is present; it could not be verified here: systemd-analyze is not installed`,
+      fix: expect.stringContaining('apt-get install systemd'),
+    });
   });
 
   it('an unregistered agent: fail, and the fix starts its bridge', async () => {
@@ -228,11 +252,21 @@ describe('agentmail doctor', () => {
     expect(find(zh.checks, 'gateway', 'reachable')?.message).toContain(
       'http://127.0.0.1:9 上没有 Gateway 响应',
     );
+    // Which Gateway, and where its URL and the token came from (issue 20).
+    expect(find(r.checks, 'gateway', 'reachable')?.message).toContain(
+      'no Gateway answers at http://127.0.0.1:9 (the URL from AGENTMAIL_GATEWAY_URL)',
+    );
     const bad = await doctor({ ...down, AGENTMAIL_TOKEN: 'amu_wrong' });
     expect(find(bad.checks, 'token', 'valid')).toMatchObject({
       status: 'fail',
+      message: expect.stringContaining(
+        `your token (from AGENTMAIL_TOKEN) is refused: the Gateway at ${gw.url} does not accept your token`,
+      ),
       fix: expect.stringContaining('agentmail login'),
     });
+    expect(find(bad.checks, 'gateway', 'reachable')?.message).toContain(
+      `Gateway at ${gw.url} (the URL from AGENTMAIL_GATEWAY_URL) answers`,
+    );
   });
 
   it('a state dir that is a regular file: fail, not "writable"', async () => {

@@ -33,6 +33,10 @@ export interface ResolvedConfig {
   token: string | undefined;
   /** Path of the config file consulted (it may not exist). */
   configPath: string;
+  /** Where {@link url} came from, in words an error can print ("--url", "the config file …"). */
+  urlFrom: string;
+  /** Where {@link token} came from, in the same words; undefined without a token. */
+  tokenFrom: string | undefined;
 }
 
 /** Flags that override the environment and the config file. */
@@ -109,8 +113,18 @@ function withoutApiPrefix(url: string): string {
   return url.endsWith(API_PREFIX) ? url.slice(0, -API_PREFIX.length) : url;
 }
 
-function firstSet(...values: (string | undefined)[]): string | undefined {
-  return values.find((v) => v !== undefined && v !== '');
+function isSet(value: string | undefined): value is string {
+  return value !== undefined && value !== '';
+}
+
+/** The first set value of flag, environment variable and config file, with where it came from. */
+function firstOf(
+  flag: [string, string | undefined],
+  env: [string, string | undefined],
+  file: [string, string | undefined],
+): { value: string; from: string } | undefined {
+  for (const [from, value] of [flag, env, file]) if (isSet(value)) return { value, from };
+  return undefined;
 }
 
 /**
@@ -121,18 +135,25 @@ function firstSet(...values: (string | undefined)[]): string | undefined {
 export async function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv): Promise<ResolvedConfig> {
   const path = configPath(flags, env);
   const file = await readConfigFile(path);
-  const url = firstSet(flags.url, env[ENV_GATEWAY_URL], file.url) ?? DEFAULT_GATEWAY_URL;
+  const inFile = `the config file ${path}`;
+  const url = firstOf(['--url', flags.url], [ENV_GATEWAY_URL, env[ENV_GATEWAY_URL]], [inFile, file.url]) ?? {
+    value: DEFAULT_GATEWAY_URL,
+    from: `the default: no --url, no ${ENV_GATEWAY_URL}, no url in ${path}`,
+  };
   try {
-    new URL(url);
+    new URL(url.value);
   } catch {
-    throw new CliError('CONFIG_INVALID', `Gateway URL "${url}" is not a URL`, {
-      suggestion: 'write it as http://host:port',
+    throw new CliError('CONFIG_INVALID', `Gateway URL "${url.value}" (from ${url.from}) is not a URL`, {
+      suggestion: `write it as http://host:port in ${url.from === inFile ? `${path} (agentmail login --url <url> --token <token>)` : url.from}`,
     });
   }
+  const token = firstOf(['--token', flags.token], [ENV_TOKEN, env[ENV_TOKEN]], [inFile, file.token]);
   return {
     // The Gateway's base URL: an API URL (`…/api/v1`, as in some agent setups) means its base.
-    url: withoutApiPrefix(url.replace(/\/+$/, '')),
-    token: firstSet(flags.token, env[ENV_TOKEN], file.token),
+    url: withoutApiPrefix(url.value.replace(/\/+$/, '')),
+    token: token?.value,
     configPath: path,
+    urlFrom: url.from,
+    tokenFrom: token?.from,
   };
 }

@@ -1,9 +1,8 @@
 import type { Contact } from '@agentmail/protocol';
 import type { Command } from 'commander';
 import { writeConfigFile } from './config.js';
-import type { CliContext } from './context.js';
+import { apiFor, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { HumanApi } from './http.js';
 import { printJson, shortTime, table } from './output.js';
 
 /** Register `login` and `status`. */
@@ -22,7 +21,7 @@ export function registerConnectionCommands(program: Command, ctx: CliContext): v
       const config = await ctx.config(cmd);
       if (opts.verify) {
         // Any user may read their own inbox: a 401 here means the token is wrong.
-        await new HumanApi({ baseUrl: config.url, token: config.token }).inbox({
+        await apiFor(config).inbox({
           status: 'unread',
           limit: 1,
         });
@@ -37,7 +36,7 @@ export function registerConnectionCommands(program: Command, ctx: CliContext): v
     .description('is the Gateway up, and which agents are online')
     .action(async (_opts: unknown, cmd: Command) => {
       const config = await ctx.config(cmd);
-      const api = new HumanApi({ baseUrl: config.url, token: config.token });
+      const api = apiFor(config);
       const health = await api.health();
       // The agent list needs a user token; without one, status still says whether the Gateway is up.
       const agents =

@@ -38,11 +38,21 @@ export function createContext(io: CliIo): CliContext {
     io,
     globals,
     config,
-    api: async (cmd) => {
-      const c = await config(cmd);
-      return new HumanApi({ baseUrl: c.url, token: c.token });
-    },
+    api: async (cmd) => apiFor(await config(cmd)),
   };
+}
+
+/**
+ * The client for resolved settings: its errors name the Gateway URL and where the URL and the
+ * token came from (flag, environment variable, config file).
+ */
+export function apiFor(config: ResolvedConfig, options: { timeoutMs?: number } = {}): HumanApi {
+  return new HumanApi({
+    baseUrl: config.url,
+    token: config.token,
+    ...options,
+    from: { urlFrom: config.urlFrom, tokenFrom: config.tokenFrom, configPath: config.configPath },
+  });
 }
 
 /**

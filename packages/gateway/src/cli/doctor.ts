@@ -19,10 +19,10 @@ import {
 } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
-import type { CliContext } from './context.js';
+import { apiFor, type CliContext } from './context.js';
 import { spooledReports } from './crash-report.js';
 import { CliError, isCliError } from './errors.js';
-import { HumanApi } from './http.js';
+import type { HumanApi } from './http.js';
 import { printJson, shortTime } from './output.js';
 import {
   AGENT_KEY_SETTING,
@@ -124,18 +124,22 @@ function nodeCheck(r: Report): void {
 
 async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<HumanApi | undefined> {
   const config = await ctx.config(cmd);
-  const api = new HumanApi({ baseUrl: config.url, token: config.token, timeoutMs: PROBE_TIMEOUT_MS });
+  const api = apiFor(config, { timeoutMs: PROBE_TIMEOUT_MS });
   try {
     const health = await api.health();
     const version = typeof health.version === 'string' ? health.version : r.t('ops.doctor.unknown');
-    r.add('gateway', 'reachable', 'ok', 'ops.doctor.gateway_ok', { url: config.url, version });
+    r.add('gateway', 'reachable', 'ok', 'ops.doctor.gateway_ok', {
+      url: config.url,
+      from: config.urlFrom,
+      version,
+    });
   } catch (err) {
     r.add(
       'gateway',
       'reachable',
       'fail',
       'ops.doctor.gateway_down',
-      { url: config.url, error: isCliError(err) ? err.message : String(err) },
+      { url: config.url, from: config.urlFrom, error: isCliError(err) ? err.message : String(err) },
       'systemctl --user start agentmail-gateway.service (or agentmail serve); a remote Gateway: agentmail login --url <url> --token <token>',
     );
     return undefined;
@@ -161,7 +165,7 @@ async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<
       'valid',
       'fail',
       'ops.doctor.token_bad',
-      { error: isCliError(err) ? err.message : String(err) },
+      { from: config.tokenFrom ?? '', error: isCliError(err) ? err.message : String(err) },
       'agentmail login --url <url> --token <token>   (a lost admin token: agentmail admin reset-token --data-dir <dir>)',
     );
     return undefined;
@@ -182,6 +186,49 @@ function installedLayouts(env: NodeJS.ProcessEnv, root: string): ServiceLayout[]
   return out;
 }
 
+/** What `systemd-analyze verify` had to say of a unit, and in which mode it ran. */
+export interface UnitVerification {
+  /** `no_analyze`: systemd-analyze is not installed; `unverified`: it could not run in either mode. */
+  result: 'ok' | 'invalid' | 'no_analyze' | 'unverified';
+  /** `user`: `--user`, as the unit runs; `system`: a system unit, or a user unit without a user manager here. */
+  mode: 'user' | 'system';
+  /** A user unit checked in system mode because there is no user manager (no login session). */
+  fellBack: boolean;
+  /** What systemd-analyze printed. */
+  out: string;
+}
+
+/** systemd-analyze could not set up a user manager: no login session (no or a stale XDG_RUNTIME_DIR). */
+const NO_USER_MANAGER =
+  /RuntimeDirectory|XDG_RUNTIME_DIR|Failed to initialize manager|Failed to create directory '[^']*\/systemd\/'/;
+
+/**
+ * Verify a unit file with `systemd-analyze verify` (it parses units and checks the commands exist;
+ * it never starts systemd). A user unit is verified with `--user`; without a user manager (no login
+ * session: ssh without lingering, a container) that cannot run, so the unit is verified in system
+ * mode instead — the same parser and checks, only the search path differs, and a rendered unit
+ * names its files by absolute path — and the answer says so (issue 20).
+ */
+export async function verifyUnit(layout: ServiceLayout, env: NodeJS.ProcessEnv): Promise<UnitVerification> {
+  const verify = (mode: 'user' | 'system') =>
+    run(
+      'systemd-analyze',
+      ['verify', '--man=no', ...(mode === 'user' ? ['--user'] : []), layout.unitFile],
+      env,
+    );
+  const session = env.XDG_RUNTIME_DIR !== undefined && env.XDG_RUNTIME_DIR !== '';
+  let mode: 'user' | 'system' = layout.scope === 'user' && session ? 'user' : 'system';
+  let v = await verify(mode);
+  if (v.missing) return { result: 'no_analyze', mode, fellBack: false, out: '' };
+  if (mode === 'user' && NO_USER_MANAGER.test(v.out)) {
+    mode = 'system';
+    v = await verify(mode);
+  }
+  const fellBack = layout.scope === 'user' && mode === 'system';
+  if (NO_USER_MANAGER.test(v.out)) return { result: 'unverified', mode, fellBack, out: v.out };
+  return { result: v.ok && v.out === '' ? 'ok' : 'invalid', mode, fellBack, out: v.out };
+}
+
 async function unitChecks(
   r: Report,
   layout: ServiceLayout,
@@ -193,33 +240,36 @@ async function unitChecks(
   if (!existsSync(layout.unitFile)) {
     r.add(area, 'unit', 'fail', 'ops.doctor.unit_missing', { path: layout.unitFile }, reinstall);
   } else {
-    const verify = await run(
-      'systemd-analyze',
-      ['verify', '--man=no', ...(layout.scope === 'user' ? ['--user'] : []), layout.unitFile],
-      env,
-    );
-    // Without a login session (no XDG_RUNTIME_DIR) a user unit cannot be verified: not a unit fault.
-    const noSession = layout.scope === 'user' && /RuntimeDirectory|XDG_RUNTIME_DIR/.test(verify.out);
-    if (verify.missing || noSession)
+    const check = await verifyUnit(layout, env);
+    if (check.result === 'no_analyze')
+      r.add(
+        area,
+        'unit',
+        'warn',
+        'ops.doctor.unit_no_analyze',
+        { path: layout.unitFile },
+        'apt-get install systemd   (for systemd-analyze)',
+      );
+    else if (check.result === 'unverified')
       r.add(
         area,
         'unit',
         'warn',
         'ops.doctor.unit_unverified',
-        { path: layout.unitFile },
-        verify.missing
-          ? 'apt-get install systemd   (for systemd-analyze)'
-          : 'run agentmail doctor in your login session',
+        { path: layout.unitFile, error: check.out.split('\n')[0] ?? '' },
+        'run agentmail doctor in your login session',
       );
-    else if (verify.ok && verify.out === '')
-      r.add(area, 'unit', 'ok', 'ops.doctor.unit_ok', { path: layout.unitFile });
+    else if (check.result === 'ok')
+      r.add(area, 'unit', 'ok', check.fellBack ? 'ops.doctor.unit_ok_system' : 'ops.doctor.unit_ok', {
+        path: layout.unitFile,
+      });
     else
       r.add(
         area,
         'unit',
         'fail',
         'ops.doctor.unit_invalid',
-        { path: layout.unitFile, error: verify.out.split('\n')[0] ?? '' },
+        { path: layout.unitFile, error: check.out.split('\n')[0] ?? '' },
         reinstall,
       );
   }

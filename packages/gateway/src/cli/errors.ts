@@ -25,6 +25,7 @@ export const CLI_ERRORS = {
   SERVICE_SETUP_FAILED: { code: 'AM_CLI_SERVICE_SETUP_FAILED', exit: 1 },
   REPORTS_SPOOLED: { code: 'AM_CLI_REPORTS_SPOOLED', exit: 1 },
   DOCTOR_FAILED: { code: 'AM_CLI_DOCTOR_FAILED', exit: 1 },
+  AGENT_KEY_ACTIVE: { code: 'AM_CLI_AGENT_KEY_ACTIVE', exit: 1 },
 } as const satisfies Record<string, { code: `AM_CLI_${string}`; exit: 1 | 2 }>;
 
 /** A key of {@link CLI_ERRORS}. */
@@ -43,6 +44,8 @@ export interface CliErrorFields {
   detail?: string;
   /** What to do about it, printed under the message (a CLI command where there is one, SPEC H-2). */
   suggestion?: string;
+  /** Facts for scripts, added to the `--json` error object (e.g. the ids of the keys in the way). */
+  extra?: Readonly<Record<string, unknown>>;
   /** The underlying error. */
   cause?: unknown;
 }
@@ -67,6 +70,8 @@ export class CliError extends Error {
   readonly detail: string | undefined;
   /** Advice printed under the message. */
   readonly suggestion: string | undefined;
+  /** Facts for scripts, in the `--json` error object only. */
+  readonly extra: Readonly<Record<string, unknown>> | undefined;
   constructor(kind: CliErrorKind, message: string, fields: CliErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.name = 'CliError';
@@ -76,6 +81,7 @@ export class CliError extends Error {
     this.body = fields.body;
     this.detail = fields.detail;
     this.suggestion = fields.suggestion;
+    this.extra = fields.extra;
   }
 }
 

@@ -18,7 +18,7 @@ import {
 } from '@agentmail/shared-policy/client';
 import mime from 'mime';
 import type { Dispatcher } from 'undici';
-import { CliError, isCliError } from './errors.js';
+import { CLI_ERRORS, CliError, type CliErrorKind, isCliError } from './errors.js';
 import { personWords } from './person-errors.js';
 
 /** Time a CLI request may take, headers and body together (uploads too), in ms. @default 30_000 */
@@ -34,6 +34,73 @@ export interface HumanApiOptions {
   timeoutMs?: number;
   /** undici dispatcher (tests, proxies). @default undici's global dispatcher */
   dispatcher?: Dispatcher;
+  /**
+   * Where the URL and the token came from (a flag, an environment variable, the config file), so a
+   * connection or token error names the Gateway it tried and why that one (issue 20).
+   */
+  from?: ConnectionSource;
+}
+
+/** Where a {@link HumanApi}'s URL and token came from, in words (see `resolveConfig`). */
+export interface ConnectionSource {
+  /** e.g. `--url`, `AGENTMAIL_GATEWAY_URL`, `the config file /home/me/.config/agentmail/config.json`. */
+  urlFrom: string;
+  /** The same for the token; undefined without one. */
+  tokenFrom?: string | undefined;
+  /** The config file consulted (named when no token was found). */
+  configPath?: string;
+}
+
+/**
+ * `error` with the Gateway's URL and where it came from added to its detail, for the errors that
+ * depend on which Gateway was asked and with which token: no answer, not a Gateway, a refused
+ * token, an admin command with a person's token, a request the server does not know.
+ */
+export function withConnectionSource(
+  error: CliError,
+  baseUrl: string,
+  from: ConnectionSource | undefined,
+): CliError {
+  if (from === undefined) return error;
+  const code = (error.body as { code?: unknown } | undefined)?.code;
+  const tokenError =
+    code === 'AM_GW_UNAUTHENTICATED' ||
+    (code === 'AM_GW_FORBIDDEN' && error.status === 403) ||
+    error.code === 'AM_CLI_NO_TOKEN';
+  const urlError =
+    tokenError ||
+    error.code === 'AM_CLI_UNREACHABLE' ||
+    error.code === 'AM_CLI_NOT_A_GATEWAY' ||
+    error.code === 'AM_CLI_BAD_RESPONSE' ||
+    (code === 'AM_GW_NOT_FOUND' && /^no route /.test(error.body?.detail ?? ''));
+  if (!urlError) return error;
+  const lines = [`Gateway ${baseUrl}, the URL from ${from.urlFrom}`];
+  if (tokenError)
+    lines.push(
+      from.tokenFrom === undefined
+        ? `no token in --token, AGENTMAIL_TOKEN${from.configPath === undefined ? '' : ` or ${from.configPath}`}`
+        : `the token from ${from.tokenFrom}`,
+    );
+  return new CliError(kindOf(error.code), error.message, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.body === undefined ? {} : { body: error.body }),
+    detail: [...(error.detail === undefined ? [] : [error.detail]), ...lines].join('\n'),
+    ...(error.suggestion === undefined ? {} : { suggestion: error.suggestion }),
+    extra: {
+      ...error.extra,
+      gateway_url: baseUrl,
+      url_from: from.urlFrom,
+      ...(tokenError ? { token_from: from.tokenFrom ?? null } : {}),
+    },
+    cause: error.cause ?? error,
+  });
+}
+
+/** The registry key of a CLI error code. */
+function kindOf(code: CliError['code']): CliErrorKind {
+  return (
+    (Object.keys(CLI_ERRORS) as CliErrorKind[]).find((k) => CLI_ERRORS[k].code === code) ?? 'SERVER_REFUSED'
+  );
 }
 
 /** The chain of causes of an error (the error itself first), at most 6 deep. */
@@ -202,8 +269,15 @@ function cliClient(options: HumanApiOptions): ApiClient {
       transferTimeoutMs: timeoutMs,
       ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
       hooks: {
-        beforeRequest: requireToken,
-        beforeError: (error, request) => cliErrorOf(error, request, options.baseUrl),
+        beforeRequest: (request) => {
+          try {
+            requireToken(request);
+          } catch (err) {
+            throw isCliError(err) ? withConnectionSource(err, options.baseUrl, options.from) : err;
+          }
+        },
+        beforeError: (error, request) =>
+          withConnectionSource(cliErrorOf(error, request, options.baseUrl), options.baseUrl, options.from),
       },
     });
   } catch (err) {

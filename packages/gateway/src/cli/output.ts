@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import { type CliError, isCliError } from './errors.js';
 import { jsonForTerminal, terminalSafe } from './terminal-text.js';
 
@@ -13,6 +14,8 @@ export interface CliIo {
   stdin(): AsyncIterable<Uint8Array>;
   /** The directory relative paths (`--attach`, `-o`, `--data-dir`) are taken from. @default process.cwd() */
   cwd?: string;
+  /** The raw standard input and output, for `agentmail mcp` (stdout is then its MCP channel). */
+  stdio?: { input: Readable; output: Writable };
 }
 
 /**
@@ -44,6 +47,7 @@ export function processIo(): CliIo {
     env: process.env,
     stdin: () => process.stdin,
     cwd: process.cwd(),
+    stdio: { input: process.stdin, output: process.stdout },
   };
 }
 
@@ -136,6 +140,7 @@ export function reportError(io: CliIo, err: unknown, json: boolean): number {
   const e: CliError = err;
   if (json) {
     printJsonLine(io.err, {
+      ...e.extra,
       code: e.code,
       message: e.message,
       ...(e.status === undefined ? {} : { status: e.status }),

@@ -69,6 +69,13 @@ const FIELD_WORDS: Readonly<Record<string, string>> = {
   models: 'the models',
 };
 
+/** The fix of a refused field, where the server's words name none (every CLI error has a "try:" line). */
+const FIELD_FIXES: Readonly<Record<string, string>> = {
+  subject:
+    "give a short --subject and put the rest in the body; without --subject the body's first line is the subject",
+  body: 'split it over several mails, or attach it as a file with --attach <file>; a long text goes in with --body-file <path> or --body - (stdin)',
+};
+
 /**
  * A 400 of the Gateway in the person's words: the Gateway joins every issue
  * (`field "to": must be at least 1 characters; field "to": address "": …`) and appends the accepted
@@ -92,9 +99,11 @@ function badRequestWords(body: ErrorBody): PersonWords {
     return { message: `${what} ${address[1]} is not an address`, detail: address[2] ?? '' };
   }
   const { message, detail } = split(best);
+  const fix = field === undefined ? undefined : FIELD_FIXES[field];
   return {
     message: who === undefined ? message : `${who}: ${message}`,
     ...(detail === undefined ? {} : { detail }),
+    ...(fix === undefined ? {} : { suggestion: fix }),
   };
 }
 
@@ -132,7 +141,7 @@ export function personWords(request: ApiRequestInfo, body: ErrorBody): PersonWor
       return { message: base.message, suggestion: 'see who you can write to: agentmail contacts' };
     case 'AM_GW_UNAUTHENTICATED':
       return {
-        message: `the Gateway does not accept your token (${base.message})`,
+        message: `the Gateway at ${new URL(request.url).origin} does not accept your token (${base.message})`,
         suggestion:
           'log in with a valid token: agentmail login --url <url> --token <token>\n' +
           'lost it? an admin gives you a new one with: agentmail user reset-token <your name>',
