@@ -291,12 +291,12 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
   });
 
   it('regression: --json makes a usage error one JSON line', async () => {
-    const res = await cli(['--json', 'send', 'echo', '-b', 'no subject']);
+    const res = await cli(['--json', 'send', 'echo', '-s', 'no body']);
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n')).toHaveLength(1);
     expect(JSON.parse(res.stderr)).toMatchObject({
       code: 'AM_CLI_USAGE',
-      message: expect.stringContaining('--subject'),
+      message: expect.stringContaining('--body'),
     });
   });
 

@@ -224,8 +224,10 @@ describe('agentmail admin commands', () => {
     const res = await cliBinary(['--url', server!.url, '--token', aliceToken, 'user', 'add', 'mallory']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
-      /user "alice" is not an admin: this command is for admins\n {2}try: run it with an admin's token/,
+      /user "alice" is not an admin: this command is for admins\n(?: {2}.*\n)* {2}try: run it with an admin's token/,
     );
+    // Whose token it was: the one of --token.
+    expect(res.stderr).toContain('the token from --token');
   });
 
   it('agent key issues a key bound to the name, and --revoke revokes it', async () => {
@@ -240,7 +242,7 @@ describe('agentmail admin commands', () => {
     piEvents = await openEvents(url, routePath('events'), piKey);
 
     const spare = json<{ key_id: string; key: string }>(
-      await cli(['--url', url, '--token', adminToken, '--json', 'agent', 'key', 'pi']),
+      await cli(['--url', url, '--token', adminToken, '--json', 'agent', 'key', 'pi', '--another']),
     );
     const human = await cli(['--url', url, '--token', adminToken, 'agent', 'key', '--revoke', spare.key_id]);
     expect(human.code).toBe(0);
@@ -250,6 +252,63 @@ describe('agentmail admin commands', () => {
       platform: 'pi',
     });
     expect(refused.status).toBe(401);
+  });
+
+  it('regression (issue 20): a repeated `agent key <name>` issues nothing and says how to revoke or get another; --another issues a second key', async () => {
+    const url = server!.url;
+    const admin = ['--url', url, '--token', adminToken];
+    const first = json<{
+      key_id: string;
+      key: string;
+      agent_name: string;
+      another: boolean;
+      active_keys: number;
+    }>(await cli([...admin, '--json', 'agent', 'key', 'twice']));
+    expect(first).toMatchObject({ agent_name: 'twice', another: false, active_keys: 1 });
+    expect(first.key).toMatch(/^amk_/);
+    const keysOf = async () =>
+      (
+        await callApi<{ keys: { key_id: string; agent_name: string; revoked_at: string | null }[] }>(
+          url,
+          'GET',
+          routePath('adminAgentKeys'),
+          adminToken,
+        )
+      ).body.keys.filter((k) => k.agent_name === 'twice' && k.revoked_at === null);
+
+    // The person's words: what is in the way, the two ways on, exit 1, nothing issued.
+    const again = await cliBinary([...admin, 'agent', 'key', 'twice']);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain(
+      `agent twice already has an active key (${first.key_id}); no key was issued`,
+    );
+    expect(again.stderr).toContain(
+      'try: lost it? revoke it, then issue a new one: agentmail agent key revoke twice',
+    );
+    expect(again.stderr).toContain('another key beside it: agentmail agent key twice --another');
+    const asJson = await cli([...admin, '--json', 'agent', 'key', 'twice']);
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stderr)).toMatchObject({
+      code: 'AM_CLI_AGENT_KEY_ACTIVE',
+      agent: 'twice',
+      active_keys: 1,
+      key_ids: [first.key_id],
+    });
+    expect((await keysOf()).map((k) => k.key_id)).toEqual([first.key_id]);
+
+    const second = json<{ key_id: string; another: boolean; active_keys: number }>(
+      await cli([...admin, '--json', 'agent', 'key', 'twice', '--another']),
+    );
+    expect(second).toMatchObject({ another: true, active_keys: 2 });
+    const words = await cli([...admin, 'agent', 'key', 'revoke', 'twice']);
+    expect(words.code).toBe(0);
+    expect(await keysOf()).toEqual([]);
+    // Every key revoked: the next one is a first key again.
+    const fresh = json<{ another: boolean; active_keys: number }>(
+      await cli([...admin, '--json', 'agent', 'key', 'twice']),
+    );
+    expect(fresh).toMatchObject({ another: false, active_keys: 1 });
   });
 
   it('models shows and sets the ordered allowed models of a platform (G-26)', async () => {
@@ -296,12 +355,50 @@ describe('agentmail login and config', () => {
   it('environment beats the config file, flags beat the environment', async () => {
     const viaEnv = await cli(['inbox'], { extraEnv: { AGENTMAIL_TOKEN: 'bogus' } });
     expect(viaEnv.code).toBe(1);
-    expect(viaEnv.stderr).toMatch(/the Gateway does not accept your token \(unknown user token\)/);
+    expect(viaEnv.stderr).toContain(
+      `the Gateway at ${server!.url} does not accept your token (unknown user token)`,
+    );
     const viaFlag = await cli(['--token', aliceToken, 'inbox'], { extraEnv: { AGENTMAIL_TOKEN: 'bogus' } });
     expect(viaFlag.code).toBe(0);
     const badUrl = await cli(['inbox'], { extraEnv: { AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' } });
     expect(badUrl.code).toBe(1);
     expect(badUrl.stderr).toMatch(/nothing is listening at http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('regression (issue 20): a connection or token error names the Gateway URL and where the URL and the token came from', async () => {
+    const wrongPort = join(tmp, 'wrong-port.json');
+    await writeFile(wrongPort, JSON.stringify({ url: 'http://127.0.0.1:9', token: aliceToken }));
+    const down = await cliBinary(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: wrongPort } });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('nothing is listening at http://127.0.0.1:9');
+    expect(down.stderr).toContain(`Gateway http://127.0.0.1:9, the URL from the config file ${wrongPort}`);
+
+    const wrongToken = join(tmp, 'wrong-token.json');
+    await writeFile(wrongToken, JSON.stringify({ url: server!.url, token: 'amu_not_a_token' }));
+    const refused = await cli(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: wrongToken } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`the Gateway at ${server!.url} does not accept your token`);
+    expect(refused.stderr).toContain(`Gateway ${server!.url}, the URL from the config file ${wrongToken}`);
+    expect(refused.stderr).toContain(`the token from the config file ${wrongToken}`);
+    const asJson = await cli(['--json', 'inbox'], { extraEnv: { AGENTMAIL_CONFIG: wrongToken } });
+    expect(JSON.parse(asJson.stderr)).toMatchObject({
+      gateway_url: server!.url,
+      url_from: `the config file ${wrongToken}`,
+      token_from: `the config file ${wrongToken}`,
+    });
+
+    const flags = await cli(['--url', 'http://127.0.0.1:9', 'inbox'], {
+      extraEnv: { AGENTMAIL_CONFIG: wrongToken },
+    });
+    expect(flags.stderr).toContain('Gateway http://127.0.0.1:9, the URL from --url');
+    const env = await cli(['status'], {
+      extraEnv: { AGENTMAIL_CONFIG: wrongToken, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' },
+    });
+    expect(env.stderr).toContain('the URL from AGENTMAIL_GATEWAY_URL');
+    // No token anywhere: where the CLI looked.
+    const none = await cli(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: join(tmp, 'absent.json') } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`no token in --token, AGENTMAIL_TOKEN or ${join(tmp, 'absent.json')}`);
   });
 });
 
@@ -391,6 +488,55 @@ describe('agentmail mail commands', () => {
     const missing = await cli(['send', 'pi', '-s', 'x', '-b', 'y', '--attach', join(tmp, 'nope.bin')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('nope.bin');
+  });
+
+  it("regression (issue 20): send without --subject gets the body's first line as its subject, as every interface stores it", async () => {
+    const mailOf = async (id: string) =>
+      (await callApi<MailResponse>(server!.url, 'GET', routePath('mail', { id }), piKey)).body.mail;
+    const sent = json<{ mail_id: string }>(
+      await cli(['--json', 'send', 'pi', '--body', '-'], {
+        input: '\n   Deploy the fix to staging  \nthen tell me\n',
+      }),
+    );
+    expect((await mailOf(sent.mail_id)).subject).toBe('Deploy the fix to staging');
+    const blank = json<{ mail_id: string }>(
+      await cli(['--json', 'send', 'pi', '-s', '   ', '-b', 'one line']),
+    );
+    expect((await mailOf(blank.mail_id)).subject).toBe('one line');
+  });
+
+  it('regression (issue 20): --subject over 500 characters and a body over the limit say what to do; --body-file reads a file', async () => {
+    const long = await cliBinary(['send', 'pi', '-s', 'x'.repeat(501), '-b', 'y']);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('--subject is 501 characters long; a subject may have at most 500');
+    expect(long.stderr).toMatch(/\n {2}try: give a short --subject and put the rest in the body/);
+
+    const file = join(tmp, 'report.md');
+    await writeFile(file, '# Weekly report\n\nall green\n');
+    const fromFile = json<{ mail_id: string }>(await cli(['--json', 'send', 'pi', '--body-file', file]));
+    const mail = (
+      await callApi<MailResponse>(server!.url, 'GET', routePath('mail', { id: fromFile.mail_id }), piKey)
+    ).body.mail;
+    expect(mail).toMatchObject({ subject: '# Weekly report', body: '# Weekly report\n\nall green\n' });
+
+    const big = join(tmp, 'big.txt');
+    await writeFile(big, 'z'.repeat(1_000_001));
+    const tooBig = await cli(['send', 'pi', '-s', 's', '--body-file', big]);
+    expect(tooBig.code).toBe(2);
+    expect(tooBig.stderr).toContain(
+      `--body-file "${big}" is longer than a mail body may be (1,000,000 characters)`,
+    );
+    // A body given on the command line: the error points to the file and stdin ways.
+    const tooBigArg = await cli(['send', 'pi', '-s', 's', '--body', 'z'.repeat(1_000_001)]);
+    expect(tooBigArg.code).toBe(2);
+    expect(tooBigArg.stderr).toMatch(/try: .*--body-file <path>, or --body - < <path> \(stdin\)/);
+
+    const missing = await cli(['send', 'pi', '--body-file', join(tmp, 'nope.md')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`cannot read --body-file "${join(tmp, 'nope.md')}": no such file`);
+    const both = await cli(['send', 'pi', '--body', 'x', '--body-file', file]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give the body once: --body or --body-file, not both');
   });
 
   it('permissions lists pending requests; approve, deny and answer decide them (G-38, G-21)', async () => {
@@ -506,9 +652,9 @@ describe('agentmail status and errors', () => {
 
   it('usage errors exit 2; server refusals exit 1 and print error, detail and suggestion', async () => {
     // The binary: its process exit codes (2, 1) and what goes to stderr.
-    const missing = await cliBinary(['send', 'pi', '--body', 'no subject']);
+    const missing = await cliBinary(['send', 'pi', '--subject', 'no body']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--subject/);
+    expect(missing.stderr).toMatch(/--body <text>, --body - \(stdin\) or --body-file <path>/);
     expect((await cli(['inbox', '--limit', 'lots'])).code).toBe(2);
     expect((await cli(['no-such-command'])).code).toBe(2);
     const noToken = await cli(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: join(tmp, 'none.json') } });

@@ -379,11 +379,11 @@ describe('subjects hold no control characters (issue 18)', () => {
   });
 });
 
-describe('a send without a subject gets the one rule\'s subject (issue 20)', () => {
+describe("a send without a subject gets the one rule's subject (issue 20)", () => {
   const subjectOf = async (path: string, token: string) =>
     MailResponse.parse((await api(gw, 'GET', path, token)).body).mail.subject;
 
-  it('a person send with an empty subject is stored, listed and answered with the body\'s first line', async () => {
+  it("a person send with an empty subject is stored, listed and answered with the body's first line", async () => {
     const sent = await personSend(alice, {
       to: 'pi@/srv/subj.new',
       subject: '  ',
@@ -408,11 +408,17 @@ describe('a send without a subject gets the one rule\'s subject (issue 20)', () 
       relay_key: `derived-subject-${sent.mail_id}`,
     });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(await subjectOf(`/me/mail/${String(reply.body.mail_id)}`, alice)).toBe('Re: Deploy the fix to staging');
+    expect(await subjectOf(`/me/mail/${String(reply.body.mail_id)}`, alice)).toBe(
+      'Re: Deploy the fix to staging',
+    );
   });
 
   it('an agent send without a subject, and one with neither subject nor body', async () => {
-    const long = await api(gw, 'POST', '/mail/send', piKey, { to: 'oc', subject: '', body: `${'a'.repeat(300)}\nmore` });
+    const long = await api(gw, 'POST', '/mail/send', piKey, {
+      to: 'oc',
+      subject: '',
+      body: `${'a'.repeat(300)}\nmore`,
+    });
     expect(long.status, JSON.stringify(long.body)).toBe(200);
     const derived = await subjectOf(`/agent/mail/${String(long.body.mail_id)}`, ocKey);
     expect(derived).toBe(`${'a'.repeat(DERIVED_SUBJECT_MAX_CHARS - 1)}…`);

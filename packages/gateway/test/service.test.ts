@@ -558,6 +558,13 @@ describe('service install: keys and options', () => {
     expect(forced.code, forced.stderr).toBe(0);
     const keys = await keysOf(name);
     expect(keys).toHaveLength(2);
+    // --issue-key asks for a new key: issued beside the live one, and said (issue 20).
+    expect(`${forced.stdout}\n${forced.stderr}`).toMatch(
+      new RegExp(
+        `agent ${name} has 1 other active key\\(s\\) beside the new key \\S+ of this service; revoke the ones nothing uses`,
+      ),
+    );
+    expect(`${first.stdout}\n${first.stderr}`).not.toContain('other active key');
     expect(readFileSync(layout.keyFile, 'utf8')).toMatch(/^amk_[A-Za-z0-9_-]+\n$/);
     expect(readFileSync(layout.keyFile, 'utf8')).not.toContain('to-be-issued');
     expect(readFileSync(layout.envFile, 'utf8')).not.toContain('amk_');

@@ -23,6 +23,12 @@ export const RELAY_KEY_MAX_BYTES = 160;
  */
 export const MAIL_BODY_MAX_CHARS = 1_000_000;
 
+/**
+ * Longest mail subject, in characters as JavaScript counts them (UTF-16 code units), whoever
+ * sends it. A send without a subject gets one from its body (shared-policy `subjectForSend`).
+ */
+export const MAIL_SUBJECT_MAX_CHARS = 500;
+
 /** Largest attachment upload, in bytes (25 MB). */
 export const ATTACHMENT_MAX_BYTES = 25 * 1024 * 1024;
 

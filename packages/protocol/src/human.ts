@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { AddressString } from './address.js';
 import { Name } from './agent.js';
-import { Id, MAIL_BODY_MAX_CHARS, PermissionMode, Timestamp } from './common.js';
+import { Id, MAIL_BODY_MAX_CHARS, MAIL_SUBJECT_MAX_CHARS, PermissionMode, Timestamp } from './common.js';
 
 /** `POST /me/mail/send` body: a person sends a task or a reply. */
 export const PersonSendRequest = z.strictObject({
   to: AddressString,
-  subject: z.string().max(500),
+  subject: z.string().max(MAIL_SUBJECT_MAX_CHARS),
   body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),
   reply_to: Id.optional(),

@@ -4,6 +4,7 @@ import {
   AttachmentInfo,
   Id,
   MAIL_BODY_MAX_CHARS,
+  MAIL_SUBJECT_MAX_CHARS,
   MailKind,
   Participant,
   PermissionMode,
@@ -129,7 +130,7 @@ export type ThreadResponse = z.infer<typeof ThreadResponse>;
 export const SendMailRequest = z.strictObject({
   /** Recipient address `name@path.session` (G-1), checked by the address grammar. */
   to: AddressString,
-  subject: z.string().max(500),
+  subject: z.string().max(MAIL_SUBJECT_MAX_CHARS),
   body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),
   /** Id of the mail this answers. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { AgentKeyView, AllowedModelsResponse } from '@agentmail/protocol';
+import type { AgentKeyView, AllowedModelsResponse, IssueAgentKeyResponse } from '@agentmail/protocol';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
@@ -14,6 +14,38 @@ function printIssuedKey(io: CliIo, issued: { key_id: string; agent_name: string;
   io.out(
     `the bridge uses it as AGENTMAIL_AGENT_NAME=${oneLine(issued.agent_name)} AGENTMAIL_AGENT_KEY=<key>`,
   );
+}
+
+/**
+ * Issue a key for `agentName` unless it already has an active one: a second key stays valid beside
+ * the first (the admin page lists both), so it is issued only when asked (`another`). The check and
+ * the issue are two requests: two admins issuing for one agent at the same moment can both pass.
+ * @returns the issued key, whether it is another one, and how many active keys the agent now has
+ * @throws CliError `AM_CLI_AGENT_KEY_ACTIVE` naming the active keys and the two ways on
+ *   (`agentmail agent key revoke <name>`, `--another`); nothing is issued
+ */
+export async function issueKeyOnce(
+  api: HumanApi,
+  agentName: string,
+  options: { another: boolean },
+): Promise<IssueAgentKeyResponse & { another: boolean; active_keys: number }> {
+  const { keys } = await api.agentKeys();
+  const active = keys.filter((k) => k.agent_name === agentName && k.revoked_at === null);
+  if (active.length > 0 && !options.another) {
+    const name = oneLine(agentName);
+    const ids = active.map((k) => k.key_id);
+    throw new CliError(
+      'AGENT_KEY_ACTIVE',
+      `agent ${name} already has an active key (${ids.join(', ')}); no key was issued`,
+      {
+        detail: `a new key would stay valid beside it; the key itself was shown once, when it was issued (created ${active.map((k) => shortTime(k.created_at)).join(', ')})`,
+        suggestion: `lost it? revoke it, then issue a new one: agentmail agent key revoke ${name} && agentmail agent key ${name}\nanother key beside it: agentmail agent key ${name} --another`,
+        extra: { agent: agentName, active_keys: active.length, key_ids: ids },
+      },
+    );
+  }
+  const issued = await api.issueAgentKey(agentName);
+  return { ...issued, another: active.length > 0, active_keys: active.length + 1 };
 }
 
 function keyTable(keys: readonly AgentKeyView[]): string {
@@ -170,11 +202,15 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .argument('[name]', 'agent name the key is bound to; or "list", "revoke", "issue"')
     .argument('[target]', 'for revoke: a key id, or an agent name (all its keys); for issue: the agent name')
     .option('--revoke <key_id>', 'revoke this key (a key id or an agent name) instead of issuing one')
+    .option(
+      '--another',
+      'issue a key although the agent has an active one (both stay valid); without it, an agent with an active key gets none',
+    )
     .action(
       async (
         name: string | undefined,
         target: string | undefined,
-        opts: { revoke?: string },
+        opts: { revoke?: string; another?: boolean },
         cmd: Command,
       ) => {
         const json = ctx.globals(cmd).json === true;
@@ -206,9 +242,13 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
               'agentmail agent key <name>   ·   agentmail agent key list   ·   agentmail agent key revoke <key id | name>',
           });
         }
-        const issued = await api.issueAgentKey(agentName);
+        const issued = await issueKeyOnce(api, agentName, { another: opts.another === true });
         if (json) return printJson(ctx.io, issued);
         printIssuedKey(ctx.io, issued);
+        if (issued.another)
+          ctx.io.out(
+            `agent ${oneLine(agentName)} now has ${issued.active_keys} active keys; the keys: agentmail agent key list; revoke one: agentmail agent key revoke <key id>`,
+          );
       },
     );
 

@@ -4,20 +4,31 @@
  * stdin is read — reading stops at the limit, so `--body - < 100MB.log` costs no more memory than
  * a body may have — and text that is not UTF-8 is refused instead of silently turned into U+FFFD.
  */
-import { MAIL_BODY_MAX_CHARS } from '@agentmail/protocol';
-import { CliError } from './errors.js';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { MAIL_BODY_MAX_CHARS, MAIL_SUBJECT_MAX_CHARS } from '@agentmail/protocol';
+import { CliError, isCliError } from './errors.js';
 
 /** The limit in the words of `--help` and of the error. */
 export const BODY_LIMIT_WORDS = `${MAIL_BODY_MAX_CHARS.toLocaleString('en')} characters`;
 
+/**
+ * How a long body gets in. A shell refuses a single argument over about 128 KB ("Argument list
+ * too long", Linux's MAX_ARG_STRLEN) before the CLI runs, far below the body limit: a long text
+ * goes through a file or stdin.
+ */
+export const LONG_BODY_WORDS =
+  'a long text goes in from a file: --body-file <path>, or --body - < <path> (stdin)';
+
 function tooLarge(what: string): CliError {
   return new CliError('BODY_TOO_LARGE', `${what} is longer than a mail body may be (${BODY_LIMIT_WORDS})`, {
-    suggestion: 'send less: split it over several mails, or attach it as a file with --attach <file>',
+    suggestion: `send less: split it over several mails (${LONG_BODY_WORDS}), or attach it as a file with --attach <file>`,
   });
 }
 
 /**
- * Read a body from `chunks` (stdin), decoding UTF-8 strictly and stopping as soon as the text is
+ * Read a body from `chunks` (stdin, or a file: `what` names it in the errors), decoding UTF-8 strictly and stopping as soon as the text is
  * over `maxChars` (UTF-16 code units, as the Gateway counts).
  * @throws CliError `AM_CLI_BODY_TOO_LARGE` over the limit (nothing is sent);
  *   `AM_CLI_NOT_UTF8` naming the byte offset of the first byte that is not UTF-8.
@@ -25,6 +36,7 @@ function tooLarge(what: string): CliError {
 export async function readBodyStream(
   chunks: AsyncIterable<Uint8Array>,
   maxChars: number = MAIL_BODY_MAX_CHARS,
+  what = 'the body read from stdin',
 ): Promise<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const parts: string[] = [];
@@ -35,14 +47,14 @@ export async function readBodyStream(
     try {
       text = bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true });
     } catch (err) {
-      throw new CliError('NOT_UTF8', `the body read from stdin is not UTF-8 text (near byte ${offset})`, {
+      throw new CliError('NOT_UTF8', `${what} is not UTF-8 text (near byte ${offset})`, {
         suggestion:
           'convert it first (iconv -f <its encoding> -t UTF-8), or attach the file as it is with --attach',
         cause: err,
       });
     }
     length += text.length;
-    if (length > maxChars) throw tooLarge('the body read from stdin');
+    if (length > maxChars) throw tooLarge(what);
     parts.push(text);
   };
   for await (const chunk of chunks) {
@@ -51,6 +63,59 @@ export async function readBodyStream(
   }
   decode(undefined);
   return parts.join('');
+}
+
+/**
+ * The body of `--body-file <path>` (relative to `cwd`), read as {@link readBodyStream} reads stdin.
+ * @throws CliError `AM_CLI_FILE_UNREADABLE` naming `--body-file` and the cause (missing, a
+ *   directory, not readable); `AM_CLI_BODY_TOO_LARGE`; `AM_CLI_NOT_UTF8`.
+ */
+export async function readBodyFile(path: string, cwd: string = process.cwd()): Promise<string> {
+  const absolute = resolve(cwd, path);
+  try {
+    if ((await stat(absolute)).isDirectory())
+      throw new CliError(
+        'FILE_UNREADABLE',
+        `--body-file ${JSON.stringify(path)} is a directory, not a file`,
+        {
+          suggestion: 'give the path of a text file; nothing was sent',
+        },
+      );
+    return await readBodyStream(
+      createReadStream(absolute),
+      MAIL_BODY_MAX_CHARS,
+      `--body-file ${JSON.stringify(path)}`,
+    );
+  } catch (err) {
+    if (isCliError(err)) throw err;
+    const code = (err as { code?: unknown }).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'not readable by you'
+          : (err as Error).message;
+    throw new CliError('FILE_UNREADABLE', `cannot read --body-file ${JSON.stringify(path)}: ${why}`, {
+      suggestion: 'check the path; nothing was sent',
+      cause: err,
+    });
+  }
+}
+
+/**
+ * `--subject` as given, checked against the subject limit before anything is sent.
+ * @throws CliError `AM_CLI_USAGE` naming `--subject`, its length and the fix
+ */
+export function checkSubject(subject: string): string {
+  if (subject.length <= MAIL_SUBJECT_MAX_CHARS) return subject;
+  throw new CliError(
+    'USAGE',
+    `--subject is ${subject.length.toLocaleString('en')} characters long; a subject may have at most ${MAIL_SUBJECT_MAX_CHARS}`,
+    {
+      suggestion:
+        "give a short --subject and put the rest in the body (--body, or --body-file <path>); without --subject the body's first line is the subject",
+    },
+  );
 }
 
 /** `--body <text>` as given on the command line, checked against the limit. @throws CliError `AM_CLI_BODY_TOO_LARGE` */

@@ -13,7 +13,14 @@ import { type CliContext, parseIntOption } from './context.js';
 import { CliError, isCliError } from './errors.js';
 import type { HumanApi } from './http.js';
 import { attachmentFiles } from './http.js';
-import { BODY_LIMIT_WORDS, checkBodyText, readBodyStream, replacementWarning } from './mail-body.js';
+import {
+  BODY_LIMIT_WORDS,
+  checkBodyText,
+  checkSubject,
+  readBodyFile,
+  readBodyStream,
+  replacementWarning,
+} from './mail-body.js';
 import { type CliIo, oneLine, printJson, shortTime, table, textBlock, truncate } from './output.js';
 import { closestNames } from './person-errors.js';
 
@@ -121,8 +128,17 @@ async function withHints(err: unknown, api: HumanApi, to: string): Promise<unkno
   });
 }
 
-/** The body: `--body <text>` or `--body -` (stdin), both held to the one limit. */
-async function readBody(io: CliIo, body: string): Promise<string> {
+/** The body: `--body <text>`, `--body -` (stdin) or `--body-file <path>`, each held to the one limit. */
+async function readBody(io: CliIo, body: string | undefined, bodyFile: string | undefined): Promise<string> {
+  if (body !== undefined && bodyFile !== undefined)
+    throw new CliError('USAGE', 'give the body once: --body or --body-file, not both', {
+      suggestion: 'agentmail send <to> --body-file <path>   or   agentmail send <to> --body <text>',
+    });
+  if (bodyFile !== undefined) return readBodyFile(bodyFile, io.cwd);
+  if (body === undefined)
+    throw new CliError('USAGE', 'send needs a body: --body <text>, --body - (stdin) or --body-file <path>', {
+      suggestion: 'agentmail send <to> -s <subject> -b <text>   (a long text: --body-file <path>)',
+    });
   if (body === '-') return readBodyStream(io.stdin());
   const warning = replacementWarning('--body', body);
   if (warning !== undefined) io.err(warning);
@@ -135,11 +151,15 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
     .command('send')
     .description('send a mail to an agent or a person (name, name@/path, name@/path.new, name@/path.alias)')
     .argument('<to>', 'recipient address')
-    .requiredOption('-s, --subject <subject>', 'subject line')
-    .requiredOption(
-      '-b, --body <text>',
-      `body text, or "-" to read it from stdin (at most ${BODY_LIMIT_WORDS})`,
+    .option(
+      '-s, --subject <subject>',
+      "subject line (at most 500 characters); without it, the body's first line (shortened) is the subject",
     )
+    .option(
+      '-b, --body <text>',
+      `body text, or "-" to read it from stdin (at most ${BODY_LIMIT_WORDS}; a shell refuses an argument over ~128 KB: use --body-file or --body - for a long text)`,
+    )
+    .option('--body-file <path>', 'read the body from this file (UTF-8; instead of --body)')
     .option('--cc <address>', 'copy to this address (repeat for more)', collect)
     .option('--reply-to <mail_id>', 'id of the mail this answers')
     .option(
@@ -161,12 +181,17 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         opts.maxRounds === undefined
           ? undefined
           : parseIntOption('--max-rounds', String(opts.maxRounds), 1, 1000);
-      const subject = String(opts.subject);
+      // No subject: the Gateway gives the mail the one rule's subject (the body's first line).
+      const subject = checkSubject(opts.subject === undefined ? '' : String(opts.subject));
       const subjectWarning = replacementWarning('--subject', subject);
       if (subjectWarning !== undefined) ctx.io.err(subjectWarning);
       // Everything local first — every file, the body — so a problem sends and uploads nothing.
       const files = await attachmentFiles((opts.attach as string[] | undefined) ?? [], ctx.io.cwd);
-      const body = await readBody(ctx.io, String(opts.body));
+      const body = await readBody(
+        ctx.io,
+        opts.body === undefined ? undefined : String(opts.body),
+        opts.bodyFile === undefined ? undefined : String(opts.bodyFile),
+      );
       const api = await ctx.api(cmd);
       const attachments = [];
       for (const file of files) attachments.push((await api.uploadFile(file)).attachment);

@@ -10,6 +10,7 @@ import { parseAddress } from '@agentmail/protocol';
 import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import { readAgentKey } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
+import { issueKeyOnce } from './admin.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { readConfigFile, writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
@@ -332,6 +333,7 @@ export async function installService(
   if (facts?.plugin.kind === 'zcode-config') await checkPluginList(zcodeConfigFile(env), ['plugins', 'dirs']);
   // Every step below is undone when a later one fails: a failed install leaves nothing behind.
   const undo: Array<() => Promise<unknown>> = [];
+  const keyWarnings: string[] = [];
   const done = await (async () => {
     try {
       // Directories first: a path that cannot be a directory fails here, before any file is written.
@@ -339,8 +341,18 @@ export async function installService(
         await prepareDir(dir, undo);
       if (api !== undefined) {
         const agentName = settings.find(([k]) => k === 'AGENTMAIL_AGENT_NAME')?.[1] ?? service;
-        const issued = await api.issueAgentKey(agentName);
+        // --issue-key asks for a new key by name: "another" when the agent has one (a reinstall,
+        // the key of another host), said in a warning so no live key goes unnoticed.
+        const issued = await issueKeyOnce(api, agentName, { another: true });
         undo.push(() => api.revokeAgentKey(issued.key_id));
+        if (issued.another)
+          keyWarnings.push(
+            say(env, 'ops.service.other_keys', {
+              agent: agentName,
+              count: issued.active_keys - 1,
+              key_id: issued.key_id,
+            }),
+          );
         const at = settings.findIndex(([k]) => k === 'AGENTMAIL_AGENT_KEY');
         settings[at] = ['AGENTMAIL_AGENT_KEY', issued.key];
         if (keyTarget !== undefined) keyTarget.text = render().keyFile ?? keyTarget.text;
@@ -362,7 +374,7 @@ export async function installService(
           mode: t.mode.toString(8),
         });
       }
-      const warnings: string[] = [];
+      const warnings: string[] = [...keyWarnings];
       // The Gateway serves the web mailbox at the address it advertises: without its build, 503.
       const built =
         facts === undefined

@@ -544,6 +544,8 @@ export const EN = {
   'ops.service.not_built': '{path} is not built yet: run {build} before starting',
   'ops.service.no_report_key':
     "no key for the Gateway's own crash reports yet: once it runs, agentmail service install gateway --issue-key --force",
+  'ops.service.other_keys':
+    'agent {agent} has {count} other active key(s) beside the new key {key_id} of this service; revoke the ones nothing uses: agentmail agent key list, then agentmail agent key revoke <key id>',
   'ops.service.plugin_env': 'the driver loads {path} into every run ({variable})',
   'ops.service.plugin_added': 'added {path} to {list} of {file}',
   'ops.service.plugin_present': '{path} is already in {list} of {file}',

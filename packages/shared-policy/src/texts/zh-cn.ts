@@ -514,6 +514,8 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.not_built': '{path} 还没有构建：启动前请运行 {build}',
   'ops.service.no_report_key':
     '还没有用于 Gateway 自身崩溃报告的密钥：它运行后执行 agentmail service install gateway --issue-key --force',
+  'ops.service.other_keys':
+    '除本服务的新密钥 {key_id} 外，智能体 {agent} 还有 {count} 个有效密钥；请吊销不再使用的：agentmail agent key list，然后 agentmail agent key revoke <密钥 ID>',
   'ops.service.plugin_env': '驱动程序在每次运行时加载 {path}（{variable}）',
   'ops.service.plugin_added': '已把 {path} 加入 {file} 的 {list}',
   'ops.service.plugin_present': '{path} 已在 {file} 的 {list} 中',
