@@ -6,6 +6,7 @@ import { Id, MAIL_BODY_MAX_CHARS, MAIL_SUBJECT_MAX_CHARS, PermissionMode, Timest
 /** `POST /me/mail/send` body: a person sends a task or a reply. */
 export const PersonSendRequest = z.strictObject({
   to: AddressString,
+  /** Empty or blank: the Gateway stores the body's first non-empty line (shared-policy `subjectForSend`). */
   subject: z.string().max(MAIL_SUBJECT_MAX_CHARS),
   body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),

@@ -130,6 +130,7 @@ export type ThreadResponse = z.infer<typeof ThreadResponse>;
 export const SendMailRequest = z.strictObject({
   /** Recipient address `name@path.session` (G-1), checked by the address grammar. */
   to: AddressString,
+  /** Empty or blank: the Gateway stores the body's first non-empty line (shared-policy `subjectForSend`). */
   subject: z.string().max(MAIL_SUBJECT_MAX_CHARS),
   body: z.string().max(MAIL_BODY_MAX_CHARS),
   cc: z.array(AddressString).max(20).optional(),
