@@ -422,5 +422,8 @@ describe('keys, tokens, presence, models (items 12, 14, 15)', () => {
     expect(refused.stderr).toMatch(
       /only its owner "alice" may change it[\s\S]*try: leave out --mode to keep mode full/,
     );
+    // A refusal of what was asked, not of the token: no Gateway or token source lines (issue 20).
+    expect(refused.stderr).not.toContain('the token from');
+    expect(refused.stderr).not.toContain('the URL from');
   });
 });

@@ -60,12 +60,16 @@ export function withConnectionSource(
   error: CliError,
   baseUrl: string,
   from: ConnectionSource | undefined,
+  request?: ApiRequestInfo,
 ): CliError {
   if (from === undefined) return error;
-  const code = (error.body as { code?: unknown } | undefined)?.code;
+  const body = error.body as { code?: unknown; needs?: unknown } | undefined;
+  const code = body?.code;
+  // A refusal of the token itself, or of whose token it is (an agent key, a person's on an admin
+  // command); not a refusal of what the request asks (a mode only the owner may change).
   const tokenError =
     code === 'AM_GW_UNAUTHENTICATED' ||
-    (code === 'AM_GW_FORBIDDEN' && error.status === 403) ||
+    (code === 'AM_GW_FORBIDDEN' && (body?.needs === 'user_token' || request?.auth === 'admin')) ||
     error.code === 'AM_CLI_NO_TOKEN';
   const urlError =
     tokenError ||
@@ -273,11 +277,16 @@ function cliClient(options: HumanApiOptions): ApiClient {
           try {
             requireToken(request);
           } catch (err) {
-            throw isCliError(err) ? withConnectionSource(err, options.baseUrl, options.from) : err;
+            throw isCliError(err) ? withConnectionSource(err, options.baseUrl, options.from, request) : err;
           }
         },
         beforeError: (error, request) =>
-          withConnectionSource(cliErrorOf(error, request, options.baseUrl), options.baseUrl, options.from),
+          withConnectionSource(
+            cliErrorOf(error, request, options.baseUrl),
+            options.baseUrl,
+            options.from,
+            request,
+          ),
       },
     });
   } catch (err) {
