@@ -26,7 +26,7 @@ export interface ServeMailToolsOptions {
 
 /**
  * Serve the 11 mail tools (SPEC B-17) over MCP on stdio until the host closes the input, then
- * close the server. Resolves once closed; the caller decides whether to exit (open HTTP
+ * answer the calls still running and close the server. Resolves once closed; the caller decides whether to exit (open HTTP
  * keep-alive sockets may hold the event loop a few seconds).
  * @example
  * await serveMailToolsOnStdio({ backend: backendFromEnv(process.env, 'en') });
@@ -35,7 +35,19 @@ export interface ServeMailToolsOptions {
 export async function serveMailToolsOnStdio(options: ServeMailToolsOptions): Promise<void> {
   const input = options.input ?? process.stdin;
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const server = createMailToolServer({ backend: options.backend, locale: options.locale ?? 'en' });
+  // Calls still running when the input ends are answered before the server closes: a host (or a
+  // shell pipe) may send its last request and close stdin at once.
+  const pending = new Set<Promise<unknown>>();
+  const backend: MailToolBackend = {
+    mode: options.backend.mode,
+    call: (name, args, signal) => {
+      const call = options.backend.call(name, args, signal);
+      pending.add(call);
+      void call.finally(() => pending.delete(call));
+      return call;
+    },
+  };
+  const server = createMailToolServer({ backend, locale: options.locale ?? 'en' });
   // Listen before connecting: a host may send its requests and close stdin at once.
   const ended = new Promise<void>((resolve) => {
     input.on('end', resolve);
@@ -44,5 +56,10 @@ export async function serveMailToolsOnStdio(options: ServeMailToolsOptions): Pro
   await server.connect(new StdioServerTransport(input, options.output ?? process.stdout));
   log(`${options.name ?? 'agentmail-mcp'}: serving the mail tools (${options.backend.mode})`);
   await ended;
+  // A request read just before the end may start its call a turn of the loop later.
+  await new Promise((resolve) => setImmediate(resolve));
+  while (pending.size > 0) await Promise.allSettled([...pending]);
+  // The answer of the last call is written once its handler resumes, a turn of the loop later.
+  await new Promise((resolve) => setImmediate(resolve));
   await server.close();
 }

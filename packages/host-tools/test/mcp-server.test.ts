@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
 import { type Stack, startStack } from '@agentmail/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -89,6 +90,45 @@ describe('agentmail-mcp (SPEC B-17)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a call sent just before stdin closes is still answered (a host or a shell pipe closing at once)', async () => {
+    const lines = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pipe', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_contacts', arguments: {} } },
+    ];
+    const child = spawn(process.execPath, [files.mcpJs], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        AGENTMAIL_GATEWAY_URL: stack.gatewayUrl,
+        AGENTMAIL_AGENT_KEY: stack.agent.key,
+      },
+      stdio: 'pipe',
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+    });
+    child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    const code = await new Promise<number | null>((done) => child.once('close', done));
+    expect(code).toBe(0);
+    const answers = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean } });
+    // The call went to the Gateway (a round trip after stdin ended) and its answer still came.
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1]?.result?.isError).toBeFalsy();
   });
 
   it('in a mail turn every call runs in the bridge, over the turn RPC; the key is not needed', async () => {
