@@ -99,6 +99,10 @@ describe('a long thread (1,000 mails, one body of 1 MB) on a phone', () => {
   }, 120_000);
 
   it('opens at the clicked mail, highlighted, older mails and the long body folded; "show all" unfolds it', async () => {
+    // Sent in parallel, so the clicked mail's place in the thread is whatever the Gateway took it as.
+    const window = await dana.api.thread(clicked, { limit: 100, around: clicked });
+    const place = window.offset + window.mails.findIndex((m) => m.id === clicked);
+    expect(place).toBeGreaterThan(900);
     const { page, problems } = await ws.open(dana.token, PHONE);
     await page.getByRole('link', { name: 'All', exact: true }).tap();
     await page.locator(`a[data-mail-id="${clicked}"]`).tap();
@@ -115,10 +119,9 @@ describe('a long thread (1,000 mails, one body of 1 MB) on a phone', () => {
       6 * PHONE_HEIGHT,
     );
     expect(await mail.textContent()).not.toContain(BIG_END);
-    // Sent in parallel, so the clicked mail's place in the thread is whatever the Gateway took it as.
-    const window = await dana.api.thread(clicked, { limit: 100, around: clicked });
-    const place = window.offset + window.mails.findIndex((m) => m.id === clicked);
-    expect(place).toBeGreaterThan(900);
+    // Folded: the 3 mails before it (one line each); whole: it and every mail after it.
+    expect(await page.locator('article.mail.folded').count()).toBe(3);
+    expect(await page.locator('article.mail:not(.folded)').count()).toBe(1000 - place);
     expect(await page.getByRole('button', { name: /^Show \d+ older mails$/ }).textContent()).toBe(
       `Show ${place - 3} older mails`, // the nearest 3 show folded (OLDER_SHOWN)
     );

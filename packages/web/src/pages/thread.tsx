@@ -244,9 +244,13 @@ export function ThreadPage(props: { id: string; onSignedOut: () => void }) {
   const rest = at >= 0 ? mails.slice(at) : mails;
   const hiddenOlder = showOlder ? 0 : Math.max(0, older.length - OLDER_SHOWN);
   const last = mails.at(-1);
-  const view = (m: Mail) =>
-    m.id === props.id || open.has(m.id) || at < 0 ? (
-      <MailView key={m.id} mail={m} focused={m.id === props.id} onSignedOut={props.onSignedOut} />
+  const full = (m: Mail) => (
+    <MailView key={m.id} mail={m} focused={m.id === props.id} onSignedOut={props.onSignedOut} />
+  );
+  // Older mails fold to a line each until opened; the clicked one and everything after are whole.
+  const folded = (m: Mail) =>
+    open.has(m.id) ? (
+      full(m)
     ) : (
       <FoldedMail key={m.id} mail={m} onOpen={() => setOpen((s) => new Set([...s, m.id]))} />
     );
@@ -282,8 +286,8 @@ export function ThreadPage(props: { id: string; onSignedOut: () => void }) {
           {t('web.thread.load_earlier', { count: start })}
         </button>
       ) : null}
-      {older.slice(hiddenOlder).map(view)}
-      {rest.map(view)}
+      {older.slice(hiddenOlder).map(folded)}
+      {rest.map(full)}
       {end < thread.total ? (
         <button
           type="button"
