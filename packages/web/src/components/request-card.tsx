@@ -12,10 +12,10 @@ import { explain, gatewayCode, isSignedOut } from '../errors.js';
 import { href } from '../route.js';
 import { t, when } from '../texts.js';
 
-/** Lines of the context an inbox card shows beside its buttons. @default 6 */
-export const COMMAND_PREVIEW_LINES = 6;
-/** Characters of the context an inbox card shows beside its buttons. @default 400 */
-export const COMMAND_PREVIEW_CHARS = 400;
+/** Lines of the context an inbox card shows beside its buttons. @default 8 */
+export const COMMAND_PREVIEW_LINES = 8;
+/** Characters of the context an inbox card shows beside its buttons (about 9 lines on a phone). @default 320 */
+export const COMMAND_PREVIEW_CHARS = 320;
 
 /**
  * The start of a request's context (tool and input first, as the bridges write it): what an
