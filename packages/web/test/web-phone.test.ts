@@ -127,6 +127,16 @@ describe('a long thread (1,000 mails, one body of 1 MB) on a phone', () => {
     );
     await screenshot(page, 'phone-long-thread');
 
+    // "Show older" unfolds the rest of the page's older mails; "load earlier" fetches the page before.
+    await page.getByRole('button', { name: /^Show \d+ older mails$/ }).tap();
+    const inWindow = place - window.offset;
+    expect(await page.locator('article.mail.folded').count()).toBe(inWindow);
+    await page.getByRole('button', { name: `Load earlier mails (${window.offset} more)` }).tap();
+    await expect
+      .poll(() => page.locator('article.mail.folded').count())
+      .toBe(inWindow + Math.min(100, window.offset));
+    await mail.scrollIntoViewIfNeeded();
+
     // An older mail opens from its folded line; "show all" shows the whole body.
     await page
       .getByRole('button', { name: /^Open the mail of / })
