@@ -167,6 +167,9 @@ export function App() {
   }, [who.state === 'in' ? who.me.name : '']);
 
   const signOut = useCallback(async () => {
+    // The pages and the live stream go first ("loading" until the Gateway answers), so none of
+    // their requests follows the sign-out into a 401.
+    setWhoState({ state: 'loading' });
     await api.signOut().catch(() => undefined);
     setWho({ state: 'signed_out', notice: t('web.signin.signed_out') });
   }, []);
