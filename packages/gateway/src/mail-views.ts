@@ -10,9 +10,11 @@ import type {
   MailSummary,
   Participant,
   PermissionMode,
+  PermissionStatus,
   SessionParticipant,
   ThreadResponse,
 } from '@agentmail/protocol';
+import { FAILURE_RELAY_KEY_PREFIX } from '@agentmail/shared-policy';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Actor, Db, SessionRow } from './context.js';
 import { iso } from './context.js';
@@ -28,6 +30,11 @@ export const SNIPPET_LENGTH = 200;
 
 /** Mail kinds stored internally: the wire kinds plus `permission` (question mails, B-20). */
 export const PERMISSION_KIND = 'permission';
+
+/** A stored request status as the wire names it; anything unknown reads as `pending` (it was never decided). */
+export function permissionStatusOf(status: string): PermissionStatus {
+  return status === 'decided' || status === 'withdrawn' || status === 'expired' ? status : 'pending';
+}
 
 function isHumanActor(actor: Actor): boolean {
   return actor.kind === 'user';
@@ -59,6 +66,8 @@ interface Loaded {
   attachments: Map<string, AttachmentInfo[]>;
   sessions: Map<string, SessionRow>;
   parents: Map<string, string>;
+  /** The request a permission mail carries, by mail id. */
+  requests: Map<string, NonNullable<MailSummary['request']>>;
 }
 
 async function load(db: Db, mailIds: readonly string[]): Promise<Loaded> {
@@ -69,6 +78,7 @@ async function load(db: Db, mailIds: readonly string[]): Promise<Loaded> {
       attachments: new Map(),
       sessions: new Map(),
       parents: new Map(),
+      requests: new Map(),
     };
   const mails = await db.selectFrom('mails').selectAll().where('id', 'in', mailIds).orderBy('id').execute();
   const dRows = await db.selectFrom('deliveries').selectAll().where('mail_id', 'in', mailIds).execute();
@@ -123,7 +133,18 @@ async function load(db: Db, mailIds: readonly string[]): Promise<Loaded> {
       .execute();
     for (const r of rows) parents.set(r.id, r.from_name);
   }
-  return { mails, deliveries, attachments, sessions, parents };
+  const requests = new Map<string, NonNullable<MailSummary['request']>>();
+  const permissionMailIds = mails.filter((m) => m.kind === PERMISSION_KIND).map((m) => m.id);
+  if (permissionMailIds.length) {
+    const rows = await db
+      .selectFrom('permissions')
+      .select(['mail_id', 'status', 'decision'])
+      .where('mail_id', 'in', permissionMailIds)
+      .execute();
+    for (const r of rows)
+      requests.set(r.mail_id, { status: permissionStatusOf(r.status), decision: r.decision });
+  }
+  return { mails, deliveries, attachments, sessions, parents, requests };
 }
 
 function participantOf(d: DeliveryRow, sessions: Map<string, SessionRow>): Participant {
@@ -169,6 +190,9 @@ function summaryOf(actor: Actor, mail: MailRow, l: Loaded): MailSummary {
     kind: mail.kind === 'calendar' ? 'calendar' : 'mail',
     is_permission: mail.kind === PERMISSION_KIND,
     relay: mail.relay !== null,
+    // The failure mail's key is the one mark it has on the wire (its subject is in the sender's language).
+    failure: mail.relay !== null && (mail.relay_key ?? '').startsWith(FAILURE_RELAY_KEY_PREFIX),
+    request: mail.kind === PERMISSION_KIND ? (l.requests.get(mail.id) ?? null) : null,
     permission_mode: permissionModeOf(session),
     reply_address: isSender ? (to[0]?.address ?? fromAddress) : fromAddress,
     self_address: addressIn(actor.name, isHumanActor(actor), session),
@@ -321,8 +345,11 @@ export async function readMail(db: Db, actor: Actor, id: string): Promise<Mail> 
 
 /**
  * The thread of a mail for its reader: the mails of the reader's session for it that the reader
- * can see ({@link canSeeMail}: sent by it or delivered to it), oldest first, paged.
- * @throws GatewayError `AM_GW_NOT_FOUND` as {@link readMail}.
+ * can see ({@link canSeeMail}: sent by it or delivered to it), oldest first, paged. With `around`
+ * (a mail of the thread) the page holds that mail, in its middle where the thread allows, and
+ * `offset` is ignored.
+ * @throws GatewayError `AM_GW_NOT_FOUND` as {@link readMail}; `AM_GW_BAD_REQUEST` (field
+ *   `around`) when `around` is no mail of this thread for the reader.
  */
 export async function readThread(
   db: Db,
@@ -330,6 +357,7 @@ export async function readThread(
   id: string,
   offset: number,
   limit: number,
+  around?: string,
 ): Promise<ThreadResponse> {
   const first = await load(db, [id]);
   const mail = first.mails[0];
@@ -338,6 +366,15 @@ export async function readThread(
   const session = await sessionById(db, sessionId);
   if (!session) throw mailNotFound(id);
   const ids = await visibleSessionMailIds(db, actor, sessionId);
+  if (around !== undefined) {
+    const at = ids.indexOf(around);
+    if (at < 0)
+      throw new GatewayError('BAD_REQUEST', `field "around": ${around} is no mail of this thread`, {
+        suggestion: 'give the id of a mail of this thread, e.g. the one in the path',
+        extra: { field: 'around' },
+      });
+    offset = Math.max(0, Math.min(at - Math.floor(limit / 2), ids.length - limit));
+  }
   const page = ids.slice(offset, offset + limit);
   const l = await load(db, page);
   const participants = shortParticipants(await sessionParticipants(db, actor, session));

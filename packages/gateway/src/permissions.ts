@@ -32,7 +32,7 @@ import type { PermissionsTable } from './db/schema.js';
 import { GatewayError } from './errors.js';
 import { agentStream, type EventBatch, userStream } from './event-hub.js';
 import { newId } from './ids.js';
-import { canSeeMail, PERMISSION_KIND } from './mail-views.js';
+import { canSeeMail, PERMISSION_KIND, permissionStatusOf } from './mail-views.js';
 import { addressIn, sessionById } from './sessions.js';
 
 type PermissionRow = Selectable<PermissionsTable>;
@@ -304,11 +304,6 @@ function parseOptions(text: string): string[] {
   }
 }
 
-/** The stored status as the wire names it; anything unknown reads as `pending` (it was never decided). */
-function statusOf(status: string): PermissionStatus {
-  return status === 'decided' || status === 'withdrawn' || status === 'expired' ? status : 'pending';
-}
-
 /** A request as the person sees it. */
 export function permissionView(row: PermissionRow, sessionAlias: string): PermissionView {
   return {
@@ -321,7 +316,7 @@ export function permissionView(row: PermissionRow, sessionAlias: string): Permis
     options: parseOptions(row.options),
     multi_select: row.multi_select === 1,
     context: row.context,
-    status: statusOf(row.status),
+    status: permissionStatusOf(row.status),
     decision: row.decision,
     answers: parseOptions(row.answers),
     note: row.note ?? '',
@@ -547,7 +542,7 @@ export async function withdrawPermission(
       .select('status')
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    return statusOf(after.status);
+    return permissionStatusOf(after.status);
   });
   ctx.hub.publish(batch);
   return { id, status };

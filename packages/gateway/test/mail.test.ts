@@ -276,6 +276,60 @@ describe('inbox, read, thread, participants (G-39)', () => {
     expect((await page('status=all&limit=1')).mails[0]?.subject).toBe('m5');
   });
 
+  it('thread ?around= gives the page holding that mail (in its middle where it can); a mail of another thread is refused by field', async () => {
+    const start = await personSend(alice, { to: 'pi@/srv/around.new', subject: 'Around', body: 'm0' });
+    if (start.status !== 'sent') throw new Error('not sent');
+    const ids = [start.mail_id];
+    for (let i = 1; i < 10; i++) {
+      const r = await api(gw, 'POST', '/mail/send', piKey, {
+        to: `alice@.${start.session_alias}`,
+        subject: 'Re',
+        body: `m${i}`,
+        relay: 'summary',
+        relay_key: `around:${i}`,
+      });
+      ids.push((r.body as { mail_id: string }).mail_id);
+    }
+    const page = async (id: string, query: string) =>
+      ThreadResponse.parse((await api(gw, 'GET', `/me/mail/${id}/thread?${query}`, alice)).body);
+    const middle = await page(ids[6] as string, `limit=4&around=${ids[6]}`);
+    expect([middle.offset, middle.mails.map((m) => m.body)]).toEqual([4, ['m4', 'm5', 'm6', 'm7']]);
+    const end = await page(ids[9] as string, `limit=4&around=${ids[9]}&offset=0`);
+    expect([end.offset, end.mails.map((m) => m.body), end.next_offset]).toEqual([
+      6,
+      ['m6', 'm7', 'm8', 'm9'],
+      null,
+    ]);
+    const first = await page(ids[0] as string, `limit=4&around=${ids[0]}`);
+    expect(first.offset).toBe(0);
+    const other = await personSend(alice, { to: 'pi@/srv/other.new', subject: 'Other', body: 'x' });
+    const refused = await api(gw, 'GET', `/me/mail/${ids[0]}/thread?around=${other.mail_id}`, alice);
+    expect([refused.status, (refused.body as { field?: string }).field]).toEqual([400, 'around']);
+  });
+
+  it('a failure mail (relay key model-failure:…, B-9) says so in its summary; a reply relay does not', async () => {
+    const task = await personSend(alice, { to: 'pi@/srv/fail.new', subject: 'Fail', body: 'x' });
+    if (task.status !== 'sent') throw new Error('not sent');
+    const send = async (key: string) =>
+      (
+        (await api(gw, 'POST', '/mail/send', piKey, {
+          to: 'alice',
+          subject: 'Could not process: Fail',
+          body: 'cause',
+          reply_to: task.mail_id,
+          relay: 'summary',
+          relay_key: key,
+        })) as { body: { mail_id: string } }
+      ).body.mail_id;
+    const failure = await send(`model-failure:${task.mail_id}`);
+    const reply = await send(`auto-relay:${task.mail_id}:s:1`);
+    const read = async (id: string) =>
+      MailResponse.parse((await api(gw, 'GET', `/me/mail/${id}`, alice)).body).mail;
+    expect((await read(failure)).failure).toBe(true);
+    expect((await read(reply)).failure).toBe(false);
+    expect((await read(task.mail_id)).request).toBeNull();
+  });
+
   it('thread pages the session oldest first; participants name who has not spoken', async () => {
     const start = await personSend(alice, { to: 'pi@/srv/t.new', subject: 'Thread', body: 'a', cc: ['bob'] });
     if (start.status !== 'sent') throw new Error('not sent');

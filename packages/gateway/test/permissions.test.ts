@@ -60,10 +60,20 @@ describe('permission routing (G-38)', () => {
     );
     expect(list.permissions.length).toBe(1);
     const inbox = InboxResponse.parse((await api(gw, 'GET', '/me/inbox', alice)).body);
-    expect(inbox.mails.find((m) => m.is_permission)?.from_name).toBe('pi');
+    const question = inbox.mails.find((m) => m.is_permission);
+    expect(question?.from_name).toBe('pi');
+    expect(question?.request, 'the question mail says its request waits').toEqual({
+      status: 'pending',
+      decision: null,
+    });
     // the same relay key again: duplicate_relay, no second request
     const dup = await api(gw, 'POST', '/permission/request', pi, ask(task.session_id, 'q1'));
     expect(dup.body.status).toBe('duplicate_relay');
+    // Decided: the question mail says how (a reader shows it decided, not as a request to answer).
+    const id = r.status === 'pending' ? r.request_id : '';
+    await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'deny' });
+    const mail = MailResponse.parse((await api(gw, 'GET', `/me/mail/${question?.id}`, alice)).body).mail;
+    expect(mail.request).toEqual({ status: 'decided', decision: 'deny' });
     me.close();
   });
 

@@ -10,6 +10,7 @@ import {
   PermissionMode,
   Timestamp,
 } from './common.js';
+import { PermissionStatus } from './permission.js';
 
 /**
  * `GET /mail/inbox` query (see SPEC §3): default unread, limit 5. Order: `oldest` first by
@@ -65,6 +66,18 @@ export const MailSummary = z.object({
    * that predate the field).
    */
   platform_session_id: z.string().default(''),
+  /**
+   * true for a bridge's failure mail: the turn of the mail it answers failed (a relay with the key
+   * `model-failure:<mail_id>`, SPEC B-9). Absent from Gateways that predate the field.
+   */
+  failure: z.boolean().optional(),
+  /**
+   * For a permission or question mail (`is_permission`): where its request stands now and the
+   * decision taken (`approve_once`, `approve_always`, `deny`, `answered`; null while none is),
+   * so a reader shows a decided request as decided; null for every other mail. Absent from
+   * Gateways that predate the field.
+   */
+  request: z.object({ status: PermissionStatus, decision: z.string().nullable() }).nullable().optional(),
 });
 export type MailSummary = z.infer<typeof MailSummary>;
 
@@ -103,10 +116,16 @@ export const MarkReadResponse = z.object({
 });
 export type MarkReadResponse = z.infer<typeof MarkReadResponse>;
 
-/** `GET /agent/mail/{id}/thread` query, paged. */
+/**
+ * `GET /agent/mail/{id}/thread` query, paged. `around` (a mail id of the thread, usually the
+ * `{id}` itself) picks the page that holds that mail instead of `offset`: the mail in the middle
+ * of the page where the thread allows (the answer's `offset` says where the page starts), so a
+ * reader opening one mail of a long thread gets that mail and its neighbours in one call.
+ */
 export const ThreadQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(100).default(20),
+  around: Id.optional(),
 });
 export type ThreadQuery = z.infer<typeof ThreadQuery>;
 

@@ -127,6 +127,7 @@ export {
 export {
   autoRelayKey,
   clampRelayKey,
+  FAILURE_RELAY_KEY_PREFIX,
   failureRelayKey,
   mailRelayKey,
   RELAY_KEY_MAX_BYTES,

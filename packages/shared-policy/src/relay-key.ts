@@ -62,6 +62,9 @@ export function clampRelayKey(key: string): string {
   return `${prefix}${HASH_SEPARATOR}${hash}`;
 }
 
+/** Start of every failure mail's relay key (SPEC B-9): how a reader tells a failure mail from a reply. */
+export const FAILURE_RELAY_KEY_PREFIX = 'model-failure:';
+
 /**
  * Relay key of the failure mail for a mail whose turn failed: `model-failure:<mail_id>`,
  * clamped (see SPEC B-9). Stable, so a retried failure mail is a `duplicate_relay`.
@@ -70,7 +73,7 @@ export function clampRelayKey(key: string): string {
  */
 export function failureRelayKey(mailId: string): string {
   requireNonEmpty(mailId, 'mailId');
-  return clampRelayKey(`model-failure:${mailId}`);
+  return clampRelayKey(`${FAILURE_RELAY_KEY_PREFIX}${mailId}`);
 }
 
 /** Escape `%` and `:` so joined parts can not run into each other. */

@@ -6,7 +6,7 @@ import type { WebSessionResponse } from '@agentmail/protocol';
 import type { ComponentChild } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { live, type Toast, toasts } from './bus.js';
+import { live, TOAST_MS, type Toast, toasts } from './bus.js';
 import { explain, isSignedOut } from './errors.js';
 import { type LiveState, startLive } from './live.js';
 import { notifyRequest } from './notify.js';
@@ -19,6 +19,47 @@ import { SignInPage } from './pages/sign-in.js';
 import { ThreadPage } from './pages/thread.js';
 import { href, useRoute } from './route.js';
 import { t } from './texts.js';
+
+/**
+ * Where the page remembers that this browser signed in, and until when (no secret: the session
+ * itself is the HttpOnly cookie, which the page cannot read). Without it the page shows the sign-in
+ * form at once instead of asking the Gateway, whose 401 the browser would log as a console error
+ * on every first visit.
+ */
+const SIGNED_IN_KEY = 'agentmail.signed_in';
+
+function rememberSignIn(me: WebSessionResponse): void {
+  try {
+    localStorage.setItem(SIGNED_IN_KEY, JSON.stringify({ expires_at: me.expires_at }));
+  } catch {
+    // Storage off: the next load asks the Gateway anyway (mayBeSignedIn says yes).
+  }
+}
+
+function forgetSignIn(): void {
+  try {
+    localStorage.removeItem(SIGNED_IN_KEY);
+  } catch {
+    // nothing kept
+  }
+}
+
+/** False only when this browser surely has no live session: never signed in here, signed out, or past its end. */
+function mayBeSignedIn(): boolean {
+  let raw: string | null;
+  try {
+    raw = localStorage.getItem(SIGNED_IN_KEY);
+  } catch {
+    return true;
+  }
+  if (raw === null) return false;
+  try {
+    const end = (JSON.parse(raw) as { expires_at?: unknown }).expires_at;
+    return typeof end !== 'string' || Date.parse(end) > Date.now();
+  } catch {
+    return true;
+  }
+}
 
 type Who =
   | { state: 'loading' }
@@ -46,16 +87,30 @@ function useCounters(signedIn: boolean): { unread: number; pending: number } {
   return counts;
 }
 
+/**
+ * Toasts at the bottom of the page: each goes after {@link TOAST_MS}, and all go when the person
+ * opens another page (a result belongs to the page it happened on and must not cover the next).
+ */
 function Toasts() {
   const [list, setList] = useState<Toast[]>([]);
-  useEffect(
-    () =>
-      toasts.subscribe((toast) => {
-        setList((l) => [...l.slice(-3), toast]);
-        setTimeout(() => setList((l) => l.filter((x) => x.id !== toast.id)), 6_000);
-      }),
-    [],
-  );
+  useEffect(() => {
+    const timers = new Set<ReturnType<typeof setTimeout>>();
+    const unsubscribe = toasts.subscribe((toast) => {
+      setList((l) => [...l.slice(-3), toast]);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        setList((l) => l.filter((x) => x.id !== toast.id));
+      }, TOAST_MS);
+      timers.add(timer);
+    });
+    const clear = () => setList([]);
+    window.addEventListener('hashchange', clear);
+    return () => {
+      unsubscribe();
+      window.removeEventListener('hashchange', clear);
+      for (const timer of timers) clearTimeout(timer);
+    };
+  }, []);
   return (
     <div class="toasts" role="status" aria-live="polite">
       {list.map((x) => (
@@ -69,17 +124,29 @@ function Toasts() {
 
 /** The web mailbox. */
 export function App() {
-  const [who, setWho] = useState<Who>({ state: 'loading' });
+  const [who, setWhoState] = useState<Who>(() =>
+    mayBeSignedIn() ? { state: 'loading' } : { state: 'signed_out' },
+  );
+  // Signed in: remembered; signed out by the Gateway's word (a 401, sign-out): forgotten. A
+  // network failure forgets nothing (the session may well be alive).
+  const setWho = useCallback((next: Who, signedOut = next.state === 'signed_out') => {
+    if (next.state === 'in') rememberSignIn(next.me);
+    else if (signedOut) forgetSignIn();
+    setWhoState(next);
+  }, []);
   const [liveState, setLiveState] = useState<LiveState>('connecting');
   const route = useRoute();
   const signedIn = who.state === 'in';
   const counts = useCounters(signedIn);
 
   useEffect(() => {
+    if (who.state !== 'loading') return;
     api.session().then(
       (me) => setWho({ state: 'in', me }),
       (err: unknown) =>
-        setWho(isSignedOut(err) ? { state: 'signed_out' } : { state: 'signed_out', notice: explain(err) }),
+        isSignedOut(err)
+          ? setWho({ state: 'signed_out' })
+          : setWho({ state: 'signed_out', notice: explain(err) }, false),
     );
   }, []);
 
@@ -100,6 +167,9 @@ export function App() {
   }, [who.state === 'in' ? who.me.name : '']);
 
   const signOut = useCallback(async () => {
+    // The pages and the live stream go first ("loading" until the Gateway answers), so none of
+    // their requests follows the sign-out into a 401.
+    setWhoState({ state: 'loading' });
     await api.signOut().catch(() => undefined);
     setWho({ state: 'signed_out', notice: t('web.signin.signed_out') });
   }, []);

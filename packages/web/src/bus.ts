@@ -54,9 +54,12 @@ export interface Toast {
 /** Toasts to show. */
 export const toasts = new Channel<Toast>();
 
+/** How long a toast stays, in ms; going to another page clears it at once. @default 5_000 */
+export const TOAST_MS = 5_000;
+
 let toastId = 0;
 
-/** Show `text` for a few seconds. */
+/** Show `text` for {@link TOAST_MS} (or until the person goes to another page). */
 export function toast(text: string, tone: Toast['tone'] = 'info'): void {
   toasts.publish({ id: ++toastId, text, tone });
 }

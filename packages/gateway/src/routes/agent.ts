@@ -86,7 +86,7 @@ export function agentRoutes(ctx: GatewayContext) {
     }));
 
     registerEndpoint(app, ctx, 'thread', async (req) =>
-      readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit),
+      readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit, req.query.around),
     );
 
     registerEndpoint(app, ctx, 'send', async (req) => {

@@ -45,7 +45,7 @@ export function humanRoutes(ctx: GatewayContext) {
     }));
 
     registerEndpoint(app, ctx, 'meThread', async (req) =>
-      readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit),
+      readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit, req.query.around),
     );
 
     registerEndpoint(app, ctx, 'meMarkRead', async (req) => ({

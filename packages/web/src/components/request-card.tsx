@@ -12,6 +12,22 @@ import { explain, gatewayCode, isSignedOut } from '../errors.js';
 import { href } from '../route.js';
 import { t, when } from '../texts.js';
 
+/** Lines of the context an inbox card shows beside its buttons. @default 8 */
+export const COMMAND_PREVIEW_LINES = 8;
+/** Characters of the context an inbox card shows beside its buttons (about 9 lines on a phone). @default 320 */
+export const COMMAND_PREVIEW_CHARS = 320;
+
+/**
+ * The start of a request's context (tool and input first, as the bridges write it): what an
+ * approval runs, for the card's one-tap buttons; `cut` when the context goes on.
+ */
+export function commandPreview(context: string): { text: string; cut: boolean } {
+  const lines = context.split('\n');
+  let text = lines.slice(0, COMMAND_PREVIEW_LINES).join('\n');
+  if (text.length > COMMAND_PREVIEW_CHARS) text = `${text.slice(0, COMMAND_PREVIEW_CHARS)}…`;
+  return { text, cut: text.length < context.length };
+}
+
 type Outcome = { kind: 'done'; text: string } | { kind: 'gone'; text: string } | undefined;
 
 /** Props of {@link RequestCard}. */
@@ -23,6 +39,24 @@ export interface RequestCardProps {
   /** Show the context folded (inbox) instead of open (requests page). @default false */
   compact?: boolean;
   focused?: boolean;
+}
+
+function CompactContext(props: { context: string }) {
+  const preview = commandPreview(props.context);
+  return (
+    <>
+      <figure class="command">
+        <figcaption class="muted small">{t('web.request.command')}</figcaption>
+        <pre class="context">{preview.text}</pre>
+      </figure>
+      {preview.cut ? (
+        <details>
+          <summary>{t('web.request.context')}</summary>
+          <pre class="context">{props.context}</pre>
+        </details>
+      ) : null}
+    </>
+  );
 }
 
 export function RequestCard(props: RequestCardProps) {
@@ -93,10 +127,8 @@ export function RequestCard(props: RequestCardProps) {
       <p class="question">{r.question}</p>
       {r.context ? (
         props.compact ? (
-          <details>
-            <summary>{t('web.request.context')}</summary>
-            <pre class="context">{r.context}</pre>
-          </details>
+          // The inbox: what an approval runs stays in sight of "Approve once"; the rest folds.
+          <CompactContext context={r.context} />
         ) : (
           <pre class="context">{r.context}</pre>
         )

@@ -115,6 +115,7 @@ function Keys(props: { onSignedOut: () => void }) {
     <section class="card" aria-labelledby="keys-h">
       <h2 id="keys-h">{t('web.admin.keys')}</h2>
       {secret ? <Secret {...secret} /> : null}
+      {/* A table on wide screens; on a phone each key is a card, its cells labelled (styles.css). */}
       <table class="keys">
         <thead>
           <tr>
@@ -128,13 +129,17 @@ function Keys(props: { onSignedOut: () => void }) {
         <tbody>
           {(keys.data?.keys ?? []).map((k) => (
             <tr key={k.key_id} data-key-id={k.key_id} class={k.revoked_at ? 'revoked' : ''}>
-              <td>{k.agent_name}</td>
-              <td>
+              <td data-label={t('web.admin.key_agent')} class="key-agent">
+                {k.agent_name}
+              </td>
+              <td data-label={t('web.admin.key_id')}>
                 <code>{k.key_id}</code>
               </td>
-              <td>{when(k.created_at)}</td>
-              <td>{k.last_used_at ? when(k.last_used_at) : t('web.admin.key_never_used')}</td>
-              <td>
+              <td data-label={t('web.admin.key_created')}>{when(k.created_at)}</td>
+              <td data-label={t('web.admin.key_last_used')}>
+                {k.last_used_at ? when(k.last_used_at) : t('web.admin.key_never_used')}
+              </td>
+              <td class="key-action">
                 {k.revoked_at ? (
                   <span class="muted small">{t('web.admin.revoked', { when: when(k.revoked_at) })}</span>
                 ) : (

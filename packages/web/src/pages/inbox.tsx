@@ -6,6 +6,7 @@ import type { MailSummary } from '@agentmail/protocol';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { useLiveTick } from '../bus.js';
+import { MailBadges } from '../components/mail-badges.js';
 import { RequestList } from '../components/request-list.js';
 import { useLoad } from '../load.js';
 import { href } from '../route.js';
@@ -18,17 +19,19 @@ const INBOX_MAX = 100;
 function Row(props: { mail: MailSummary }) {
   const m = props.mail;
   return (
-    <li class={`mail-row ${m.status}`}>
+    <li class={`mail-row ${m.status}${m.failure ? ' failure' : ''}`}>
       <a href={href('mail', m.id)} data-mail-id={m.id}>
         <span class="from">
           {m.from_name}
-          <span class={`pill ${m.from_human ? 'pill-person' : 'pill-agent'}`}>
-            {t(m.from_human ? 'web.who.person' : 'web.who.agent')}
-          </span>
-          {m.is_permission ? <span class="pill pill-approval">{t('web.inbox.request')}</span> : null}
+          <MailBadges mail={m} />
         </span>
         <span class="subject">{m.subject || t('web.mail.no_subject')}</span>
         <span class="snippet">{m.snippet}</span>
+        <span class="session" data-session-id={m.session_id}>
+          {m.session_alias
+            ? t('web.thread.session', { alias: m.session_alias })
+            : t('web.thread.default_session')}
+        </span>
         <span class="meta">
           {m.attachments.length > 0 ? (
             <span title={t('web.mail.attachments')}>📎 {m.attachments.length} · </span>
