@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, ManagedProcess } from '../src/index.js';
+import { cleanEnv, gatewayCliPath, ManagedProcess } from '../src/index.js';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 
@@ -144,6 +144,17 @@ function filterBuilds(text: string): Array<{ command: string; filters: string[] 
   return found;
 }
 
+/** The ini block of the Claude Code README's service paragraph, as `Key=value` lines. */
+function claudeUnitLines(): string[] {
+  const text = read('packages/bridge-claude/README.md');
+  const block = fencedBlocks(text).find(
+    (b) => b.lang === 'ini' && b.body.includes('agentmail-claude.service'),
+  );
+  if (block === undefined)
+    throw new Error('packages/bridge-claude/README.md: no ini block of agentmail-claude.service');
+  return block.body.split('\n').filter((l) => /^\w+=/.test(l));
+}
+
 describe('the docs name what is there', () => {
   it('every package under packages/ is a row of the root README layout table', () => {
     const readme = read('README.md');
@@ -190,6 +201,51 @@ describe('the docs name what is there', () => {
       }
     expect(commands).toBeGreaterThan(5);
     expect(alone).toEqual([]);
+  });
+});
+
+describe('the Claude Code README shows the unit `agentmail service install claude` writes', () => {
+  it('each of its lines is a line of the rendered unit (paths: /home/me is HOME, /path/to/… any)', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'agentmail-docs-unit-'));
+    try {
+      const env = cleanEnv({
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, '.config'),
+        XDG_DATA_HOME: join(home, '.local/share'),
+        AGENTMAIL_CONFIG: join(home, 'no-cli-config.json'),
+      });
+      const cli = ManagedProcess.spawn(
+        'service-install',
+        process.execPath,
+        [
+          await gatewayCliPath(),
+          '--url',
+          'http://127.0.0.1:8787',
+          'service',
+          'install',
+          'claude',
+          '--agent-key',
+          'amk_docs',
+        ],
+        { env },
+      );
+      expect(await cli.exited, cli.lines().join('\n')).toEqual({ code: 0, signal: null });
+      const unit = readFileSync(join(home, '.config/systemd/user/agentmail-claude.service'), 'utf8').split(
+        '\n',
+      );
+      const lines = claudeUnitLines();
+      expect(lines.length).toBeGreaterThan(5);
+      const missing = lines.filter((line) => {
+        const pattern = line
+          .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          .replaceAll('/home/me', home)
+          .replace(/\/path\/to\/[\w-]+/g, '\\S+');
+        return !unit.some((u) => new RegExp(`^${pattern}$`).test(u));
+      });
+      expect(missing).toEqual([]);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });
 
