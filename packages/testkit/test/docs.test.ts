@@ -16,7 +16,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -300,18 +300,25 @@ for (const section of sections) {
   });
 }
 
-/** A free loopback port (bound and released; the block binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? done(address.port) : fail(new Error('no port')),
-      );
-    });
-  });
+/**
+ * `count` distinct free loopback ports: all bound at once, then released (each block binds its own
+ * a moment later), so no two blocks get the same one.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((done, fail) => {
+          const server = createServer();
+          server.once('error', fail);
+          server.listen(0, '127.0.0.1', () => done(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+  return ports;
 }
 
 /** A copy of the working tree as a clone has it, its `node_modules` linked to the installed ones. */
@@ -426,13 +433,14 @@ describe('every "Try it locally" section runs on a fresh copy', () => {
   it(
     "each block, all at once, ends with the scripted model's answer read from its own Gateway",
     async () => {
+      const ports = await freePorts(3 * runnable.length);
       const results = await Promise.all(
-        runnable.map(async (r) => {
+        runnable.map(async (r, i) => {
           const home = join(tmp, r.name, 'home');
           await mkdir(home, { recursive: true });
           const file = join(tmp, r.name, 'block.sh');
           await writeFile(file, r.script);
-          const [gateway, model, opencode] = [await freePort(), await freePort(), await freePort()];
+          const [gateway, model, opencode] = ports.slice(3 * i, 3 * i + 3);
           const env = cleanEnv({
             HOME: home,
             XDG_CONFIG_HOME: join(home, '.config'),
