@@ -246,7 +246,7 @@ describe('the Claude Code README shows the unit `agentmail service install claud
     } finally {
       await rm(home, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // the CLI is built first when its sources changed
 });
 
 /** One section made runnable: its build commands and its shell block. */
