@@ -479,6 +479,7 @@ describe('service install claude finds the pinned Claude Code', () => {
     );
     expect(bin).toBe(join(CHECKOUT, 'packages/bridge-claude/node_modules/.bin/claude'));
     // The executable pnpm install gives is Claude Code itself, not the stub that asks for its postinstall.
+    // A checkout installed before the postinstall was allowed: pnpm rebuild @anthropic-ai/claude-code.
     expect(execFileSync(bin ?? '', ['--version'], { encoding: 'utf8' })).toMatch(
       new RegExp(`^${BRIDGES.claude.supportedHostVersion?.replaceAll('.', '\\.')} `),
     );
