@@ -31,7 +31,9 @@ fi
 if [ ! -x "$PNPM_DIR/bin/pnpm" ] || [ "$("$PNPM_DIR/bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
   echo "provision.sh: installing pnpm@$PNPM_VERSION into $PNPM_DIR" >&2
   rm -rf "$PNPM_DIR"
-  "$SYS_NPM" install -g --prefix "$PNPM_DIR" "pnpm@$PNPM_VERSION" >&2
+  # --ignore-scripts: pnpm runs without its install scripts (npm would not run them anyway and
+  # warn "install scripts not yet covered by allowScripts", which reads like a failure).
+  "$SYS_NPM" install -g --ignore-scripts --prefix "$PNPM_DIR" "pnpm@$PNPM_VERSION" >&2
 fi
 
 # Native modules (better-sqlite3) must build against the headers of the Node that runs them;

@@ -1,13 +1,10 @@
 /**
- * The real `claude` binary of the pinned `@anthropic-ai/claude-code` dev dependency. Its own
- * `bin/claude.exe` is a stub until its postinstall links the platform binary over it; the script
- * is not run (pnpm-workspace.yaml `allowBuilds`), so the platform package Claude Code lists as an
- * optional dependency (`@anthropic-ai/claude-code-linux-x64`, `-musl`, …) is resolved from its
- * own directory.
+ * The real `claude` binary of the pinned `@anthropic-ai/claude-code` dev dependency, found as the
+ * driver finds it (src/claude-bin.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { pinnedClaudeBinary } from '../src/claude-bin.js';
 
 const require = createRequire(import.meta.url);
 
@@ -21,23 +18,13 @@ export function claudeVersion(): string {
 }
 
 /**
- * Absolute path of the `claude` executable for this machine.
- * @throws Error when no platform package is installed (run `pnpm install`).
+ * Absolute path of the pinned `claude` executable for this machine: the driver's own default
+ * ({@link pinnedClaudeBinary}), so the tests run the binary a person gets after `pnpm install`.
+ * @throws Error when no Claude Code binary is installed (run `pnpm install`).
  */
 export function claudeBinary(): string {
-  const fromPackage = createRequire(require.resolve('@anthropic-ai/claude-code/package.json'));
-  const os = process.platform === 'win32' ? 'win32' : process.platform;
-  const base = `@anthropic-ai/claude-code-${os}-${process.arch}`;
-  const exe = process.platform === 'win32' ? 'claude.exe' : 'claude';
-  const tried: string[] = [];
-  for (const name of [base, `${base}-musl`]) {
-    try {
-      const bin = join(dirname(fromPackage.resolve(`${name}/package.json`)), exe);
-      if (existsSync(bin)) return bin;
-      tried.push(bin);
-    } catch {
-      tried.push(`${name} (not installed)`);
-    }
-  }
-  throw new Error(`no Claude Code platform binary; tried ${tried.join(', ')}. Run pnpm install.`);
+  const bin = pinnedClaudeBinary();
+  if (bin === undefined)
+    throw new Error('no Claude Code binary in packages/bridge-claude/node_modules: run pnpm install.');
+  return bin;
 }

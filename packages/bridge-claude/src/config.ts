@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { absolutePathSetting, checkPluginDir, configInvalid } from '@agentmail/host-tools/driver';
 import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
+import { pinnedClaudeBinary } from './claude-bin.js';
 import { PLATFORM } from './constants.js';
 
 /** Models offered to the admin when `AGENTMAIL_CLAUDE_MODELS` is not set: Claude Code's own aliases. */
@@ -14,7 +15,10 @@ export const DEFAULT_CLAUDE_MODELS: readonly string[] = ['sonnet', 'opus', 'haik
 
 /** The daemon's configuration. */
 export interface ClaudeBridgeConfig extends BridgeConfig {
-  /** The `claude` executable (`AGENTMAIL_CLAUDE_BIN`). @default `claude` on PATH */
+  /**
+   * The `claude` executable (`AGENTMAIL_CLAUDE_BIN`).
+   * @default the pinned Claude Code `pnpm install` put in this checkout ({@link pinnedClaudeBinary}), else `claude` on PATH
+   */
   claudeBin: string;
   /** The AgentMail plugin directory given to every run with `--plugin-dir` (`AGENTMAIL_CLAUDE_PLUGIN_DIR`). */
   pluginDir: string;
@@ -65,7 +69,7 @@ export function readClaudeConfig(env: NodeJS.ProcessEnv, home: string): ClaudeBr
     );
   return {
     ...base,
-    claudeBin: absolutePathSetting(env, 'AGENTMAIL_CLAUDE_BIN') ?? 'claude',
+    claudeBin: absolutePathSetting(env, 'AGENTMAIL_CLAUDE_BIN') ?? pinnedClaudeBinary() ?? 'claude',
     pluginDir,
     claudeHome: home,
     modelProvider: provider,

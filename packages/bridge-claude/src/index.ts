@@ -3,6 +3,7 @@
  * (one headless `claude -p` per mail) and the plugin in `plugin/` (MCP mail tools + permission
  * hooks from `@agentmail/host-tools`).
  */
+export { pinnedClaudeBinary } from './claude-bin.js';
 export {
   CLAUDE_KILL_GRACE_MS,
   type ClaudeRunOptions,

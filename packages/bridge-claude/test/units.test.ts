@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HOOK_READY_MARKER } from '@agentmail/host-tools';
 import { afterEach, describe, expect, it } from 'vitest';
+import { pinnedClaudeBinary } from '../src/claude-bin.js';
 import { readClaudeConfig } from '../src/config.js';
 import { MCP_SERVER_NAME } from '../src/constants.js';
 import { type InitLine, parseStreamLine, type StreamLine } from '../src/stream-json.js';
@@ -224,7 +226,8 @@ describe('configuration', () => {
       agentName: 'claude-code',
       models: ['a', 'b'],
       modelProvider: 'anthropic',
-      claudeBin: 'claude',
+      // No AGENTMAIL_CLAUDE_BIN: the pinned Claude Code `pnpm install` placed (issue 20: a fresh clone had none).
+      claudeBin: pinnedClaudeBinary(),
     });
     expect(ok.dataDir).toBe(join(dir, '.local/share/agentmail/claude-code'));
     expect(() =>
@@ -233,5 +236,48 @@ describe('configuration', () => {
     expect(() => readClaudeConfig({ AGENTMAIL_CLAUDE_PLUGIN_DIR: dir }, dir)).toThrow(
       /AGENTMAIL_GATEWAY_URL/,
     );
+  });
+});
+
+describe('the pinned Claude Code (a fresh clone runs it)', () => {
+  const STUB = '#!/bin/sh\necho "Error: claude native binary not installed." >&2\nexit 1\n';
+  /** A node_modules like pnpm's: the wrapper package and its platform package beside it. */
+  async function layout(opts: { placed: boolean; platform: boolean }): Promise<string> {
+    const root = await tmp();
+    const wrapper = join(root, 'node_modules/@anthropic-ai/claude-code');
+    await mkdir(join(wrapper, 'bin'), { recursive: true });
+    await writeFile(
+      join(wrapper, 'package.json'),
+      '{"name":"@anthropic-ai/claude-code","version":"2.1.328"}',
+    );
+    await writeFile(join(wrapper, 'bin/claude.exe'), opts.placed ? 'x'.repeat(8192) : STUB);
+    if (opts.platform) {
+      const name = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`;
+      await mkdir(join(root, 'node_modules', name), { recursive: true });
+      await writeFile(
+        join(root, 'node_modules', name, 'package.json'),
+        `{"name":"${name}","version":"2.1.328"}`,
+      );
+      await writeFile(join(root, 'node_modules', name, 'claude'), 'x'.repeat(8192));
+    }
+    return root;
+  }
+
+  it('is the binary the postinstall placed, else the platform package, never the stub', async () => {
+    const placed = await layout({ placed: true, platform: true });
+    expect(pinnedClaudeBinary(join(placed, 'index.js'))).toBe(
+      join(placed, 'node_modules/@anthropic-ai/claude-code/bin/claude.exe'),
+    );
+    const notPlaced = await layout({ placed: false, platform: true });
+    expect(pinnedClaudeBinary(join(notPlaced, 'index.js'))).toBe(
+      join(notPlaced, `node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`),
+    );
+    // (No "none found" case here: pnpm's NODE_PATH lets any directory resolve the workspace's copy.)
+  });
+
+  it("this checkout's: the pinned version runs after pnpm install", () => {
+    const bin = pinnedClaudeBinary();
+    expect(bin).toBeDefined();
+    expect(execFileSync(bin ?? 'claude', ['--version'], { encoding: 'utf8' })).toMatch(/^2\.1\.328 /);
   });
 });

@@ -4,6 +4,7 @@
  * booted), and install writes into a temp XDG_CONFIG_HOME / root: files, modes, idempotence,
  * a changed file refused without --force, the plugin entries of opencode and ZCode.
  */
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -465,6 +466,23 @@ describe('agentmail service install / uninstall', () => {
       join(env.XDG_DATA_HOME ?? '', 'agentmail/claude-code'),
     );
     expect(settings.get('AGENTMAIL_AGENT_NAME')).toBe('claude-code');
+  });
+});
+
+describe('service install claude finds the pinned Claude Code', () => {
+  it('without --bin (issue 20: "cannot find the claude executable" on a fresh clone): the checkout\'s, and it runs', async () => {
+    const { env } = tempHome();
+    const r = await cliRun(['service', 'install', 'claude', '--agent-key', 'amk_c'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const bin = parseEnvFile(readFileSync(serviceLayout('claude', 'user', env).envFile, 'utf8')).get(
+      'AGENTMAIL_CLAUDE_BIN',
+    );
+    expect(bin).toBe(join(CHECKOUT, 'packages/bridge-claude/node_modules/.bin/claude'));
+    // The executable pnpm install gives is Claude Code itself, not the stub that asks for its postinstall.
+    // A checkout installed before the postinstall was allowed: pnpm rebuild @anthropic-ai/claude-code.
+    expect(execFileSync(bin ?? '', ['--version'], { encoding: 'utf8' })).toMatch(
+      new RegExp(`^${BRIDGES.claude.supportedHostVersion?.replaceAll('.', '\\.')} `),
+    );
   });
 });
 

@@ -43,6 +43,11 @@ export interface BridgeFacts {
     | { kind: 'host'; defaultBin: string; args: readonly string[] };
   /** Env-file variable naming the host executable (for the unit, the driver and doctor). */
   readonly hostBinVariable: string | undefined;
+  /**
+   * The pinned host executable `pnpm install` puts in the checkout (relative to it), which install
+   * takes before the host on PATH when no `--bin` is given.
+   */
+  readonly pinnedHostBin?: string;
   /** The host version this bridge is tested against (doctor warns on another one). */
   readonly supportedHostVersion: string | undefined;
   /** For pi: the host package whose `package.json` version doctor reads (no executable). */
@@ -145,6 +150,9 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
     description: 'AgentMail bridge for Claude Code (agentmail-claude driver)',
     exec: { kind: 'node-entry', entry: 'packages/bridge-claude/dist/daemon-main.js' },
     hostBinVariable: 'AGENTMAIL_CLAUDE_BIN',
+    // Claude Code's own bin: its postinstall (allowed in pnpm-workspace.yaml) links the platform
+    // binary there; the driver's default (bridge-claude src/claude-bin.ts) is the same binary.
+    pinnedHostBin: 'packages/bridge-claude/node_modules/.bin/claude',
     supportedHostVersion: '2.1.328',
     hostPackage: undefined,
     stopBudgetMs: DRIVER_RUN_STOP_MS + KIT_STOP_MS,

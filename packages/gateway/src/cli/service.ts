@@ -161,6 +161,8 @@ function hostBin(
       });
     return abs;
   }
+  if (facts.pinnedHostBin !== undefined && existsSync(join(checkout, facts.pinnedHostBin)))
+    return join(checkout, facts.pinnedHostBin);
   const fallback = facts.exec.kind === 'host' ? facts.exec.defaultBin : facts.service;
   const found =
     isAbsolute(fallback) || fallback.includes('/') ? join(checkout, fallback) : onPath(fallback, env);
