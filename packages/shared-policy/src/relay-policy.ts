@@ -187,11 +187,14 @@ export function buildTurnPrompt(plan: TurnPlan, mail: TurnMail, locale: Locale =
       { from_name: fromName, sender_kind: senderKind, reply_address: mail.reply_address ?? '' },
       locale,
     ),
-    formatText(
-      'prompt.field.self',
-      { self_address: mail.self_address ?? '', session_alias: mail.session_alias ?? '' },
-      locale,
-    ),
+    // A default session has no alias: say so, never "(session )".
+    (mail.session_alias ?? '').trim() === ''
+      ? formatText('prompt.field.self_default', { self_address: mail.self_address ?? '' }, locale)
+      : formatText(
+          'prompt.field.self',
+          { self_address: mail.self_address ?? '', session_alias: mail.session_alias ?? '' },
+          locale,
+        ),
     formatText('prompt.field.subject', { subject: oneLine(mail.subject) }, locale),
     formatText('prompt.field.mail_id', { mail_id: mail.mail_id }, locale),
   ].join('\n');

@@ -150,6 +150,23 @@ describe('planTurn input', () => {
   });
 });
 
+describe('buildTurnPrompt names the session the mail is in', () => {
+  it('an aliased session by its alias, a default session as the default session (never an empty name)', () => {
+    const named = mail();
+    expect(buildTurnPrompt(planTurn({ mail: named, selfName: SELF }), named)).toContain(
+      'You: pi@/srv/app.pi-fix-import-paths (session pi-fix-import-paths)',
+    );
+    for (const session_alias of ['', '  ', undefined]) {
+      const m = mail({ session_alias, self_address: 'pi@/srv/app.', reply_address: 'alice@.' });
+      const prompt = buildTurnPrompt(planTurn({ mail: m, selfName: SELF }), m);
+      expect(prompt).toContain('You: pi@/srv/app. (the default session)');
+      expect(prompt).not.toMatch(/\(session\s*\)/);
+      const zh = buildTurnPrompt(planTurn({ mail: m, selfName: SELF }, 'zh-CN'), m, 'zh-CN');
+      expect(zh).toContain('（默认会话）');
+    }
+  });
+});
+
 describe('planTurn reply instruction and relay come from one decision (SPEC B-6)', () => {
   it('to a person: finish the work, it will be mailed back; relay enabled', () => {
     const m = mail();

@@ -33,6 +33,7 @@ export const EN = {
   'prompt.sender_kind.agent': 'AI agent',
   'prompt.field.from': 'From: {from_name} ({sender_kind}), reply address: {reply_address}',
   'prompt.field.self': 'You: {self_address} (session {session_alias})',
+  'prompt.field.self_default': 'You: {self_address} (the default session)',
   'prompt.field.subject': 'Subject: {subject}',
   'prompt.field.mail_id': 'Mail id: {mail_id}',
   'prompt.how_to_read':

@@ -30,6 +30,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'prompt.sender_kind.agent': 'AI 智能体',
   'prompt.field.from': '发件人：{from_name}（{sender_kind}），回复地址：{reply_address}',
   'prompt.field.self': '你的地址：{self_address}（会话 {session_alias}）',
+  'prompt.field.self_default': '你的地址：{self_address}（默认会话）',
   'prompt.field.subject': '主题：{subject}',
   'prompt.field.mail_id': '邮件 ID：{mail_id}',
   'prompt.how_to_read':
