@@ -26,7 +26,8 @@ const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   // host-tools for the CLI's `agentmail mcp` only (the mail-tool server of every MCP host, not copied).
   '@agentmail/gateway': (d) =>
     d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || d === '@agentmail/host-tools',
-  '@agentmail/testkit': (d) => !d.startsWith('@agentmail/bridge-'),
+  // The testkit starts the Gateway from its sources, found beside it (no dependency: see the cycle test).
+  '@agentmail/testkit': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
   // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit and
   // protocol only; its tests start a real Gateway through the testkit.
   '@agentmail/host-tools': (d, dev) =>
@@ -98,6 +99,30 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
       for (const dep of devDeps) if (!rule?.(dep, true)) bad.push(`${name} → ${dep} (dev)`);
     }
     expect(bad).toEqual([]);
+  });
+
+  it('the workspace packages, dev dependencies included, form no cycle (pnpm orders builds by it)', () => {
+    // `pnpm --filter "<pkg>..." build` and `pnpm -r build` refuse a cycle (ERR_PNPM_TASK_CYCLE).
+    const graph = new Map(
+      packageDirs().map((dir) => {
+        const { name, deps, devDeps } = internalDeps(dir);
+        return [name, [...deps, ...devDeps]] as const;
+      }),
+    );
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (name: string, path: string[]): void => {
+      if (state.get(name) === 'done') return;
+      if (state.get(name) === 'open') {
+        cycles.push([...path.slice(path.indexOf(name)), name].join(' → '));
+        return;
+      }
+      state.set(name, 'open');
+      for (const dep of graph.get(name) ?? []) visit(dep, [...path, name]);
+      state.set(name, 'done');
+    };
+    for (const name of graph.keys()) visit(name, []);
+    expect(cycles).toEqual([]);
   });
 
   it('protocol imports nothing of ours', () => {

@@ -49,22 +49,21 @@ function testkitRoot(): string {
 }
 
 /**
- * Root directory of the `@agentmail/gateway` package (through the workspace link in this
- * package's node_modules).
- * @throws {TestkitError} `AM_TESTKIT_GATEWAY_BUILD` when the link or the sources are missing.
+ * Root directory of the `@agentmail/gateway` package: the test kit's sibling in the workspace's
+ * `packages/` folder. Found by the layout, not through a package dependency: the kit builds the
+ * Gateway from its sources and needs nothing the Gateway's own build makes, and a dependency would
+ * close a cycle in the workspace's build order (the Gateway's CLI serves host-tools' mail tools,
+ * whose tests run on this kit).
+ * @throws {TestkitError} `AM_TESTKIT_GATEWAY_BUILD` when the sibling or its sources are missing.
  */
 export function gatewayPackageRoot(): string {
-  const link = join(testkitRoot(), 'node_modules', '@agentmail', 'gateway');
-  let root: string;
-  try {
-    root = realpathSync(link);
-  } catch (error) {
+  const root = join(dirname(testkitRoot()), 'gateway');
+  const pkg = join(root, 'package.json');
+  if (!existsSync(pkg) || readJson(pkg).name !== '@agentmail/gateway')
     throw new TestkitError(
       TESTKIT_ERROR_CODES.GATEWAY_BUILD,
-      `cannot find @agentmail/gateway at ${link}; run pnpm install at the repository root.`,
-      { cause: error },
+      `cannot find @agentmail/gateway at ${root}: the harness runs in the AgentMail workspace, beside packages/gateway; set ${GATEWAY_JS_ENV} to a built dist/cli/main.js instead.`,
     );
-  }
   if (!existsSync(join(root, 'src', 'cli', 'main.ts')))
     throw new TestkitError(
       TESTKIT_ERROR_CODES.GATEWAY_BUILD,
