@@ -42,7 +42,8 @@ function parseJsonArray(text: string): unknown[] {
 }
 
 /**
- * Register an agent (idempotent; a later call updates the platform).
+ * Register an agent (idempotent; a later call updates the platform and version, unless
+ * `keepExisting`: then a registered name keeps both and the answer names its platform).
  * @throws GatewayError `AM_GW_CONFLICT` when a person already has the name
  */
 export async function registerAgent(
@@ -50,6 +51,7 @@ export async function registerAgent(
   name: string,
   platform: string,
   version: string | undefined,
+  keepExisting = false,
 ): Promise<RegisterResponse> {
   return ctx.db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
@@ -59,9 +61,16 @@ export async function registerAgent(
       });
     const existing = await trx
       .selectFrom('agents')
-      .select(['name', 'meta'])
+      .select(['name', 'meta', 'platform'])
       .where('name', '=', name)
       .executeTakeFirst();
+    if (existing && keepExisting)
+      return {
+        name,
+        platform: existing.platform,
+        created: false,
+        heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS,
+      };
     const meta = JSON.stringify(version === undefined ? {} : { version });
     if (existing) {
       await trx.updateTable('agents').set({ platform, meta }).where('name', '=', name).execute();

@@ -104,6 +104,63 @@ describe('agentmail mcp (issue 20)', () => {
     }
   });
 
+  it('a key whose agent never registered: registered at start as platform "mcp", its send_mail works; a bridge\'s agent keeps its platform', async () => {
+    const issued = await api<{ key: string }>(gw, 'POST', '/admin/agent-keys', gw.adminToken, {
+      agent_name: 'fresh-mcp',
+    });
+    expect(issued.status).toBe(200);
+    const fresh = await connect(
+      ['mcp'],
+      env({ AGENTMAIL_GATEWAY_URL: gw.url, AGENTMAIL_AGENT_KEY: issued.body.key }),
+    );
+    try {
+      const sent = await fresh.callTool({
+        name: 'send_mail',
+        arguments: { to: 'alice', subject: 'first words', body: 'from a new agent' },
+      });
+      expect(sent.isError, textOf(sent)).toBeFalsy();
+    } finally {
+      await fresh.close();
+    }
+    const platformOf = async (name: string): Promise<string | undefined> => {
+      const { body } = await api<{ contacts: Array<{ name: string; platform?: string }> }>(
+        gw,
+        'GET',
+        '/me/contacts',
+        alice,
+      );
+      return body.contacts.find((c) => c.name === name)?.platform;
+    };
+    expect(await platformOf('fresh-mcp')).toBe('mcp');
+    // "helper" was registered as claude-code (beforeAll): serving its tools does not change that.
+    const bridged = await connect(
+      ['mcp'],
+      env({ AGENTMAIL_GATEWAY_URL: gw.url, AGENTMAIL_AGENT_KEY: agentKey }),
+    );
+    await bridged.listTools();
+    await bridged.close();
+    expect(await platformOf('helper')).toBe('claude-code');
+  });
+
+  it("an unknown key or a Gateway that does not answer: exit 1 before serving, naming the URL, where it came from and the key's source", async () => {
+    const badKey = await run(process.execPath, [mainJs, 'mcp', '--key', 'ama_not_a_real_key'], {
+      env: env({ AGENTMAIL_GATEWAY_URL: gw.url }),
+    });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stdout).toBe('');
+    expect(badKey.stderr).toContain(
+      `the Gateway at ${gw.url} (the URL from AGENTMAIL_GATEWAY_URL) does not accept the agent key from --key`,
+    );
+    expect(badKey.stderr).toContain('try: issue a key (admin): agentmail agent key <name>');
+    expect(badKey.stderr).not.toContain('serving the mail tools');
+    const closed = await run(process.execPath, [mainJs, '--url', 'http://127.0.0.1:9', 'mcp'], {
+      env: env({ AGENTMAIL_AGENT_KEY: agentKey }),
+    });
+    expect(closed.code).toBe(1);
+    expect(closed.stderr).toContain('no answer from the Gateway at http://127.0.0.1:9 (the URL from --url)');
+    expect(closed.stderr).not.toContain('serving the mail tools');
+  });
+
   it('no key: exit 2 before serving, naming --key and AGENTMAIL_AGENT_KEY; a bad URL names where it came from', async () => {
     const noKey = await run(process.execPath, [mainJs, 'mcp'], {
       env: env({ AGENTMAIL_GATEWAY_URL: gw.url }),

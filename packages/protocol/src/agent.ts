@@ -27,6 +27,12 @@ export const RegisterRequest = z.strictObject({
    * beside a running bridge leaves it out. @default false
    */
   expire_pending: z.boolean().optional(),
+  /**
+   * A name that is registered already keeps its platform and version: for a tool that registers
+   * only so that its agent may send (`agentmail mcp`), beside a bridge that may run under the same
+   * name. A new name is registered with `platform`. @default false
+   */
+  keep_existing: z.boolean().optional(),
 });
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
 

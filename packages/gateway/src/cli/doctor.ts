@@ -5,7 +5,6 @@
  * registration, presence, mode enforcement, host and plugin.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import {
 } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
+import { keyAgentName } from './agent-identity.js';
 import { apiFor, type CliContext } from './context.js';
 import { spooledReports } from './crash-report.js';
 import { CliError, isCliError } from './errors.js';
@@ -556,19 +556,9 @@ async function pluginCheck(
   else r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_loaded', { host: facts.service, path: where });
 }
 
-/**
- * The name a key is bound to, without registering anything: the Gateway checks the bound name
- * before it registers, so a register under a name no key is bound to is refused with the bound one.
- */
-async function boundName(client: GatewayClient): Promise<string | undefined> {
-  try {
-    await client.register({ name: `doctor-probe-${randomUUID().slice(0, 8)}`, platform: 'doctor' });
-    return undefined;
-  } catch (err) {
-    const bound = (err as { body?: { bound_name?: unknown } }).body?.bound_name;
-    return typeof bound === 'string' ? bound : undefined;
-  }
-}
+/** The name a key is bound to (see {@link keyAgentName}); undefined when that cannot be learnt. */
+const boundName = (client: GatewayClient): Promise<string | undefined> =>
+  keyAgentName(client).catch(() => undefined);
 
 async function bridgeChecks(
   r: Report,

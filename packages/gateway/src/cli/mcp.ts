@@ -6,13 +6,78 @@
  * command: the other commands never load the MCP SDK.
  */
 import { resolveLocale } from '@agentmail/shared-policy';
-import { GatewayClient, readAgentKey } from '@agentmail/shared-policy/client';
+import {
+  GatewayClient,
+  GatewayHttpError,
+  GatewayNetworkError,
+  readAgentKey,
+} from '@agentmail/shared-policy/client';
 import type { Command } from 'commander';
+import { keyAgentName } from './agent-identity.js';
+import type { ResolvedConfig } from './config.js';
 import type { CliContext } from './context.js';
-import { CliError } from './errors.js';
+import { CliError, isCliError } from './errors.js';
 
 /** Environment variable of the agent key `agentmail mcp` uses without `--key`. */
 export const ENV_AGENT_KEY = 'AGENTMAIL_AGENT_KEY';
+
+/** The platform an agent is registered with when `agentmail mcp` is the first to register it. */
+export const MCP_PLATFORM = 'mcp';
+
+/** Where the key came from, in the words of the flag or variable that held it. */
+function keySource(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag !== undefined && flag.trim() !== '') return '--key';
+  return (env[ENV_AGENT_KEY] ?? '').trim() !== '' ? ENV_AGENT_KEY : 'the file AGENTMAIL_AGENT_KEY_FILE names';
+}
+
+/**
+ * Before serving: the key and the URL work, and the key's agent is registered so that its sends
+ * are accepted (a new agent as platform {@link MCP_PLATFORM}; one a bridge registered keeps its
+ * platform: `keep_existing`, decided by the Gateway in one statement, not read here first).
+ * @returns the agent's name
+ * @throws CliError `AM_CLI_UNREACHABLE` (no answer) or `AM_CLI_SERVER_REFUSED` (an unknown key, a
+ *   name that is a person's), naming the Gateway URL and where the URL and the key came from
+ */
+async function registerStandalone(
+  client: GatewayClient,
+  config: ResolvedConfig,
+  keyFrom: string,
+): Promise<string> {
+  const gateway = `the Gateway at ${config.url} (the URL from ${config.urlFrom})`;
+  try {
+    const name = await keyAgentName(client);
+    if (name === undefined)
+      throw new CliError(
+        'SERVER_REFUSED',
+        `${gateway} did not say which agent the key from ${keyFrom} belongs to`,
+        {
+          suggestion: 'the CLI and the Gateway versions may differ; upgrade both',
+        },
+      );
+    await client.register({ name, platform: MCP_PLATFORM, keep_existing: true });
+    return name;
+  } catch (err) {
+    if (isCliError(err)) throw err;
+    if (err instanceof GatewayNetworkError)
+      throw new CliError('UNREACHABLE', `no answer from ${gateway}: ${err.message}`, {
+        suggestion:
+          'start the Gateway (agentmail serve), or give its URL: agentmail --url <url> mcp, AGENTMAIL_GATEWAY_URL or agentmail login',
+        cause: err,
+      });
+    if (err instanceof GatewayHttpError && (err.status === 401 || err.status === 403))
+      throw new CliError('SERVER_REFUSED', `${gateway} does not accept the agent key from ${keyFrom}`, {
+        status: err.status,
+        body: err.body,
+        suggestion: `issue a key (admin): agentmail agent key <name>, then --key <key> or ${ENV_AGENT_KEY}=<key>`,
+        cause: err,
+      });
+    throw new CliError(
+      'SERVER_REFUSED',
+      `${gateway} refused to register the key's agent: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+}
 
 /** The key from `--key`, else the environment a bridge's setup uses (`AGENTMAIL_AGENT_KEY`, `…_KEY_FILE`). */
 function agentKey(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
@@ -77,8 +142,9 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
             },
           );
         }
+        const name = await registerStandalone(client, config, keySource(opts.key, env));
         backend = mcp.standaloneBackend(client, locale);
-        where = `with the Gateway at ${config.url} (the URL from ${config.urlFrom})`;
+        where = `as agent ${name} with the Gateway at ${config.url} (the URL from ${config.urlFrom})`;
       }
       await mcp.serveMailToolsOnStdio({
         backend,

@@ -53,7 +53,13 @@ export function agentRoutes(ctx: GatewayContext) {
   return async (app: FastifyInstance): Promise<void> => {
     registerEndpoint(app, ctx, 'register', async (req) => {
       requireBoundName(agentOf(req), req.body.name);
-      const registered = await registerAgent(ctx, req.body.name, req.body.platform, req.body.version);
+      const registered = await registerAgent(
+        ctx,
+        req.body.name,
+        req.body.platform,
+        req.body.version,
+        req.body.keep_existing === true,
+      );
       if (req.body.expire_pending !== true) return registered;
       return { ...registered, expired_requests: await expirePendingRequests(ctx, req.body.name) };
     });
