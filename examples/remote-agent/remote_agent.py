@@ -33,6 +33,8 @@ REQUEST_TIMEOUT_S = 30
 STREAM_READ_TIMEOUT_S = 60
 RECONNECT_MAX_DELAY_S = 30
 INBOX_PAGE = 20
+# The Gateway's subject limit, counted as JavaScript counts a string's length (UTF-16 units).
+SUBJECT_MAX_UTF16 = 500
 
 
 def log(message):
@@ -163,11 +165,18 @@ class Agent:
         self.stop = threading.Event()
         self.last_event_id = None
 
+    @staticmethod
+    def reply_subject(subject):
+        """'Re: <subject>', clipped to the Gateway's limit without splitting a character."""
+        full = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+        units = full.encode("utf-16-le")[: 2 * SUBJECT_MAX_UTF16]
+        return units.decode("utf-16-le", errors="ignore")
+
     def reply_to(self, summary):
         """Read one mail, answer it, mark it read."""
         mail = self.gw.mail(summary["id"])
         subject = mail["subject"]
-        reply_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+        reply_subject = self.reply_subject(subject)
         sent = self.gw.send(
             {
                 "to": mail["reply_address"],

@@ -67,7 +67,7 @@ describe('examples/remote-agent (G-40)', () => {
 
     const agent = spawnWatched(
       'python3',
-      [SCRIPT, '--once', '3', '--heartbeat-seconds', '1', '--timeout', '60'],
+      [SCRIPT, '--once', '4', '--heartbeat-seconds', '1', '--timeout', '60'],
       {
         env: cleanEnv({
           AGENTMAIL_GATEWAY_URL: url,
@@ -82,6 +82,11 @@ describe('examples/remote-agent (G-40)', () => {
       const live = await send('live one');
       await agent.waitForLine(new RegExp(`new_mail ${live}`));
       await agent.waitForLine(new RegExp(`answered ${live} `));
+      // A subject at the limit: "Re: " would cross it; the reply is clipped, never split inside a
+      // character (the emoji's two UTF-16 units would straddle unit 500), never refused.
+      const longSubject = `${'x'.repeat(495)}😀yy`;
+      const long = await send(longSubject);
+      await agent.waitForLine(new RegExp(`answered ${long} `));
 
       // Heartbeats keep the agent online (G-25).
       const contacts = await callApi<ContactsResponse>(url, 'GET', routePath('contacts'), key.body.key);
@@ -113,6 +118,7 @@ describe('examples/remote-agent (G-40)', () => {
         [
           ['Re: after restart', 'received: after restart', afterRestart, false],
           ['Re: live one', 'received: live one', live, false],
+          [`Re: ${'x'.repeat(495)}`, `received: ${longSubject}`.slice(0, 200), long, false],
           ['Re: while you were away', 'received: while you were away', offline, false],
         ].sort(),
       );

@@ -3,7 +3,7 @@
  * runs, the prompt, the model order, the bindings, the failure mail, the relay and the naming
  * sync. The host runs attempts behind {@link TurnAdapter}; everything else is decided here once.
  */
-import type { NewMailEvent } from '@agentmail/protocol';
+import { MAIL_SUBJECT_MAX_CHARS, type NewMailEvent } from '@agentmail/protocol';
 import { z } from 'zod';
 import { GatewayClient, isTransient } from '../client/gateway-client.js';
 import type { FailureKind } from '../failure-mail.js';
@@ -83,14 +83,18 @@ function messageOf(err: unknown): string {
 
 /**
  * The subject of an auto relay (see SPEC B-10): the mail's subject with the catalogue's reply
- * prefix (`relay.subject`), unless it already carries one; at most 500 characters.
+ * prefix (`relay.subject`), unless it already carries one; clipped to the Gateway's
+ * `MAIL_SUBJECT_MAX_CHARS` (500 UTF-16 units), never inside a character.
  * @example relaySubject('fix tests', 'en') // 'Re: fix tests'
  */
 export function relaySubject(subject: string, locale: Locale): string {
   const prefixed = /^\s*(re|回复)\s*[:：]/i.test(subject)
     ? subject
     : formatText('relay.subject', { subject }, locale);
-  return prefixed.slice(0, 500);
+  if (prefixed.length <= MAIL_SUBJECT_MAX_CHARS) return prefixed;
+  // The limit counts UTF-16 units (a string's length): never keep half of a surrogate pair.
+  const cut = prefixed.slice(0, MAIL_SUBJECT_MAX_CHARS);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 /** Where a mail's turn runs (B-4): the session to resume, or none (a new one). */

@@ -417,6 +417,10 @@ describe('runMailTurn: relay (B-10)', () => {
     expect(sends()[0]?.subject).toBe('回复：多久？');
     expect(relaySubject('Re: x', 'en')).toBe('Re: x');
     expect(relaySubject('x', 'en')).toBe(formatText('relay.subject', { subject: 'x' }));
+    // At the limit: clipped to 500 UTF-16 units, the emoji that would straddle unit 500 dropped whole.
+    const clipped = relaySubject(`${'x'.repeat(495)}😀yy`, 'en');
+    expect(clipped).toBe(`Re: ${'x'.repeat(495)}`);
+    expect(relaySubject('y'.repeat(600), 'en')).toHaveLength(500);
   });
 
   it('no relay when the model already mailed the reply target (explicit send recorded)', async () => {
