@@ -518,6 +518,8 @@ export const EN = {
     'unit {path} is present; it could not be verified here: systemd-analyze is not installed',
   'ops.doctor.unit_unverified':
     'unit {path} is present; systemd-analyze could not verify it here, in user or system mode: {error}',
+  'ops.doctor.program_ok': 'the program the unit starts is there ({path})',
+  'ops.doctor.program_missing': 'the unit starts {path}, which does not exist (not built yet?): the service cannot start',
   'ops.doctor.env_ok': 'env file {path} (mode 0600)',
   'ops.doctor.env_mode': 'env file {path} has mode {mode}: others can read its key',
   'ops.doctor.env_missing': 'no env file {path}',
