@@ -543,7 +543,10 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.kept': 'kept    {path}（它的数据）',
   'ops.service.key_still_active':
     '{name} 的代理密钥仍然有效：agentmail agent key revoke {name}   （确定不再使用这个代理时）',
-  'ops.service.stop_first': '请先停止它（停止前它会一直运行）：',
+  'ops.service.still_running':
+    '{unit} 仍在运行：它的文件已删除，进程会一直运行直到停止；请停止它，然后重新加载：',
+  'ops.service.maybe_running':
+    '这里无法知道 {unit} 是否仍在运行（没有用户管理器：没有登录会话）；如果在运行，进程会一直运行直到停止；请停止它，然后重新加载：',
   'ops.service.port_cli':
     '你的 CLI 配置 {file} 仍指向 {old}：agentmail login --url {url} --token <token>   （或修改其中的 url）',
   'ops.service.port_bridge':
