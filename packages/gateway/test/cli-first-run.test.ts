@@ -263,7 +263,8 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     expect(to.code).toBe(1);
     expect(to.stderr).toBe(
       'agentmail: the recipient "echo@relative.x" is not an address\n' +
-        '  the path "relative" is relative; give an absolute path starting with "/", or leave it out for the default workspace (name@. or name@.session).\n',
+        '  the path "relative" is relative; give an absolute path starting with "/", or leave it out for the default workspace (name@. or name@.session).\n' +
+        '  try: who you can write to, and their addresses: agentmail contacts\n',
     );
     const empty = await cli(['send', '', '-s', 'x', '-b', 'y']);
     expect(empty.stderr).toMatch(/^agentmail: the recipient "" is not an address\n {2}the address is empty;/);

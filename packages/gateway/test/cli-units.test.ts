@@ -18,6 +18,7 @@ import type { CliIo } from '../src/cli/output.js';
 import { answersFor } from '../src/cli/permissions.js';
 import { runCli } from '../src/cli/program.js';
 import { serveLocale } from '../src/cli/serve.js';
+import { tempHome } from './helpers/service-env.js';
 
 let tmp = '';
 beforeAll(async () => {
@@ -219,6 +220,22 @@ describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
     expect(await runCli(['--token', 't', 'inbox', '--limit', '0'], limit)).toBe(2);
     expect(limit.stderr.join('\n')).toContain('option "--limit" must be an integer from 1 to 100, got "0"');
     expect(await runCli(['frobnicate'], fakeIo())).toBe(2);
+  });
+
+  it('regression (issue 20): every usage error of a bad value has a try: line', async () => {
+    const { env } = tempHome();
+    for (const argv of [
+      ['--token', 't', 'inbox', '--limit', '0'],
+      ['--url', url, '--token', 't', 'send', 'pi', '-s', 'x', '-b', 'y', '--mode', 'wild'],
+      ['service', 'install', 'gateway', '--user', '--system'],
+      ['service', 'install', 'gateway', '--port', '99999'],
+      ['service', 'install', 'pi', '--agent-name', 'Bad Name', '--agent-key', 'amk_x'],
+      ['service', 'flush', 'pi', '--state-dir', '/tmp', '--wait-ms', 'soon'],
+    ]) {
+      const io = fakeIo(env);
+      expect(await runCli(argv, io), argv.join(' ')).toBe(2);
+      expect(io.stderr.join('\n'), argv.join(' ')).toMatch(/\n {2}try: \S/);
+    }
   });
 
   it('no token is a usage error that says how to log in, naming no route', async () => {

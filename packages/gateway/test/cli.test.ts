@@ -220,6 +220,23 @@ describe('agentmail admin commands', () => {
     expect(aliceToken.length).toBeGreaterThan(10);
   });
 
+  it('regression (issue 20): a name or address the Gateway refuses gets a try: line (agent key, user add, send)', async () => {
+    const admin = ['--url', server!.url, '--token', adminToken];
+    for (const args of [
+      ['agent', 'key', 'Bad Name'],
+      ['user', 'add', 'Bad Name'],
+    ]) {
+      const res = await cli([...admin, ...args]);
+      expect(res.code, res.stderr).not.toBe(0);
+      expect(res.stderr).toMatch(
+        /\n {2}try: a name of letters, digits, "_", "-" and "\." .*e\.g\. pi-laptop/,
+      );
+    }
+    const badTo = await cli([...admin, 'send', 'pi@rel', '-s', 's', '-b', 'b']);
+    expect(badTo.code).not.toBe(0);
+    expect(badTo.stderr).toMatch(/\n {2}try: /);
+  });
+
   it('user add needs an admin token: a person is refused with exit 1 and the server reason', async () => {
     const res = await cliBinary(['--url', server!.url, '--token', aliceToken, 'user', 'add', 'mallory']);
     expect(res.code).toBe(1);

@@ -114,7 +114,10 @@ function checkName(option: string, name: string): string {
 }
 
 function scopeOf(service: ServiceName, opts: { user?: boolean; system?: boolean }): ServiceScope {
-  if (opts.user && opts.system) throw new CliError('USAGE', 'give --user or --system, not both');
+  if (opts.user && opts.system)
+    throw new CliError('USAGE', 'give --user or --system, not both', {
+      suggestion: '--user (the default; every bridge) or --system (a system Gateway only)',
+    });
   if (opts.system && service !== 'gateway')
     throw new CliError('USAGE', `the ${service} bridge runs as a user service only`, {
       detail:
@@ -233,7 +236,9 @@ async function settingsFor(
   if (service === 'gateway') {
     const port = opts.port ?? existing.get('AGENTMAIL_PORT') ?? '8787';
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
-      throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`);
+      throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`, {
+        suggestion: 'agentmail service install gateway --port 8787   (or another free port)',
+      });
     // The Gateway's own crash report is mailed by an agent of its own (people do not write to people).
     const agentName = checkName(
       '--agent-name',
@@ -907,7 +912,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
         const service = serviceArg(name);
         const waitMs = Number(opts.waitMs);
         if (!Number.isInteger(waitMs) || waitMs < 0)
-          throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`);
+          throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`, {
+            suggestion: '--wait-ms <milliseconds>, e.g. --wait-ms 0 (no wait)',
+          });
         // Pasted into a shell (doctor's fix), the command has none of the unit's environment: the
         // service's own env file gives it the key, URL and state dir (the same values systemd passes).
         const layout = serviceLayout(service, opts.system ? 'system' : 'user', env);
