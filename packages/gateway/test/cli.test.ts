@@ -540,13 +540,22 @@ describe('agentmail mail commands', () => {
     await writeFile(big, 'z'.repeat(1_000_001));
     const tooBig = await cli(['send', 'pi', '-s', 's', '--body-file', big]);
     expect(tooBig.code).toBe(2);
+    // The limit and the size it has; not told to use the option it already uses (issue 20).
     expect(tooBig.stderr).toContain(
-      `--body-file "${big}" is longer than a mail body may be (1,000,000 characters)`,
+      `--body-file "${big}" is 1,000,001 bytes, longer than a mail body may be (1,000,000 characters)`,
     );
+    expect(tooBig.stderr).not.toMatch(/--body-file <path>|--body -/);
+    const tooBigStdin = await cli(['send', 'pi', '-s', 's', '--body', '-'], { input: 'z'.repeat(1_000_001) });
+    expect(tooBigStdin.code).toBe(2);
+    expect(tooBigStdin.stderr).toContain(
+      'the body read from stdin is over 1,000,000 characters (reading stopped there), longer than a mail body may be (1,000,000 characters)',
+    );
+    expect(tooBigStdin.stderr).not.toMatch(/--body-file <path>|--body -/);
     // A body given on the command line: the error points to the file and stdin ways.
     const tooBigArg = await cli(['send', 'pi', '-s', 's', '--body', 'z'.repeat(1_000_001)]);
     expect(tooBigArg.code).toBe(2);
     expect(tooBigArg.stderr).toMatch(/try: .*--body-file <path>, or --body - < <path> \(stdin\)/);
+    expect(tooBigArg.stderr).toContain('--body is 1,000,001 characters, longer than a mail body may be');
 
     const missing = await cli(['send', 'pi', '--body-file', join(tmp, 'nope.md')]);
     expect(missing.code).toBe(2);
