@@ -285,9 +285,10 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     const prefixed = await run(process.execPath, [mainJs, '--url', `${server?.url}/some/prefix`, 'status'], {
       env,
     });
-    expect(prefixed.code).toBe(1);
-    expect(prefixed.stderr).toContain(`the Gateway at ${server?.url} does not know this command's request`);
-    expect(prefixed.stderr).toContain('no path');
+    // A path is refused when the URL is parsed (issue 20): one URL in every line, the one to give.
+    expect(prefixed.code).toBe(2);
+    expect(prefixed.stderr).toContain('a path is not supported');
+    expect(prefixed.stderr).toContain(`try: give ${server?.url} in --url`);
     expect(prefixed.stderr).not.toMatch(/no route|\/api\//);
   });
 

@@ -415,7 +415,9 @@ describe('agentmail login and config', () => {
     // No token anywhere: where the CLI looked.
     const none = await cli(['inbox'], { extraEnv: { AGENTMAIL_CONFIG: join(tmp, 'absent.json') } });
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain(`no token in --token, AGENTMAIL_TOKEN or ${join(tmp, 'absent.json')}`);
+    expect(none.stderr).toContain(
+      `no token in --token or AGENTMAIL_TOKEN, and the config file ${join(tmp, 'absent.json')} does not exist`,
+    );
   });
 });
 

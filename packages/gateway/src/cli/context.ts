@@ -51,7 +51,12 @@ export function apiFor(config: ResolvedConfig, options: { timeoutMs?: number } =
     baseUrl: config.url,
     token: config.token,
     ...options,
-    from: { urlFrom: config.urlFrom, tokenFrom: config.tokenFrom, configPath: config.configPath },
+    from: {
+      urlFrom: config.urlFrom,
+      tokenFrom: config.tokenFrom,
+      configPath: config.configPath,
+      configExists: config.configExists,
+    },
   });
 }
 
