@@ -258,6 +258,24 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     expect(contacts).toMatch(/^alice\s+alice@\.$/m);
   });
 
+  it('regression (issue 20): a name with a key whose bridge never registered is said so, not "no agent is named"', async () => {
+    ok(await cli(['--token', adminToken, 'agent', 'key', 'bogus-name']));
+    const res = await cli(['send', 'bogus-name', '-s', 'x', '-b', 'y']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /^agentmail: the agent "bogus-name" has a key but has not registered yet\n {2}its bridge has not run with that key; mail to it works once its bridge has started once\n {2}try: start its bridge once with that key/,
+    );
+    const json = await cli(['--json', 'send', 'bogus-name', '-s', 'x', '-b', 'y']);
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      body: { code: 'AM_GW_UNKNOWN_RECIPIENT', key_issued: true },
+    });
+    // Its key revoked: a name like any unknown one again.
+    ok(await cli(['--token', adminToken, 'agent', 'key', 'revoke', 'bogus-name']));
+    expect((await cli(['send', 'bogus-name', '-s', 'x', '-b', 'y'])).stderr).toContain(
+      'no agent or person is named "bogus-name"',
+    );
+  });
+
   it('regression (new-user trial): a bad address is named by its argument or flag, with no field list, rule id or route', async () => {
     const to = await cli(['send', 'echo@relative.x', '-s', 'x', '-b', 'y']);
     expect(to.code).toBe(1);

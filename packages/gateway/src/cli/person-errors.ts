@@ -150,6 +150,13 @@ export function personWords(request: ApiRequestInfo, body: ErrorBody): PersonWor
     case 'AM_GW_BAD_REQUEST':
       return badRequestWords(body);
     case 'AM_GW_UNKNOWN_RECIPIENT':
+      // A key was issued for the name, its bridge never registered: start it, not "check the name".
+      if ((body as { key_issued?: unknown }).key_issued === true)
+        return {
+          ...base,
+          suggestion:
+            'start its bridge once with that key (installed as a service: agentmail doctor says what is missing), then send again',
+        };
       return { message: base.message, suggestion: 'see who you can write to: agentmail contacts' };
     case 'AM_GW_UNAUTHENTICATED':
       return {
