@@ -119,6 +119,23 @@ async function lookupRecipient(
     .where('name', '=', address.name)
     .executeTakeFirst();
   if (agent) return { name: agent.name, human: false, userId: null, role, address, field };
+  // A key issued for the name whose bridge never registered: say so (one indexed lookup, on the
+  // refusal path only), so the sender starts the bridge instead of doubting the name (issue 20).
+  const keyed = await db
+    .selectFrom('agent_keys')
+    .select('id')
+    .where('agent_name', '=', address.name)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (keyed)
+    throw new GatewayError(
+      'UNKNOWN_RECIPIENT',
+      `field "${field}": the agent "${address.name}" has a key but has not registered yet: its bridge has not run with that key; mail to it works once its bridge has started once`,
+      {
+        suggestion: `start the bridge of "${address.name}" with its key once, then send again`,
+        extra: { field, key_issued: true },
+      },
+    );
   throw new GatewayError(
     'UNKNOWN_RECIPIENT',
     `field "${field}": no agent or person is named "${address.name}"`,

@@ -258,12 +258,31 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     expect(contacts).toMatch(/^alice\s+alice@\.$/m);
   });
 
+  it('regression (issue 20): a name with a key whose bridge never registered is said so, not "no agent is named"', async () => {
+    ok(await cli(['--token', adminToken, 'agent', 'key', 'bogus-name']));
+    const res = await cli(['send', 'bogus-name', '-s', 'x', '-b', 'y']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /^agentmail: the agent "bogus-name" has a key but has not registered yet\n {2}its bridge has not run with that key; mail to it works once its bridge has started once\n {2}try: start its bridge once with that key/,
+    );
+    const json = await cli(['--json', 'send', 'bogus-name', '-s', 'x', '-b', 'y']);
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      body: { code: 'AM_GW_UNKNOWN_RECIPIENT', key_issued: true },
+    });
+    // Its key revoked: a name like any unknown one again.
+    ok(await cli(['--token', adminToken, 'agent', 'key', 'revoke', 'bogus-name']));
+    expect((await cli(['send', 'bogus-name', '-s', 'x', '-b', 'y'])).stderr).toContain(
+      'no agent or person is named "bogus-name"',
+    );
+  });
+
   it('regression (new-user trial): a bad address is named by its argument or flag, with no field list, rule id or route', async () => {
     const to = await cli(['send', 'echo@relative.x', '-s', 'x', '-b', 'y']);
     expect(to.code).toBe(1);
     expect(to.stderr).toBe(
       'agentmail: the recipient "echo@relative.x" is not an address\n' +
-        '  the path "relative" is relative; give an absolute path starting with "/", or leave it out for the default workspace (name@. or name@.session).\n',
+        '  the path "relative" is relative; give an absolute path starting with "/", or leave it out for the default workspace (name@. or name@.session).\n' +
+        '  try: who you can write to, and their addresses: agentmail contacts\n',
     );
     const empty = await cli(['send', '', '-s', 'x', '-b', 'y']);
     expect(empty.stderr).toMatch(/^agentmail: the recipient "" is not an address\n {2}the address is empty;/);
@@ -284,9 +303,10 @@ describe('errors and output for people (items 7, 9, 10, 11)', () => {
     const prefixed = await run(process.execPath, [mainJs, '--url', `${server?.url}/some/prefix`, 'status'], {
       env,
     });
-    expect(prefixed.code).toBe(1);
-    expect(prefixed.stderr).toContain(`the Gateway at ${server?.url} does not know this command's request`);
-    expect(prefixed.stderr).toContain('no path');
+    // A path is refused when the URL is parsed (issue 20): one URL in every line, the one to give.
+    expect(prefixed.code).toBe(2);
+    expect(prefixed.stderr).toContain('a path is not supported');
+    expect(prefixed.stderr).toContain(`try: give ${server?.url} in --url`);
     expect(prefixed.stderr).not.toMatch(/no route|\/api\//);
   });
 

@@ -18,6 +18,7 @@ import type { CliIo } from '../src/cli/output.js';
 import { answersFor } from '../src/cli/permissions.js';
 import { runCli } from '../src/cli/program.js';
 import { serveLocale } from '../src/cli/serve.js';
+import { tempHome } from './helpers/service-env.js';
 
 let tmp = '';
 beforeAll(async () => {
@@ -74,6 +75,7 @@ describe('CLI config', () => {
       url: 'http://file:1',
       token: 'file-token',
       configPath: file,
+      configExists: true,
       urlFrom: `the config file ${file}`,
       tokenFrom: `the config file ${file}`,
     });
@@ -92,7 +94,45 @@ describe('CLI config', () => {
     });
     const none = await resolveConfig({}, { AGENTMAIL_CONFIG: join(tmp, 'missing.json') });
     expect(none).toMatchObject({ url: DEFAULT_GATEWAY_URL, token: undefined, tokenFrom: undefined });
-    expect(none.urlFrom).toMatch(/^the default: no --url, no AGENTMAIL_GATEWAY_URL, no url in /);
+    expect(none.urlFrom).toMatch(/^the default: no --url, no AGENTMAIL_GATEWAY_URL, and the config file /);
+  });
+
+  it('regression (issue 20): a config file that does not exist is said so, with the login that creates it', async () => {
+    const missing = join(tmp, 'missing-flag.json');
+    const flagged = await resolveConfig({ config: missing }, {});
+    expect(flagged).toMatchObject({ configExists: false, configPath: missing });
+    expect(flagged.urlFrom).toBe(
+      `the default: no --url, no AGENTMAIL_GATEWAY_URL, and the config file ${missing} does not exist (agentmail --config ${missing} login --url <url> --token <token> creates it)`,
+    );
+    const io = fakeIo();
+    expect(await runCli(['--config', missing, 'inbox'], io)).toBe(2);
+    expect(io.stderr.join('\n')).toContain(
+      `no token in --token or AGENTMAIL_TOKEN, and the config file ${missing} does not exist`,
+    );
+    expect(io.stderr.join('\n')).not.toContain('no url in');
+  });
+
+  it('regression (issue 20): a Gateway URL with a path is refused when parsed, naming the URL to give; an API URL means its base', async () => {
+    const env = { AGENTMAIL_CONFIG: join(tmp, 'none.json') };
+    for (const url of [
+      'http://127.0.0.1:8787/foo/',
+      'http://127.0.0.1:8787/foo',
+      'http://127.0.0.1:8787/?x=1',
+    ]) {
+      const err = await resolveConfig({ url }, env).catch((e: unknown) => e);
+      expect(isCliError(err) && err.code, url).toBe('AM_CLI_CONFIG_INVALID');
+      expect((err as Error).message).toContain(`Gateway URL "${url}" (from --url) has a path`);
+      expect((err as Error).message).toContain('a path is not supported');
+      expect((err as { suggestion?: string }).suggestion).toBe('give http://127.0.0.1:8787 in --url');
+    }
+    for (const url of [
+      'http://127.0.0.1:8787/',
+      'http://127.0.0.1:8787/api/v1/',
+      'http://127.0.0.1:8787/api/v1',
+    ])
+      expect((await resolveConfig({ url }, env)).url).toBe('http://127.0.0.1:8787');
+    const noScheme = await resolveConfig({ url: 'localhost:8787' }, env).catch((e: unknown) => e);
+    expect((noScheme as Error).message).toContain('is not an http(s) URL');
   });
 
   it('the default config path is under $XDG_CONFIG_HOME, else ~/.config', async () => {
@@ -219,6 +259,22 @@ describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
     expect(await runCli(['--token', 't', 'inbox', '--limit', '0'], limit)).toBe(2);
     expect(limit.stderr.join('\n')).toContain('option "--limit" must be an integer from 1 to 100, got "0"');
     expect(await runCli(['frobnicate'], fakeIo())).toBe(2);
+  });
+
+  it('regression (issue 20): every usage error of a bad value has a try: line', async () => {
+    const { env } = tempHome();
+    for (const argv of [
+      ['--token', 't', 'inbox', '--limit', '0'],
+      ['--url', url, '--token', 't', 'send', 'pi', '-s', 'x', '-b', 'y', '--mode', 'wild'],
+      ['service', 'install', 'gateway', '--user', '--system'],
+      ['service', 'install', 'gateway', '--port', '99999'],
+      ['service', 'install', 'pi', '--agent-name', 'Bad Name', '--agent-key', 'amk_x'],
+      ['service', 'flush', 'pi', '--state-dir', '/tmp', '--wait-ms', 'soon'],
+    ]) {
+      const io = fakeIo(env);
+      expect(await runCli(argv, io), argv.join(' ')).toBe(2);
+      expect(io.stderr.join('\n'), argv.join(' ')).toMatch(/\n {2}try: \S/);
+    }
   });
 
   it('no token is a usage error that says how to log in, naming no route', async () => {

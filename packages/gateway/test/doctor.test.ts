@@ -5,7 +5,7 @@
  * fix; a healthy pi bridge is all green. journald is not running here: the journal reader is a
  * stand-in (`AGENTMAIL_JOURNALCTL`) printing the bridge's `enforcement` event line.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,8 @@ const OPENCODE_BIN = join(
   CHECKOUT,
   'node_modules/.pnpm/opencode-linux-x64@1.18.33/node_modules/opencode-linux-x64/bin/opencode',
 );
+
+const PI_ENTRY = join(CHECKOUT, 'packages/bridge-pi/dist/daemon-main.js');
 
 let gw: TestGateway;
 let admin: HumanApi;
@@ -84,14 +86,17 @@ describe('agentmail doctor', () => {
     const env = home('{"level":30,"event":"enforcement","mode":"native","msg":"x"}');
     await install(env, ['pi', '--agent-name', 'pi-ok', '--agent-key', await key('pi-ok', 'online')]);
     const { code, checks, text } = await doctor(env, true);
-    expect(checks.filter((c) => c.status !== 'ok')).toEqual([]);
-    expect(code).toBe(0);
+    // CI runs on sources: the bridge's entry is there only after a build (its own check says so).
+    const built = existsSync(PI_ENTRY);
+    expect(checks.filter((c) => c.status !== 'ok' && !(c.check === 'program' && !built))).toEqual([]);
+    expect(code).toBe(built ? 0 : 1);
     expect(checks.map((c) => `${c.area}/${c.check}`)).toEqual(
       expect.arrayContaining([
         'node/version',
         'gateway/reachable',
         'token/valid',
         'pi/unit',
+        'pi/program',
         'pi/env_file',
         'pi/state_dir',
         'pi/host',
@@ -143,7 +148,13 @@ describe('agentmail doctor', () => {
 
   it('regression (issue 20): without a user manager a unit is verified in system mode and the line says so; without systemd-analyze it says that', async () => {
     const env = home();
-    await install(env, ['pi', '--agent-key', await key('pi-nosession', 'issued')]);
+    await install(env, [
+      'pi',
+      '--agent-name',
+      'pi-nosession',
+      '--agent-key',
+      await key('pi-nosession', 'issued'),
+    ]);
     const unitFile = serviceLayout('pi', 'user', env).unitFile;
     const { XDG_RUNTIME_DIR: _, ...noSession } = env;
     expect(find((await doctor(noSession)).checks, 'pi', 'unit')).toMatchObject({
@@ -153,12 +164,44 @@ describe('agentmail doctor', () => {
     // A runtime directory that is not there (a stale XDG_RUNTIME_DIR): the same.
     const stale = { ...env, XDG_RUNTIME_DIR: join(tempDir(), 'gone') };
     expect(find((await doctor(stale)).checks, 'pi', 'unit')?.message).toContain('in system mode');
+    // The fixes that start the bridge say what works without a user manager, not systemctl --user alone.
+    const registered = find((await doctor(noSession)).checks, 'pi', 'registered');
+    expect(registered?.fix).not.toMatch(/^systemctl --user start/);
+    expect(registered?.fix).toContain('loginctl enable-linger $USER');
+    const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(unitFile, 'utf8'))?.[1];
+    expect(registered?.fix).toContain(
+      `run it by hand: (cd ~ && set -a && . ${serviceLayout('pi', 'user', env).envFile} && set +a && AGENTMAIL_AGENT_KEY_FILE=${serviceLayout('pi', 'user', env).keyFile} exec ${execStart})`,
+    );
+    // With a session the fix stays the plain systemctl command.
+    expect(find((await doctor(env)).checks, 'pi', 'registered')?.fix).toMatch(
+      /^systemctl --user start agentmail-pi\.service;/,
+    );
     const noAnalyze = { ...env, PATH: tempDir() };
     expect(find((await doctor(noAnalyze)).checks, 'pi', 'unit')).toMatchObject({
       status: 'warn',
       message: `unit ${unitFile} is present; it could not be verified here: systemd-analyze is not installed`,
       fix: expect.stringContaining('apt-get install systemd'),
     });
+  });
+
+  it('regression (issue 20): a unit whose program file is missing (the bridge not built) fails with the build command; an existing one is ok', async () => {
+    const env = home();
+    await install(env, ['pi', '--agent-key', await key('pi-unbuilt', 'issued')]);
+    const unitFile = serviceLayout('pi', 'user', env).unitFile;
+    const unit = readFileSync(unitFile, 'utf8');
+    // A path of the bridge's package that no build made (the real entry may be built here).
+    const absent = join(CHECKOUT, 'packages/bridge-pi/dist/unbuilt/daemon-main.js');
+    writeFileSync(unitFile, unit.replace(PI_ENTRY, absent));
+    expect(find((await doctor(env)).checks, 'pi', 'program')).toEqual({
+      area: 'pi',
+      check: 'program',
+      status: 'fail',
+      message: `the unit starts ${absent}, which does not exist (not built yet?): the service cannot start`,
+      fix: expect.stringContaining('pnpm --filter "@agentmail/bridge-pi..." build'),
+    });
+    // A program that is there: ok (this test file stands in for a built entry).
+    writeFileSync(unitFile, unit.replace(PI_ENTRY, join(CHECKOUT, 'packages/gateway/test/doctor.test.ts')));
+    expect(find((await doctor(env)).checks, 'pi', 'program')?.status).toBe('ok');
   });
 
   it('an unregistered agent: fail, and the fix starts its bridge', async () => {

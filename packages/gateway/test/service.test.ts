@@ -47,6 +47,17 @@ function dshBin(): string {
   return standIn;
 }
 
+/** A systemctl stand-in: `is-active` prints `state` (and `stderr`) and exits with `code`. */
+function systemctlSays(state: string, code: number, stderr = ''): string {
+  const file = join(tempDir(), 'systemctl');
+  writeFileSync(
+    file,
+    `#!/bin/sh\n${state === '' ? '' : `echo ${state}\n`}${stderr === '' ? '' : `echo '${stderr}' >&2\n`}exit ${code}\n`,
+    { mode: 0o755 },
+  );
+  return file;
+}
+
 function setting(unit: string, key: string): string[] {
   return unit
     .split('\n')
@@ -252,7 +263,10 @@ describe('agentmail service install / uninstall', () => {
     const other = await cliRun([...args, '--agent-name', 'pi2'], env);
     expect(other.code).toBe(2);
 
-    const removed = await cliRun(['service', 'uninstall', 'pi'], env);
+    const removed = await cliRun(['service', 'uninstall', 'pi'], {
+      ...env,
+      AGENTMAIL_SYSTEMCTL: systemctlSays('active', 0),
+    });
     expect(removed.code, removed.stderr).toBe(0);
     expect(existsSync(layout.unitFile)).toBe(false);
     expect(existsSync(layout.envFile)).toBe(false);
@@ -499,11 +513,44 @@ describe('service install: what to run next', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('systemctl --user restart agentmail-pi.service');
     expect(again.stdout).not.toContain('enable --now');
-    const u = await cliRun(['service', 'uninstall', 'pi'], env);
-    const stop = u.stdout.indexOf('systemctl --user stop agentmail-pi.service');
-    expect(stop).toBeGreaterThanOrEqual(0);
-    expect(stop).toBeLessThan(u.stdout.indexOf('removed '));
+    const u = await cliRun(['service', 'uninstall', 'pi'], {
+      ...env,
+      AGENTMAIL_SYSTEMCTL: systemctlSays('active', 0),
+    });
+    expect(u.stdout.indexOf('systemctl --user stop agentmail-pi.service')).toBeGreaterThan(
+      u.stdout.indexOf('removed '),
+    );
     expect(u.stdout.indexOf('daemon-reload')).toBeGreaterThan(u.stdout.indexOf('removed '));
+  });
+
+  it('regression (issue 20): uninstall says "stop it" only when the unit runs or may run, and never "first" after removing it', async () => {
+    const args = ['--url', 'http://127.0.0.1:8787', 'service', 'install', 'pi', '--agent-key', 'amk_t'];
+    const uninstall = async (systemctl: string) => {
+      const { env } = tempHome({ AGENTMAIL_SYSTEMCTL: systemctl });
+      expect((await cliRun(args, env)).code).toBe(0);
+      const text = await cliRun(['service', 'uninstall', 'pi'], env);
+      const json = await cliRun(['--json', 'service', 'uninstall', 'pi'], env); // nothing left: stopped
+      expect(JSON.parse(json.stdout)).toMatchObject({ removed: [], activity: 'stopped' });
+      expect(text.stdout).not.toContain('first');
+      return text.stdout;
+    };
+    // Never ran (inactive): no stop at all, just the reload.
+    const never = await uninstall(systemctlSays('inactive', 3));
+    expect(never).not.toContain('systemctl --user stop');
+    expect(never).not.toMatch(/running|runs/);
+    expect(never).toContain('systemctl --user daemon-reload');
+    // Running: said as it is, after the removal, with the stop.
+    const running = await uninstall(systemctlSays('active', 0));
+    expect(running).toContain('agentmail-pi.service is still running: its files are removed');
+    expect(running.indexOf('systemctl --user stop agentmail-pi.service')).toBeGreaterThan(
+      running.indexOf('removed '),
+    );
+    // No user manager (systemctl cannot ask): that is said, and the stop is given for the case it runs.
+    const unknown = await uninstall(systemctlSays('', 1, 'Failed to connect to bus: No medium found'));
+    expect(unknown).toContain(
+      'whether agentmail-pi.service still runs cannot be known here (no user manager',
+    );
+    expect(unknown).toContain('systemctl --user stop agentmail-pi.service');
   });
 
   it('a Gateway on another port: warns about the CLI config and each bridge still on the old port', async () => {

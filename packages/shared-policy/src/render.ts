@@ -235,6 +235,12 @@ export function renderContacts(res: ContactsResponse, locale: Locale = DEFAULT_L
   if (res.contacts.length === 0) return formatText('tools.contacts.empty', {}, locale);
   const out = [formatText('tools.contacts.header', { count: res.contacts.length }, locale)];
   for (const c of res.contacts) {
+    // Presence (online, last seen) is an agent's heartbeat (SPEC G-25): a person has none, so a
+    // person's line shows none, not "offline, last seen: never" (issue 20).
+    if (c.kind === 'person') {
+      out.push(`- ${renderParty(c.name, c.address, true, locale)}`);
+      continue;
+    }
     const online = c.online
       ? label('tools.label.online', locale)
       : `${label('tools.label.offline', locale)}, ${label('tools.label.last_seen', locale)}: ${c.last_seen ?? label('tools.label.never', locale)}`;
@@ -242,7 +248,7 @@ export function renderContacts(res: ContactsResponse, locale: Locale = DEFAULT_L
     const ws = c.workspaces.length
       ? ` · ${label('tools.label.workspaces', locale)}: ${c.workspaces.join(', ')}`
       : '';
-    out.push(`- ${renderParty(c.name, c.address, c.kind === 'person', locale)} · ${online}${platform}${ws}`);
+    out.push(`- ${renderParty(c.name, c.address, false, locale)} · ${online}${platform}${ws}`);
   }
   return out.join('\n');
 }

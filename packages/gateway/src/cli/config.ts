@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,6 +34,8 @@ export interface ResolvedConfig {
   token: string | undefined;
   /** Path of the config file consulted (it may not exist). */
   configPath: string;
+  /** The config file exists (a missing one is said so in the errors, with how to create it). */
+  configExists: boolean;
   /** Where {@link url} came from, in words an error can print ("--url", "the config file …"). */
   urlFrom: string;
   /** Where {@link token} came from, in the same words; undefined without a token. */
@@ -135,25 +138,56 @@ function firstOf(
 export async function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv): Promise<ResolvedConfig> {
   const path = configPath(flags, env);
   const file = await readConfigFile(path);
+  const configExists = existsSync(path);
   const inFile = `the config file ${path}`;
   const url = firstOf(['--url', flags.url], [ENV_GATEWAY_URL, env[ENV_GATEWAY_URL]], [inFile, file.url]) ?? {
     value: DEFAULT_GATEWAY_URL,
-    from: `the default: no --url, no ${ENV_GATEWAY_URL}, no url in ${path}`,
+    from: `the default: no --url, no ${ENV_GATEWAY_URL}, ${configExists ? `no url in ${path}` : missingConfigWords(path, flags, env)}`,
   };
+  const fixAt = url.from === inFile ? `${path} (agentmail login --url <url> --token <token>)` : url.from;
+  let parsed: URL;
   try {
-    new URL(url.value);
+    parsed = new URL(url.value);
   } catch {
     throw new CliError('CONFIG_INVALID', `Gateway URL "${url.value}" (from ${url.from}) is not a URL`, {
-      suggestion: `write it as http://host:port in ${url.from === inFile ? `${path} (agentmail login --url <url> --token <token>)` : url.from}`,
+      suggestion: `write it as http://host:port in ${fixAt}`,
     });
   }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new CliError(
+      'CONFIG_INVALID',
+      `Gateway URL "${url.value}" (from ${url.from}) is not an http(s) URL`,
+      {
+        suggestion: `write it as http://host:port in ${fixAt}`,
+      },
+    );
+  // The Gateway serves at the root of its host and port: a path would be dropped by some requests
+  // and kept by others, so it is refused here, once, with the URL to give instead (issue 20).
+  // An API URL (`…/api/v1`, as in some agent setups) means its base.
+  const rest = withoutApiPrefix(parsed.pathname.replace(/\/+$/, ''));
+  if (rest !== '' || parsed.search !== '' || parsed.hash !== '')
+    throw new CliError(
+      'CONFIG_INVALID',
+      `Gateway URL "${url.value}" (from ${url.from}) has a path (${parsed.pathname}${parsed.search}${parsed.hash}): the Gateway serves at the root of its host and port, a path is not supported`,
+      { suggestion: `give ${parsed.origin} in ${fixAt}` },
+    );
   const token = firstOf(['--token', flags.token], [ENV_TOKEN, env[ENV_TOKEN]], [inFile, file.token]);
   return {
-    // The Gateway's base URL: an API URL (`…/api/v1`, as in some agent setups) means its base.
-    url: withoutApiPrefix(url.value.replace(/\/+$/, '')),
+    url: parsed.origin,
     token: token?.value,
     configPath: path,
+    configExists,
     urlFrom: url.from,
     tokenFrom: token?.from,
   };
+}
+
+/**
+ * A config file that does not exist, said as such, with the command that creates it (`login`
+ * writes the config file the CLI reads; `--config` when that is how it was named).
+ */
+export function missingConfigWords(path: string, flags: ConfigFlags, env: NodeJS.ProcessEnv): string {
+  const named = isSet(flags.config) ? `--config ${path} ` : '';
+  const via = named === '' && isSet(env[ENV_CONFIG]) ? ` (from ${ENV_CONFIG})` : '';
+  return `and the config file ${path}${via} does not exist (agentmail ${named}login --url <url> --token <token> creates it)`;
 }

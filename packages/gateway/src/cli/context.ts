@@ -51,7 +51,12 @@ export function apiFor(config: ResolvedConfig, options: { timeoutMs?: number } =
     baseUrl: config.url,
     token: config.token,
     ...options,
-    from: { urlFrom: config.urlFrom, tokenFrom: config.tokenFrom, configPath: config.configPath },
+    from: {
+      urlFrom: config.urlFrom,
+      tokenFrom: config.tokenFrom,
+      configPath: config.configPath,
+      configExists: config.configExists,
+    },
   });
 }
 
@@ -62,7 +67,9 @@ export function apiFor(config: ResolvedConfig, options: { timeoutMs?: number } =
 export function parseIntOption(name: string, value: string, min: number, max: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new CliError('USAGE', `option "${name}" must be an integer from ${min} to ${max}, got "${value}"`);
+    throw new CliError('USAGE', `option "${name}" must be an integer from ${min} to ${max}, got "${value}"`, {
+      suggestion: `${name} <a whole number from ${min} to ${max}>, e.g. ${name} ${Math.min(max, Math.max(min, 10))}`,
+    });
   }
   return n;
 }

@@ -16,7 +16,7 @@ import {
   type TextKey,
   type TextParams,
 } from '@agentmail/shared-policy';
-import { GatewayClient } from '@agentmail/shared-policy/client';
+import { AGENT_KEY_FILE_VARIABLE, GatewayClient } from '@agentmail/shared-policy/client';
 import { type Command, Option } from 'commander';
 import { keyAgentName } from './agent-identity.js';
 import { apiFor, type CliContext } from './context.js';
@@ -37,6 +37,7 @@ import {
   BRIDGES,
   type BridgeFacts,
   bridgeDataDirVariable,
+  GATEWAY_FACTS,
   SERVICE_NAMES,
   type ServiceName,
   unitName,
@@ -229,18 +230,78 @@ export async function verifyUnit(layout: ServiceLayout, env: NodeJS.ProcessEnv):
   return { result: v.ok && v.out === '' ? 'ok' : 'invalid', mode, fellBack, out: v.out };
 }
 
+/** The `ExecStart=` line of a unit file (the command as written, systemd's quotes kept), or `''`. */
+export function execStartOf(unitText: string): string {
+  return /^ExecStart=[-@:+!]*(.*)$/m.exec(unitText)?.[1]?.trim() ?? '';
+}
+
+/** The words of an `ExecStart=` command, systemd's double quotes taken off. */
+export function execStartWords(execStart: string): string[] {
+  return [...execStart.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
+}
+
+/** What the unit checks found out that later fixes depend on. */
+interface UnitFacts {
+  settings: Map<string, string>;
+  /** A user manager answers here; false when the unit had to be verified in system mode (issue 20). */
+  manager: boolean;
+  /** The unit's `ExecStart=` command, `''` without a unit file. */
+  execStart: string;
+}
+
+/**
+ * The program files the unit's `ExecStart=` names (absolute paths) must exist: a bridge that is not
+ * built yet cannot start (issue 20); the fix is the build command `service install` printed.
+ */
+function programCheck(
+  r: Report,
+  layout: ServiceLayout,
+  execStart: string,
+  reinstall: string,
+  checkout: string,
+): void {
+  const area = layout.service;
+  const facts = layout.service === 'gateway' ? undefined : BRIDGES[layout.service];
+  const built =
+    facts === undefined
+      ? [{ file: GATEWAY_FACTS.cli, build: GATEWAY_FACTS.buildCommand }]
+      : facts.builtFiles.map((file) => ({ file, build: facts.buildCommand }));
+  const files = execStartWords(execStart).filter((w) => w.startsWith('/'));
+  const missing = files.find((f) => !existsSync(f));
+  if (missing === undefined) {
+    r.add(area, 'program', 'ok', 'ops.doctor.program_ok', { path: files.join(' ') });
+    return;
+  }
+  // A file of the package a build makes (packages/<name>/…): that package's build command.
+  const build = built.find((b) =>
+    missing.startsWith(`${join(checkout, b.file.split('/').slice(0, 2).join('/'))}/`),
+  )?.build;
+  r.add(
+    area,
+    'program',
+    'fail',
+    'ops.doctor.program_missing',
+    { path: missing },
+    build === undefined ? reinstall : `${build}   (in the checkout ${checkout})`,
+  );
+}
+
 async function unitChecks(
   r: Report,
   layout: ServiceLayout,
   env: NodeJS.ProcessEnv,
-): Promise<Map<string, string>> {
+  checkout: string,
+): Promise<UnitFacts> {
   const area = layout.service;
   const flag = layout.scope === 'user' ? ' --user' : ' --system';
   const reinstall = `agentmail service install ${layout.service}${flag} --force`;
+  let manager = true;
+  let execStart = '';
   if (!existsSync(layout.unitFile)) {
     r.add(area, 'unit', 'fail', 'ops.doctor.unit_missing', { path: layout.unitFile }, reinstall);
   } else {
     const check = await verifyUnit(layout, env);
+    manager = !check.fellBack;
     if (check.result === 'no_analyze')
       r.add(
         area,
@@ -272,6 +333,8 @@ async function unitChecks(
         { path: layout.unitFile, error: check.out.split('\n')[0] ?? '' },
         reinstall,
       );
+    execStart = execStartOf(await readFile(layout.unitFile, 'utf8').catch(() => ''));
+    programCheck(r, layout, execStart, reinstall, checkout);
   }
   let text = '';
   const st = await stat(layout.envFile).catch(() => undefined);
@@ -305,7 +368,23 @@ async function unitChecks(
   // The agent key is in the key file the unit loads as its credential (B-21).
   const key = readServiceSettings(layout).get(AGENT_KEY_SETTING);
   if (key !== undefined) settings.set(AGENT_KEY_SETTING, key);
-  return settings;
+  return { settings, manager, execStart };
+}
+
+/**
+ * How to (re)start a user unit. Without a user manager (no login session) `systemctl --user`
+ * cannot work: the fix says what can — a session or lingering starts the manager — and how to run
+ * the unit's own command by hand, with its env file and key file (issue 20).
+ */
+function startCommand(layout: ServiceLayout, unit: UnitFacts, verb: 'start' | 'restart'): string {
+  const name = unitName(layout.service);
+  if (unit.manager || layout.scope === 'system')
+    return `systemctl${layout.scope === 'system' ? '' : ' --user'} ${verb} ${name}`;
+  const byHand =
+    unit.execStart === ''
+      ? ''
+      : `; or run it by hand: (cd ~ && set -a && . ${layout.envFile} && set +a && ${AGENT_KEY_FILE_VARIABLE}=${layout.keyFile} exec ${unit.execStart})`;
+  return `no user manager here (no login session): log in with a session, or once: loginctl enable-linger $USER; then systemctl --user ${verb} ${name}${byHand}`;
 }
 
 async function writable(r: Report, area: string, dir: string): Promise<void> {
@@ -492,10 +571,12 @@ async function pluginCheck(
   env: NodeJS.ProcessEnv,
   online: boolean,
   enforcement: string | null | undefined,
+  start: string,
+  restart: string,
 ): Promise<void> {
   const area = facts.service;
   const step = facts.plugin;
-  const reinstall = `agentmail service install ${facts.service} --force, then systemctl --user restart ${unitName(facts.service)}`;
+  const reinstall = `agentmail service install ${facts.service} --force, then ${restart}`;
   let where: string | undefined;
   let present = true;
   switch (step.kind) {
@@ -539,7 +620,7 @@ async function pluginCheck(
       'warn',
       'ops.doctor.plugin_configured',
       { host: facts.service, path: where },
-      `systemctl --user start ${unitName(facts.service)}`,
+      start,
     );
   // A driver (its own process connects, the plugin runs inside the host) is online even when its
   // host did not load the plugin: only native mode enforcement (the plugin's gate) proves it.
@@ -563,19 +644,22 @@ const boundName = (client: GatewayClient): Promise<string | undefined> =>
 async function bridgeChecks(
   r: Report,
   layout: ServiceLayout,
-  settings: Map<string, string>,
+  unitFacts: UnitFacts,
   env: NodeJS.ProcessEnv,
   checkout: string,
   heartbeatModes: ReadonlyMap<string, string | null>,
 ): Promise<void> {
   if (layout.service === 'gateway') return;
+  const { settings } = unitFacts;
+  const start = startCommand(layout, unitFacts, 'start');
+  const restart = startCommand(layout, unitFacts, 'restart');
   const facts = BRIDGES[layout.service];
   const area = facts.service;
   const unit = unitName(facts.service);
   const name = settings.get('AGENTMAIL_AGENT_NAME') || facts.defaultAgentName;
   const key = settings.get('AGENTMAIL_AGENT_KEY') || settings.get('AGENTMAIL_AGENT_SECRET') || '';
   const url = (settings.get('AGENTMAIL_GATEWAY_URL') ?? '').replace(/\/+$/, '');
-  const fixKey = `agentmail service install ${facts.service} --issue-key --force   (or --agent-key <key from: agentmail agent key ${name}>), then systemctl --user restart ${unit}`;
+  const fixKey = `agentmail service install ${facts.service} --issue-key --force   (or --agent-key <key from: agentmail agent key ${name}>), then ${restart}`;
   await writable(r, area, settings.get(bridgeDataDirVariable(facts)) ?? layout.stateDir);
   await hostCheck(r, facts, settings, checkout, env);
   let contacts: Contact[] | undefined;
@@ -617,7 +701,7 @@ async function bridgeChecks(
           'fail',
           'ops.doctor.key_other_name',
           { name, bound },
-          `agentmail service install ${facts.service} --agent-name ${bound} --force   (the key's name; or a key for ${name}: --issue-key), then systemctl --user restart ${unit}`,
+          `agentmail service install ${facts.service} --agent-name ${bound} --force   (the key's name; or a key for ${name}: --issue-key), then ${restart}`,
         );
       else
         r.add(
@@ -626,7 +710,7 @@ async function bridgeChecks(
           'fail',
           'ops.doctor.not_registered',
           { name },
-          `systemctl --user start ${unit}; its log: journalctl --user -u ${unit} -e`,
+          `${start}; its log: journalctl --user -u ${unit} -e`,
         );
     } else if (self !== undefined) {
       // Registering is idempotent for a registered name; a key bound to another name is refused with that name.
@@ -656,12 +740,12 @@ async function bridgeChecks(
             name,
             last_seen: shortTime(self.last_seen),
           },
-          `systemctl --user restart ${unit}; why it stopped: journalctl --user -u ${unit} -e`,
+          `${restart}; why it stopped: journalctl --user -u ${unit} -e`,
         );
     }
   }
   const online = contacts?.find((c) => c.name === name)?.online === true;
-  await pluginCheck(r, facts, settings, checkout, env, online, heartbeatModes.get(name));
+  await pluginCheck(r, facts, settings, checkout, env, online, heartbeatModes.get(name), start, restart);
   const enforcement = await enforcementFromJournal(layout, env);
   if (enforcement === undefined)
     r.add(
@@ -710,7 +794,8 @@ export async function runDoctor(
     );
   const checkout = findCheckout(env);
   for (const layout of layouts) {
-    const settings = await unitChecks(r, layout, env);
+    const unit = await unitChecks(r, layout, env, checkout);
+    const { settings } = unit;
     if (layout.service === 'gateway') {
       await writable(
         r,
@@ -718,7 +803,7 @@ export async function runDoctor(
         layout.scope === 'system' ? join(layout.root, layout.stateDir) : layout.stateDir,
       );
       await gatewayReportKeyCheck(r, layout, settings);
-    } else await bridgeChecks(r, layout, settings, env, checkout, enforcement);
+    } else await bridgeChecks(r, layout, unit, env, checkout, enforcement);
   }
   return r.checks;
 }

@@ -49,6 +49,8 @@ export interface ConnectionSource {
   tokenFrom?: string | undefined;
   /** The config file consulted (named when no token was found). */
   configPath?: string;
+  /** The config file exists; `false`: the words say it does not, and how to create it. */
+  configExists?: boolean;
 }
 
 /**
@@ -82,7 +84,9 @@ export function withConnectionSource(
   if (tokenError)
     lines.push(
       from.tokenFrom === undefined
-        ? `no token in --token, AGENTMAIL_TOKEN${from.configPath === undefined ? '' : ` or ${from.configPath}`}`
+        ? from.configPath !== undefined && from.configExists === false
+          ? `no token in --token or AGENTMAIL_TOKEN, and the config file ${from.configPath} does not exist`
+          : `no token in --token, AGENTMAIL_TOKEN${from.configPath === undefined ? '' : ` or ${from.configPath}`}`
         : `the token from ${from.tokenFrom}`,
     );
   return new CliError(kindOf(error.code), error.message, {

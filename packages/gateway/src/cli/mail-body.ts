@@ -21,10 +21,20 @@ export const BODY_LIMIT_WORDS = `${MAIL_BODY_MAX_CHARS.toLocaleString('en')} cha
 export const LONG_BODY_WORDS =
   'a long text goes in from a file: --body-file <path>, or --body - < <path> (stdin)';
 
-function tooLarge(what: string): CliError {
-  return new CliError('BODY_TOO_LARGE', `${what} is longer than a mail body may be (${BODY_LIMIT_WORDS})`, {
-    suggestion: `send less: split it over several mails (${LONG_BODY_WORDS}), or attach it as a file with --attach <file>`,
-  });
+/**
+ * A body over the limit: the limit and the size it has (`size`, in the words of how it was
+ * measured). A body given on the command line is told the file and stdin ways; one already read
+ * from a file or stdin is not told to use them (issue 20).
+ */
+function tooLarge(what: string, size: string, from: 'argument' | 'file or stdin'): CliError {
+  const ways = from === 'argument' ? ` (${LONG_BODY_WORDS})` : '';
+  return new CliError(
+    'BODY_TOO_LARGE',
+    `${what} is ${size}, longer than a mail body may be (${BODY_LIMIT_WORDS})`,
+    {
+      suggestion: `send less: split it over several mails${ways}, or attach it as a file with --attach <file>`,
+    },
+  );
 }
 
 /**
@@ -37,6 +47,7 @@ export async function readBodyStream(
   chunks: AsyncIterable<Uint8Array>,
   maxChars: number = MAIL_BODY_MAX_CHARS,
   what = 'the body read from stdin',
+  sizeBytes?: number,
 ): Promise<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const parts: string[] = [];
@@ -54,7 +65,15 @@ export async function readBodyStream(
       });
     }
     length += text.length;
-    if (length > maxChars) throw tooLarge(what);
+    // Reading stops here: the size of the rest of a stream is not known, a file's is.
+    if (length > maxChars)
+      throw tooLarge(
+        what,
+        sizeBytes === undefined
+          ? `over ${maxChars.toLocaleString('en')} characters (reading stopped there)`
+          : `${sizeBytes.toLocaleString('en')} bytes`,
+        'file or stdin',
+      );
     parts.push(text);
   };
   for await (const chunk of chunks) {
@@ -73,7 +92,8 @@ export async function readBodyStream(
 export async function readBodyFile(path: string, cwd: string = process.cwd()): Promise<string> {
   const absolute = resolve(cwd, path);
   try {
-    if ((await stat(absolute)).isDirectory())
+    const info = await stat(absolute);
+    if (info.isDirectory())
       throw new CliError(
         'FILE_UNREADABLE',
         `--body-file ${JSON.stringify(path)} is a directory, not a file`,
@@ -85,6 +105,7 @@ export async function readBodyFile(path: string, cwd: string = process.cwd()): P
       createReadStream(absolute),
       MAIL_BODY_MAX_CHARS,
       `--body-file ${JSON.stringify(path)}`,
+      info.isFile() ? info.size : undefined,
     );
   } catch (err) {
     if (isCliError(err)) throw err;
@@ -120,7 +141,8 @@ export function checkSubject(subject: string): string {
 
 /** `--body <text>` as given on the command line, checked against the limit. @throws CliError `AM_CLI_BODY_TOO_LARGE` */
 export function checkBodyText(text: string, maxChars: number = MAIL_BODY_MAX_CHARS): string {
-  if (text.length > maxChars) throw tooLarge('--body');
+  if (text.length > maxChars)
+    throw tooLarge('--body', `${text.length.toLocaleString('en')} characters`, 'argument');
   return text;
 }
 

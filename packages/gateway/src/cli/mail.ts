@@ -175,7 +175,9 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
     .action(async (to: string, opts: Record<string, unknown>, cmd: Command) => {
       const mode = opts.mode as string | undefined;
       if (mode !== undefined && !MODES.includes(mode as PermissionMode)) {
-        throw new CliError('USAGE', `option "--mode" must be one of plan, workspace, full; got "${mode}"`);
+        throw new CliError('USAGE', `option "--mode" must be one of plan, workspace, full; got "${mode}"`, {
+          suggestion: '--mode plan (read only), --mode workspace or --mode full; or leave it out',
+        });
       }
       const maxRounds =
         opts.maxRounds === undefined

@@ -69,11 +69,16 @@ const FIELD_WORDS: Readonly<Record<string, string>> = {
   models: 'the models',
 };
 
+/** The shape of an agent or user name (protocol `Name`), as a fix with an example. */
+const NAME_FIX = 'a name of letters, digits, "_", "-" and "." (not starting with "-" or "."), e.g. pi-laptop';
+
 /** The fix of a refused field, where the server's words name none (every CLI error has a "try:" line). */
 const FIELD_FIXES: Readonly<Record<string, string>> = {
   subject:
     "give a short --subject and put the rest in the body; without --subject the body's first line is the subject",
   body: 'split it over several mails, or attach it as a file with --attach <file>; a long text goes in with --body-file <path> or --body - (stdin)',
+  name: NAME_FIX,
+  agent_name: NAME_FIX,
 };
 
 /**
@@ -96,14 +101,21 @@ function badRequestWords(body: ErrorBody): PersonWords {
   const address = /^address ("(?:[^"\\]|\\.)*"): ([\s\S]*)$/.exec(best);
   if (address) {
     const what = field === 'to' ? 'the recipient' : field === 'cc' ? 'the --cc address' : 'the address';
-    return { message: `${what} ${address[1]} is not an address`, detail: address[2] ?? '' };
+    return {
+      message: `${what} ${address[1]} is not an address`,
+      detail: address[2] ?? '',
+      suggestion: 'who you can write to, and their addresses: agentmail contacts',
+    };
   }
   const { message, detail } = split(best);
-  const fix = field === undefined ? undefined : FIELD_FIXES[field];
+  // Every refused value gets a try: line: its own fix, else where the command's options are told.
+  const fix =
+    (field === undefined ? undefined : FIELD_FIXES[field]) ??
+    `give ${who ?? 'the value'} again as the message says (the options: agentmail <command> --help)`;
   return {
     message: who === undefined ? message : `${who}: ${message}`,
     ...(detail === undefined ? {} : { detail }),
-    ...(fix === undefined ? {} : { suggestion: fix }),
+    suggestion: fix,
   };
 }
 
@@ -138,6 +150,13 @@ export function personWords(request: ApiRequestInfo, body: ErrorBody): PersonWor
     case 'AM_GW_BAD_REQUEST':
       return badRequestWords(body);
     case 'AM_GW_UNKNOWN_RECIPIENT':
+      // A key was issued for the name, its bridge never registered: start it, not "check the name".
+      if ((body as { key_issued?: unknown }).key_issued === true)
+        return {
+          ...base,
+          suggestion:
+            'start its bridge once with that key (installed as a service: agentmail doctor says what is missing), then send again',
+        };
       return { message: base.message, suggestion: 'see who you can write to: agentmail contacts' };
     case 'AM_GW_UNAUTHENTICATED':
       return {

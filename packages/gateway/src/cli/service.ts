@@ -3,6 +3,7 @@
  * per service, rendered with this machine's paths; the plugin put where its host expects it; the
  * crash report hooks the units run.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -113,7 +114,10 @@ function checkName(option: string, name: string): string {
 }
 
 function scopeOf(service: ServiceName, opts: { user?: boolean; system?: boolean }): ServiceScope {
-  if (opts.user && opts.system) throw new CliError('USAGE', 'give --user or --system, not both');
+  if (opts.user && opts.system)
+    throw new CliError('USAGE', 'give --user or --system, not both', {
+      suggestion: '--user (the default; every bridge) or --system (a system Gateway only)',
+    });
   if (opts.system && service !== 'gateway')
     throw new CliError('USAGE', `the ${service} bridge runs as a user service only`, {
       detail:
@@ -232,7 +236,9 @@ async function settingsFor(
   if (service === 'gateway') {
     const port = opts.port ?? existing.get('AGENTMAIL_PORT') ?? '8787';
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
-      throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`);
+      throw new CliError('USAGE', `--port must be a port from 1 to 65535, got "${port}"`, {
+        suggestion: 'agentmail service install gateway --port 8787   (or another free port)',
+      });
     // The Gateway's own crash report is mailed by an agent of its own (people do not write to people).
     const agentName = checkName(
       '--agent-name',
@@ -629,12 +635,39 @@ async function installPlugin(
   }
 }
 
+/**
+ * Whether a unit runs, as `systemctl is-active` says: `running` (active, activating, reloading,
+ * deactivating), `stopped` (inactive, failed, unknown to systemd), `unknown` when systemctl cannot
+ * answer (no user manager: no login session; no systemctl). `AGENTMAIL_SYSTEMCTL` names another
+ * systemctl (tests). Never throws.
+ */
+export function unitActivity(
+  scope: ServiceScope,
+  unit: string,
+  env: NodeJS.ProcessEnv,
+): Promise<'running' | 'stopped' | 'unknown'> {
+  const bin = env.AGENTMAIL_SYSTEMCTL || 'systemctl';
+  const args = [...(scope === 'user' ? ['--user'] : []), 'is-active', unit];
+  return new Promise((done) => {
+    execFile(bin, args, { env, timeout: 15_000, encoding: 'utf8' }, (_err, stdout) => {
+      // is-active prints one state per unit; nothing on stdout means it could not ask the manager.
+      const state = stdout.trim().split('\n')[0] ?? '';
+      if (/^(active|activating|reloading|refreshing|deactivating)$/.test(state)) done('running');
+      else if (/^(inactive|failed|unknown)$/.test(state)) done('stopped');
+      else done('unknown');
+    });
+  });
+}
+
 /** The result of `service uninstall`. */
 export interface UninstallResult {
   service: ServiceName;
   scope: ServiceScope;
   removed: string[];
   kept: string[];
+  /** Whether the unit ran when its files were removed (`systemctl is-active`; `unknown`: no user manager). */
+  activity: 'running' | 'stopped' | 'unknown';
+  /** What to run next: the stop (when it runs or may run), then `daemon-reload`. */
   commands: string[];
   /** The agent whose key stays active (the env file named it): revoke it with `agentmail agent key revoke`. */
   agentName?: string;
@@ -660,6 +693,9 @@ export async function uninstallService(
     ? envSettings.get('AGENTMAIL_AGENT_NAME')
     : undefined;
   const wants = wantsLink(layout);
+  const installed = existsSync(layout.unitFile);
+  // Asked before the files go; systemd keeps a removed unit loaded until daemon-reload either way.
+  const activity = installed ? await unitActivity(scope, unitName(service), env) : 'stopped';
   for (const path of [wants, layout.unitFile, layout.envFile, layout.keyFile]) {
     try {
       await lstat(path);
@@ -689,7 +725,8 @@ export async function uninstallService(
     scope,
     removed,
     kept: [layout.stateDir],
-    commands: [`${sc} stop ${unitName(service)}`, `${sc} daemon-reload`],
+    activity,
+    commands: [...(activity === 'stopped' ? [] : [`${sc} stop ${unitName(service)}`]), `${sc} daemon-reload`],
     ...(agentName === undefined || agentName === '' ? {} : { agentName }),
   };
 }
@@ -788,13 +825,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
   ).action(async (name: string, opts: { user?: boolean; system?: boolean; root?: string }, cmd: Command) => {
     const result = await uninstallService(ctx, serviceArg(name), opts);
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
-    const [stop, ...after] = result.commands;
+    const unit = unitName(result.service);
     ctx.io.out(
       [
-        // Its process runs on until stopped: the stop comes first, then the reload drops the unit.
-        ...(result.removed.length === 0 || stop === undefined
-          ? []
-          : [say(env, 'ops.service.stop_first'), `  ${stop}`, '']),
         ...(result.removed.length === 0
           ? [say(env, 'ops.service.nothing_installed')]
           : result.removed.map((p) => `removed ${p}`)),
@@ -803,8 +836,15 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           ? []
           : [say(env, 'ops.service.key_still_active', { name: result.agentName })]),
         '',
-        say(env, 'ops.service.then'),
-        ...(result.removed.length === 0 ? result.commands : after).map((c) => `  ${c}`),
+        // Said after the removal, as it is: a process that runs on until stopped, or may.
+        result.removed.length === 0
+          ? say(env, 'ops.service.then')
+          : result.activity === 'running'
+            ? say(env, 'ops.service.still_running', { unit })
+            : result.activity === 'unknown'
+              ? say(env, 'ops.service.maybe_running', { unit })
+              : say(env, 'ops.service.then'),
+        ...result.commands.map((c) => `  ${c}`),
       ].join('\n'),
     );
   });
@@ -872,7 +912,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
         const service = serviceArg(name);
         const waitMs = Number(opts.waitMs);
         if (!Number.isInteger(waitMs) || waitMs < 0)
-          throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`);
+          throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`, {
+            suggestion: '--wait-ms <milliseconds>, e.g. --wait-ms 0 (no wait)',
+          });
         // Pasted into a shell (doctor's fix), the command has none of the unit's environment: the
         // service's own env file gives it the key, URL and state dir (the same values systemd passes).
         const layout = serviceLayout(service, opts.system ? 'system' : 'user', env);

@@ -518,6 +518,9 @@ export const EN = {
     'unit {path} is present; it could not be verified here: systemd-analyze is not installed',
   'ops.doctor.unit_unverified':
     'unit {path} is present; systemd-analyze could not verify it here, in user or system mode: {error}',
+  'ops.doctor.program_ok': 'the program the unit starts is there ({path})',
+  'ops.doctor.program_missing':
+    'the unit starts {path}, which does not exist (not built yet?): the service cannot start',
   'ops.doctor.env_ok': 'env file {path} (mode 0600)',
   'ops.doctor.env_mode': 'env file {path} has mode {mode}: others can read its key',
   'ops.doctor.env_missing': 'no env file {path}',
@@ -572,7 +575,10 @@ export const EN = {
   'ops.service.kept': 'kept    {path} (its data)',
   'ops.service.key_still_active':
     'the agent key of {name} is still active: agentmail agent key revoke {name}   (when this agent is gone for good)',
-  'ops.service.stop_first': 'stop it first (it runs on until stopped):',
+  'ops.service.still_running':
+    '{unit} is still running: its files are removed, its process runs on until stopped; stop it, then reload:',
+  'ops.service.maybe_running':
+    'whether {unit} still runs cannot be known here (no user manager: no login session); if it does, its process runs on until stopped; stop it, then reload:',
   'ops.service.port_cli':
     'your CLI config {file} still names {old}: agentmail login --url {url} --token <token>   (or edit its url)',
   'ops.service.port_bridge':

@@ -490,6 +490,8 @@ export const ZH_CN: Record<TextKey, string> = {
     '单元 {path} 有效（systemd-analyze verify 以系统模式检查：这里没有用户管理器，不在登录会话中）',
   'ops.doctor.unit_no_analyze': '单元 {path} 存在；这里无法验证它：没有安装 systemd-analyze',
   'ops.doctor.unit_unverified': '单元 {path} 存在；systemd-analyze 在这里无法以用户或系统模式验证它：{error}',
+  'ops.doctor.program_ok': '单元启动的程序存在（{path}）',
+  'ops.doctor.program_missing': '单元启动 {path}，但它不存在（还没有构建？）：服务无法启动',
   'ops.doctor.env_ok': '环境文件 {path}（权限 0600）',
   'ops.doctor.env_mode': '环境文件 {path} 的权限是 {mode}：其他用户能读到其中的密钥',
   'ops.doctor.env_missing': '没有环境文件 {path}',
@@ -541,7 +543,10 @@ export const ZH_CN: Record<TextKey, string> = {
   'ops.service.kept': 'kept    {path}（它的数据）',
   'ops.service.key_still_active':
     '{name} 的代理密钥仍然有效：agentmail agent key revoke {name}   （确定不再使用这个代理时）',
-  'ops.service.stop_first': '请先停止它（停止前它会一直运行）：',
+  'ops.service.still_running':
+    '{unit} 仍在运行：它的文件已删除，进程会一直运行直到停止；请停止它，然后重新加载：',
+  'ops.service.maybe_running':
+    '这里无法知道 {unit} 是否仍在运行（没有用户管理器：没有登录会话）；如果在运行，进程会一直运行直到停止；请停止它，然后重新加载：',
   'ops.service.port_cli':
     '你的 CLI 配置 {file} 仍指向 {old}：agentmail login --url {url} --token <token>   （或修改其中的 url）',
   'ops.service.port_bridge':
