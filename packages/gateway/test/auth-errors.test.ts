@@ -79,7 +79,13 @@ describe('G-10 strict decoding', () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('invalid_request');
     expect(String(r.body.detail)).toContain('"evil"');
-    expect(r.body.accepted_fields).toEqual(['name', 'platform', 'version', 'expire_pending', 'keep_existing']);
+    expect(r.body.accepted_fields).toEqual([
+      'name',
+      'platform',
+      'version',
+      'expire_pending',
+      'keep_existing',
+    ]);
   });
 
   it('wrong type names the field and the JSON type, never a TS type name', async () => {

@@ -36,7 +36,13 @@ describe('decode (G-10)', () => {
     expect(d).toContain('unknown field "evil"');
     expect(d).toContain('Accepted fields: name, platform, version, expire_pending, keep_existing.');
     const r = decode(RegisterRequest, { name: 'pi', platform: 'pi', evil: 1 });
-    expect(r.ok || r.error.accepted_fields).toEqual(['name', 'platform', 'version', 'expire_pending', 'keep_existing']);
+    expect(r.ok || r.error.accepted_fields).toEqual([
+      'name',
+      'platform',
+      'version',
+      'expire_pending',
+      'keep_existing',
+    ]);
     expect(r.ok || r.error.field).toBe('evil');
   });
 
@@ -69,7 +75,9 @@ describe('decode (G-10)', () => {
     if (!r.ok) {
       // "é" is 2 bytes: the bad token x sits at character 13, byte 14.
       expect(r.error.detail).toMatch(/JSON syntax error at byte offset 14/);
-      expect(r.error.detail).toContain('Accepted fields: name, platform, version, expire_pending, keep_existing.');
+      expect(r.error.detail).toContain(
+        'Accepted fields: name, platform, version, expire_pending, keep_existing.',
+      );
     }
   });
 
