@@ -19,6 +19,7 @@ import {
 import mime from 'mime';
 import type { Dispatcher } from 'undici';
 import { CLI_ERRORS, CliError, type CliErrorKind, isCliError } from './errors.js';
+import { fileErrorWords } from './file-errors.js';
 import { personWords } from './person-errors.js';
 
 /** Time a CLI request may take, headers and body together (uploads too), in ms. @default 30_000 */
@@ -334,15 +335,10 @@ export async function attachmentFiles(
       );
     } catch (err) {
       if (isCliError(err)) throw err;
-      const code = (err as { code?: unknown }).code;
       const why =
-        code === 'ENOENT'
-          ? 'no such file'
-          : code === 'EACCES' || code === 'EPERM'
-            ? 'not readable by you'
-            : code === 'AM_GATEWAY_UPLOAD_TOO_LARGE'
-              ? `larger than the attachment limit of ${ATTACHMENT_MAX_BYTES} bytes (25 MB)`
-              : (err as Error).message;
+        (err as { code?: unknown }).code === 'AM_GATEWAY_UPLOAD_TOO_LARGE'
+          ? `larger than the attachment limit of ${ATTACHMENT_MAX_BYTES} bytes (25 MB)`
+          : fileErrorWords(err);
       throw new CliError('FILE_UNREADABLE', `cannot attach ${JSON.stringify(path)}: ${why}`, {
         suggestion: 'check the path; nothing was uploaded or sent',
         cause: err,

@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MAIL_BODY_MAX_CHARS, MAIL_SUBJECT_MAX_CHARS } from '@agentmail/protocol';
 import { CliError, isCliError } from './errors.js';
+import { fileErrorWords } from './file-errors.js';
 
 /** The limit in the words of `--help` and of the error. */
 export const BODY_LIMIT_WORDS = `${MAIL_BODY_MAX_CHARS.toLocaleString('en')} characters`;
@@ -109,13 +110,7 @@ export async function readBodyFile(path: string, cwd: string = process.cwd()): P
     );
   } catch (err) {
     if (isCliError(err)) throw err;
-    const code = (err as { code?: unknown }).code;
-    const why =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EACCES' || code === 'EPERM'
-          ? 'not readable by you'
-          : (err as Error).message;
+    const why = fileErrorWords(err);
     throw new CliError('FILE_UNREADABLE', `cannot read --body-file ${JSON.stringify(path)}: ${why}`, {
       suggestion: 'check the path; nothing was sent',
       cause: err,
