@@ -235,6 +235,11 @@ describe('agentmail admin commands', () => {
     const badTo = await cli([...admin, 'send', 'pi@rel', '-s', 's', '-b', 'b']);
     expect(badTo.code).not.toBe(0);
     expect(badTo.stderr).toMatch(/\n {2}try: /);
+    // A refusal the Gateway explains keeps the Gateway's own fix, not a generic one.
+    const toPerson = await cli([...admin, 'send', 'alice', '-s', 's', '-b', 'b']);
+    expect(toPerson.code).not.toBe(0);
+    expect(toPerson.stderr).toContain('try: address an agent, or reply to a mail of an agent session');
+    expect(toPerson.stderr).not.toContain('again as the message says');
   });
 
   it('user add needs an admin token: a person is refused with exit 1 and the server reason', async () => {

@@ -108,9 +108,11 @@ function badRequestWords(body: ErrorBody): PersonWords {
     };
   }
   const { message, detail } = split(best);
-  // Every refused value gets a try: line: its own fix, else where the command's options are told.
+  // Every refused value gets a try: line: its own fix, else the Gateway's own (in CLI words, no
+  // route), else where the command's options are told.
   const fix =
     (field === undefined ? undefined : FIELD_FIXES[field]) ??
+    serverSuggestion(body) ??
     `give ${who ?? 'the value'} again as the message says (the options: agentmail <command> --help)`;
   return {
     message: who === undefined ? message : `${who}: ${message}`,
