@@ -19,9 +19,9 @@ export const DAEMON_ENTRIES: Readonly<Record<string, string>> = {
 export default defineConfig([
   nodeBundleOptions(DAEMON_ENTRIES, join(BRIDGE_ROOT, 'dist')),
   {
-    ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), {
-      dts: true,
-    }),
+    // No declarations: a daemon and a plugin, nothing compiles against them (and tsup's declaration
+    // step is nearly all of a build's time here).
+    ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist')),
     tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
   },
   nodeBundleOptions(HOST_TOOL_ENTRIES, join(BRIDGE_ROOT, 'plugin', 'dist')),

@@ -13,8 +13,8 @@ import { defineConfig, type Options } from 'tsup';
 /** Root directory of the bridge-dsh package. */
 export const DSH_BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
 
-/** tsup options that bundle the plugin into `<outDir>/plugin.js` (`dts`: also `plugin.d.ts`). */
-export function dshPluginBuild(outDir: string, dts = false): Options {
+/** tsup options that bundle the plugin into `<outDir>/plugin.js`. */
+export function dshPluginBuild(outDir: string): Options {
   return {
     entry: { plugin: join(DSH_BRIDGE_ROOT, 'src', 'index.ts') },
     outDir,
@@ -22,7 +22,6 @@ export function dshPluginBuild(outDir: string, dts = false): Options {
     platform: 'node',
     target: 'node22',
     tsconfig: join(DSH_BRIDGE_ROOT, 'tsconfig.build.json'),
-    dts,
     sourcemap: true,
     splitting: false,
     clean: true,
@@ -39,4 +38,5 @@ export function dshPluginBuild(outDir: string, dts = false): Options {
   };
 }
 
-export default defineConfig(dshPluginBuild(join(DSH_BRIDGE_ROOT, 'dist'), true));
+// No declarations: dsh loads the plugin's JavaScript; nothing compiles against it.
+export default defineConfig(dshPluginBuild(join(DSH_BRIDGE_ROOT, 'dist')));

@@ -4,7 +4,7 @@
  * `@agentmail/source` condition) and only this package's own registry dependencies
  * (`@opencode-ai/*`, `pino`) left as imports, so the file resolves them from this package's
  * node_modules wherever it is loaded by path. Used by `pnpm build` (this file is tsup's default
- * config: `dist/plugin.js` + `dist/plugin.d.ts`) and by the test harness (`harness/build.ts`, into
+ * config: `dist/plugin.js`) and by the test harness (`harness/build.ts`, into
  * node_modules/.cache).
  */
 import { readFileSync } from 'node:fs';
@@ -30,11 +30,10 @@ export const PLUGIN_EXTERNALS: readonly RegExp[] = Object.keys(pkg.dependencies)
 
 /**
  * tsup options that bundle `entry` (default `src/plugin.ts`) into `<outDir>/plugin.js`.
- * `dts` adds `plugin.d.ts` (the package build; the harness skips it).
  */
 export function pluginBuildOptions(
   outDir: string,
-  { entry = join(BRIDGE_ROOT, 'src', 'plugin.ts'), dts = false }: { entry?: string; dts?: boolean } = {},
+  { entry = join(BRIDGE_ROOT, 'src', 'plugin.ts') }: { entry?: string } = {},
 ): Options {
   return {
     entry: { plugin: entry },
@@ -43,7 +42,6 @@ export function pluginBuildOptions(
     platform: 'node',
     target: 'node22',
     tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
-    dts,
     sourcemap: true,
     splitting: false,
     clean: true,
@@ -62,4 +60,5 @@ export function pluginBuildOptions(
   };
 }
 
-export default defineConfig(pluginBuildOptions(DIST_DIR, { dts: true }));
+// No declarations: opencode loads the plugin's JavaScript; nothing compiles against it.
+export default defineConfig(pluginBuildOptions(DIST_DIR));

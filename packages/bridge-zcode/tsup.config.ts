@@ -24,8 +24,9 @@ export const DAEMON_EXTERNAL: readonly string[] = ['better-sqlite3'];
 export default defineConfig([
   nodeBundleOptions(DAEMON_ENTRIES, join(BRIDGE_ROOT, 'dist'), { external: DAEMON_EXTERNAL }),
   {
+    // No declarations: a daemon and a plugin, nothing compiles against them (and tsup's declaration
+    // step is nearly all of a build's time here).
     ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist'), {
-      dts: true,
       external: DAEMON_EXTERNAL,
     }),
     tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),

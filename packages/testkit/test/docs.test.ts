@@ -134,11 +134,22 @@ function trySections(): TrySection[] {
   return sections;
 }
 
-/** `pnpm … --filter X … build` commands of a text: each with the packages it filters. */
-function filterBuilds(text: string): Array<{ command: string; filters: string[] }> {
-  const found: Array<{ command: string; filters: string[] }> = [];
-  for (const m of text.matchAll(/pnpm((?:\s+(?:--filter\s+\S+|--[\w-]+))+)\s+(?:run\s+)?build(?![\w:-])/g)) {
-    const filters = [...(m[1] ?? '').matchAll(/--filter\s+("?)([^\s"]+)\1/g)].map((f) => f[2] ?? '');
+/** One `--filter X` or `--filter-prod X` of a pnpm command (the latter leaves devDependencies out of `X...`). */
+interface Filter {
+  flag: '--filter' | '--filter-prod';
+  name: string;
+}
+
+/** `pnpm … --filter[-prod] X … build` commands of a text: each with the packages it filters. */
+function filterBuilds(text: string): Array<{ command: string; filters: Filter[] }> {
+  const found: Array<{ command: string; filters: Filter[] }> = [];
+  for (const m of text.matchAll(
+    /pnpm((?:\s+(?:--filter(?:-prod)?\s+\S+|--[\w-]+))+)\s+(?:run\s+)?build(?![\w:-])/g,
+  )) {
+    const filters = [...(m[1] ?? '').matchAll(/(--filter(?:-prod)?)\s+("?)([^\s"]+)\2/g)].map((f) => ({
+      flag: f[1] === '--filter-prod' ? ('--filter-prod' as const) : ('--filter' as const),
+      name: f[3] ?? '',
+    }));
     if (filters.length > 0) found.push({ command: m[0], filters });
   }
   return found;
@@ -195,8 +206,8 @@ describe('the docs name what is there', () => {
     for (const file of MARKDOWN)
       for (const { command, filters } of filterBuilds(read(file))) {
         commands++;
-        for (const f of filters)
-          if (!f.endsWith('...') && !f.startsWith('<') && BUILDS_ALONE[f] === undefined)
+        for (const { name } of filters)
+          if (!name.endsWith('...') && !name.startsWith('<') && BUILDS_ALONE[name] === undefined)
             alone.push(`${file}: ${command}`);
       }
     expect(commands).toBeGreaterThan(5);
@@ -257,9 +268,9 @@ interface Runnable {
 }
 
 /** The setup lines a section may have: the install (done already) and builds. */
-function setupCommands(block: Block, where: string): { cli: boolean; filters: string[] } {
+function setupCommands(block: Block, where: string): { cli: boolean; filters: Filter[] } {
   let cli = false;
-  const filters: string[] = [];
+  const filters: Filter[] = [];
   for (const raw of block.body.split('\n')) {
     const line = raw.replace(/\s+#.*$/, '').trim();
     if (line === '' || line.startsWith('#')) continue;
@@ -291,7 +302,7 @@ for (const section of sections) {
   for (const b of setup) {
     const cmds = setupCommands(b, `${where} line ${b.line}`);
     build.cli ||= cmds.cli;
-    for (const f of cmds.filters) build.filters.add(f);
+    for (const f of cmds.filters) build.filters.add(`${f.flag} ${f.name}`);
   }
   runnable.push({
     name: section.file.replace(/^packages\/(?:bridge-)?/, '').replace(/\/README\.md$/, ''),
@@ -414,7 +425,7 @@ describe('every "Try it locally" section runs on a fresh copy', () => {
     const env = cleanEnv({ PNPM_CONFIG_VERIFY_DEPS_BEFORE_RUN: 'false' });
     // All sections' builds at once: pnpm orders the packages and builds each one once.
     if (build.filters.size > 0)
-      await runInCopy(copy, env, 'pnpm', [...[...build.filters].flatMap((f) => ['--filter', f]), 'build']);
+      await runInCopy(copy, env, 'pnpm', [...[...build.filters].flatMap((f) => f.split(' ')), 'build']);
     if (build.cli) await runInCopy(copy, env, 'pnpm', ['build:cli']);
     console.info(`docs: fresh copy and the sections' builds in ${Date.now() - started} ms`);
   }, BUILD_TIMEOUT_MS);
