@@ -311,25 +311,45 @@ for (const section of sections) {
   });
 }
 
+/** The kernel's range for port-0 binds (`ip_local_port_range`); Linux's default when unreadable. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low !== undefined && high !== undefined && low > 0 && high >= low) return [low, high];
+  } catch {}
+  return [32768, 60999];
+}
+
 /**
- * `count` distinct free loopback ports: all bound at once, then released (each block binds its own
- * a moment later), so no two blocks get the same one.
+ * `count` distinct free loopback ports for the blocks' fixed-port settings, chosen **below** the
+ * ephemeral range: a port found with `listen(0)` and released is the kind the kernel hands to the
+ * next `listen(0)` of any other test on the machine (one took a block's model port under load:
+ * EADDRINUSE). Each is checked free by binding it; all stay bound until all are found.
  */
 async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((done, fail) => {
-          const server = createServer();
-          server.once('error', fail);
-          server.listen(0, '127.0.0.1', () => done(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
-  return ports;
+  const [ephemeralLow] = ephemeralRange();
+  const high = Math.min(ephemeralLow, 65536) - 1;
+  const low = Math.max(1024, high - 12_000);
+  const servers: Server[] = [];
+  try {
+    for (let tries = 0; servers.length < count; tries++) {
+      if (tries > 50 * count) throw new Error(`no ${count} free loopback ports in ${low}-${high}`);
+      const port = low + Math.floor(Math.random() * (high - low + 1));
+      if (servers.some((s) => (s.address() as AddressInfo).port === port)) continue;
+      const server = await new Promise<Server | undefined>((done) => {
+        const candidate = createServer();
+        candidate.once('error', () => done(undefined));
+        candidate.listen(port, '127.0.0.1', () => done(candidate));
+      });
+      if (server) servers.push(server);
+    }
+    return servers.map((server) => (server.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+  }
 }
 
 /** A copy of the working tree as a clone has it, its `node_modules` linked to the installed ones. */
