@@ -37,6 +37,10 @@ if [ ! -x "$PNPM_DIR/bin/pnpm" ] || [ "$("$PNPM_DIR/bin/pnpm" --version 2>/dev/n
 fi
 
 # Native modules (better-sqlite3) must build against the headers of the Node that runs them;
-# pnpm 12's node-gyp ignores ~/.npmrc, so the env variable is the one that works.
-echo "export PATH=\"$NODE_DIR/bin:$PNPM_DIR/bin:\$PATH\""
+# pnpm 12's node-gyp ignores ~/.npmrc, so the env variable is the one that works. pnpm ships
+# node-gyp, but installed without its scripts (above) it does not put it on the PATH of the
+# packages' install scripts: on a machine whose pnpm store has no built better-sqlite3 yet, its
+# `node-gyp rebuild` then failed with "node-gyp: not found". Its own bin directory goes on PATH.
+PNPM_NODE_GYP_BIN="$PNPM_DIR/lib/node_modules/pnpm/dist/node-gyp-bin"
+echo "export PATH=\"$NODE_DIR/bin:$PNPM_DIR/bin:$PNPM_NODE_GYP_BIN:\$PATH\""
 echo "export npm_config_nodedir=\"$NODE_DIR\""

@@ -14,14 +14,25 @@ import type { ClaudeEvent } from './events.js';
 import type { InitLine, StreamLine } from './stream-json.js';
 import { findTranscript, readSessionModel, readTranscriptHead } from './transcripts.js';
 
+/** How long a run waits at its start for the plugin's mail-tool server to connect (ms). */
+export const MCP_CONNECT_WAIT_MS = 30_000;
+
 /**
  * Variables every run gets: `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` stops the vendor DNS
  * lookups and `HEAD /api/hello` (the separate telemetry switches do not); `ENABLE_TOOL_SEARCH`
  * off sends the MCP tools' schemas up front instead of hiding them behind a search tool.
+ *
+ * `MCP_CONNECTION_NONBLOCKING=false` with `MCP_CONNECT_TIMEOUT_MS`: by default `claude -p`
+ * does not wait for a plugin's MCP server — one that needs more than about a second to start
+ * (a cold machine under load: ~9 s seen) is `pending` at `init`, and the run's tool set never
+ * gains it, so the setup check (P-8) failed the mail. Blocking, the run waits for the server up to
+ * {@link MCP_CONNECT_WAIT_MS}; a fast start costs nothing (measured: init at ~1.0–1.3 s either way).
  */
 export const RUN_ENV: Readonly<Record<string, string>> = {
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   ENABLE_TOOL_SEARCH: 'false',
+  MCP_CONNECTION_NONBLOCKING: 'false',
+  MCP_CONNECT_TIMEOUT_MS: String(MCP_CONNECT_WAIT_MS),
 };
 
 /**

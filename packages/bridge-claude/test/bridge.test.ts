@@ -1,9 +1,10 @@
-import { cp, rm } from 'node:fs/promises';
+import { chmod, cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
 import {
   agentKeyStaysInBridge,
   marker,
+  readMailThenAnswer,
   runDiesWithDriver,
   runEndsWithItsTurn,
 } from '@agentmail/testkit/conformance';
@@ -69,6 +70,34 @@ describe('agentmail-claude', () => {
     ).toBeGreaterThan(1);
     const failed = await bridge.waitForEvent('turn_failed', STEP_MS, (e) => e.mail_id === sent.mail_id);
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
+  });
+
+  it('regression: a mail-tool server that takes 3 s to start is waited for, not failed as "pending" (P-8 on a cold, loaded machine)', async () => {
+    const stack = current();
+    const { pluginDir } = await bundled();
+    const plugin = join(stack.bridgeStateDir, 'slow-plugin');
+    await cp(pluginDir, plugin, { recursive: true });
+    // The plugin's own server, started through a wrapper that waits first (a cold start under load
+    // took ~9 s in CI; Claude Code's default gives up waiting after about a second).
+    const wrapper = join(plugin, 'slow-node.sh');
+    await writeFile(wrapper, '#!/bin/sh\nsleep 3\nexec "${AGENTMAIL_NODE:-node}" "$@"\n');
+    await chmod(wrapper, 0o755);
+    const mcpFile = join(plugin, '.mcp.json');
+    const mcp = JSON.parse(await readFile(mcpFile, 'utf8')) as {
+      mcpServers: Record<string, { command: string }>;
+    };
+    for (const server of Object.values(mcp.mcpServers)) server.command = wrapper;
+    await writeFile(mcpFile, JSON.stringify(mcp));
+    const task = marker('slow');
+    stack.model.addScenarios(readMailThenAnswer(task, `body ${task}`, `RESULT ${task}`, claudeAdapter));
+    await stack.startBridge(createClaudeAdapter({ pluginDir: plugin }));
+
+    const sent = await stack.sendAs(undefined, stack.taskAddress(), {
+      subject: `Task ${task}`,
+      body: `Reply with the result. body ${task}`,
+    });
+    const reply = await stack.awaitReply({ threadOf: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+    expect(reply.body).toContain(`RESULT ${task}`);
   });
 
   it('hooks that stop loading after the start: the run is stopped at its init line, the mail fails with the setup cause (P-8)', async () => {

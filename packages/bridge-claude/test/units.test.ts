@@ -69,6 +69,8 @@ describe('run arguments and environment', () => {
       PATH: '/bin',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       ENABLE_TOOL_SEARCH: 'false',
+      MCP_CONNECTION_NONBLOCKING: 'false',
+      MCP_CONNECT_TIMEOUT_MS: '30000',
       AGENTMAIL_BRIDGE_SOCKET: '/run/s.sock',
       AGENTMAIL_TURN_TOKEN: 'id.secret',
       AGENTMAIL_NODE: '/usr/bin/node22',
