@@ -80,7 +80,7 @@ describe('agentmail-claude', () => {
     // The plugin's own server, started through a wrapper that waits first (a cold start under load
     // took ~9 s in CI; Claude Code's default gives up waiting after about a second).
     const wrapper = join(plugin, 'slow-node.sh');
-    await writeFile(wrapper, '#!/bin/sh\nsleep 3\nexec "${AGENTMAIL_NODE:-node}" "$@"\n');
+    await writeFile(wrapper, ['#!/bin/sh', 'sleep 3', 'exec "$AGENTMAIL_NODE" "$@"', ''].join('\n'));
     await chmod(wrapper, 0o755);
     const mcpFile = join(plugin, '.mcp.json');
     const mcp = JSON.parse(await readFile(mcpFile, 'utf8')) as {
@@ -96,7 +96,11 @@ describe('agentmail-claude', () => {
       subject: `Task ${task}`,
       body: `Reply with the result. body ${task}`,
     });
-    const reply = await stack.awaitReply({ threadOf: sent.mail_id, from: stack.agent.name, timeoutMs: STEP_MS });
+    const reply = await stack.awaitReply({
+      threadOf: sent.mail_id,
+      from: stack.agent.name,
+      timeoutMs: STEP_MS,
+    });
     expect(reply.body).toContain(`RESULT ${task}`);
   });
 
