@@ -494,6 +494,108 @@ describe('agentmail mail commands', () => {
     expect(threadText.stdout).toMatch(/please fix the import paths[\s\S]*done: 3 files changed/);
   });
 
+  it('send --wait shows the answer and, while it waits, the requests of its session; a failure mail and no answer in time exit 1', async () => {
+    const arrived = (subject: string) =>
+      piEvents!.waitFor((e) => e.event === 'new_mail' && (e.data as { subject: string }).subject === subject);
+    const waiting = cli([
+      'send',
+      'pi@/srv/app.new',
+      '--subject',
+      'Wait for me',
+      '--body',
+      'run it',
+      '--wait',
+      '60',
+    ]);
+    const task = (await arrived('Wait for me')).data as { mail_id: string; session_id: string };
+    // A request of the session (its text with an escape sequence: shown, never raw) and the answer;
+    // whether the CLI's stream opens before or after them, both are shown (the open reads them).
+    const asked = await callApi<{ request_id: string }>(
+      server!.url,
+      'POST',
+      routePath('permissionRequest'),
+      piKey,
+      {
+        session_id: task.session_id,
+        relay_key: 'wait-1',
+        kind: 'approval',
+        question: 'Run \u001b[31mmake\u001b[0m?',
+        options: [],
+      },
+    );
+    expect(asked.status).toBe(200);
+    const reply = await callApi<{ mail_id: string }>(server!.url, 'POST', routePath('send'), piKey, {
+      to: 'alice',
+      subject: 'Re: Wait for me',
+      body: 'made it',
+      reply_to: task.mail_id,
+    });
+    expect(reply.status).toBe(200);
+    const done = await waiting;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toMatch(new RegExp(`^sent ${task.mail_id} to `));
+    expect(done.stdout).toContain('made it');
+    expect(done.stderr).toContain(`pi asks: Run`);
+    expect(done.stderr).toContain(`agentmail approve ${asked.body.request_id}`);
+    expect(done.stderr).not.toContain('\u001b');
+    expect(done.stderr.match(/pi asks/g), 'each request once').toHaveLength(1);
+    const unread = json<InboxResponse>(await cli(['--json', 'inbox']));
+    expect(
+      unread.mails.map((m) => m.id),
+      'the answer shown is read',
+    ).not.toContain(reply.body.mail_id);
+    const settled = await cli(['deny', asked.body.request_id]);
+    expect(settled.code, 'the request is settled for the tests after').toBe(0);
+
+    // The bridge's failure mail as the answer: shown, then exit 1.
+    const failing = cli([
+      '--json',
+      'send',
+      'pi@/srv/app.new',
+      '--subject',
+      'Fail me',
+      '--body',
+      'x',
+      '--wait',
+      '60',
+    ]);
+    const failed = (await arrived('Fail me')).data as { mail_id: string };
+    await callApi(server!.url, 'POST', routePath('send'), piKey, {
+      to: 'alice',
+      subject: 'Could not process: Fail me',
+      body: 'the model failed',
+      reply_to: failed.mail_id,
+      relay: 'summary',
+      relay_key: `model-failure:${failed.mail_id}`,
+    });
+    const failure = await failing;
+    expect(failure.code).toBe(1);
+    expect(
+      (JSON.parse(failure.stdout) as { answer: { body: string; failure: boolean } }).answer,
+    ).toMatchObject({
+      body: 'the model failed',
+      failure: true,
+    });
+    expect(JSON.parse(failure.stderr)).toMatchObject({ code: 'AM_CLI_ANSWER_FAILED' });
+
+    const silent = await cli([
+      '--json',
+      'send',
+      'pi@/srv/app.new',
+      '--subject',
+      'Nobody',
+      '--body',
+      'x',
+      '--wait',
+      '1',
+    ]);
+    expect(silent.code).toBe(1);
+    expect(JSON.parse(silent.stderr)).toMatchObject({ code: 'AM_CLI_WAIT_TIMEOUT' });
+    const usage = await cli(['send', 'pi@/srv/app.new', '--body', 'x', '--wait', 'soon']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--wait');
+  });
+
   it('send --attach uploads the files and the agent sees them on the mail', async () => {
     const file = join(tmp, 'notes.txt');
     await writeFile(file, 'attachment body');
@@ -631,7 +733,7 @@ describe('agentmail mail commands', () => {
     const all = json<PermissionsResponse>(await cli(['--json', 'permissions', '--all']));
     expect(
       all.permissions
-        .filter((p) => p.status === 'decided')
+        .filter((p) => p.status === 'decided' && p.session_id === sessionId)
         .map((p) => p.id)
         .sort(),
     ).toEqual([approval, second, question, free].sort());

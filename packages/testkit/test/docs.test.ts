@@ -456,7 +456,8 @@ describe('every "Try it locally" section runs on a fresh copy', () => {
 
   it("finds the five bridges' sections, each with its build and one block to run", () => {
     expect(runnable.map((r) => r.name).sort()).toEqual(['claude', 'dsh', 'opencode', 'pi', 'zcode']);
-    for (const r of runnable) expect(r.script, r.section.file).toContain('agentmail read');
+    // The block waits for the answer with the CLI (no polling loop of CLI calls: issue 19).
+    for (const r of runnable) expect(r.script, r.section.file).toMatch(/agentmail send .* --wait\b/);
     expect(build.cli).toBe(true);
     expect(answer).toBeTypeOf('string');
   });

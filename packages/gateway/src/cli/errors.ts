@@ -26,6 +26,8 @@ export const CLI_ERRORS = {
   REPORTS_SPOOLED: { code: 'AM_CLI_REPORTS_SPOOLED', exit: 1 },
   DOCTOR_FAILED: { code: 'AM_CLI_DOCTOR_FAILED', exit: 1 },
   AGENT_KEY_ACTIVE: { code: 'AM_CLI_AGENT_KEY_ACTIVE', exit: 1 },
+  WAIT_TIMEOUT: { code: 'AM_CLI_WAIT_TIMEOUT', exit: 1 },
+  ANSWER_FAILED: { code: 'AM_CLI_ANSWER_FAILED', exit: 1 },
 } as const satisfies Record<string, { code: `AM_CLI_${string}`; exit: 1 | 2 }>;
 
 /** A key of {@link CLI_ERRORS}. */

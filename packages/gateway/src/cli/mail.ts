@@ -23,6 +23,7 @@ import {
 } from './mail-body.js';
 import { type CliIo, oneLine, printJson, shortTime, table, textBlock, truncate } from './output.js';
 import { closestNames } from './person-errors.js';
+import { requestLine, SEND_WAIT_DEFAULT_S, SEND_WAIT_MAX_S, waitForAnswer } from './wait-reply.js';
 
 /** Inbox page size of `agentmail inbox` without `--limit`. @default 20 */
 export const CLI_INBOX_DEFAULT_LIMIT = 20;
@@ -172,6 +173,10 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
       'permission mode: plan | workspace | full (a new session; an existing one only for its owner)',
     )
     .option('--max-rounds <n>', 'round budget of a new session')
+    .option(
+      '--wait [seconds]',
+      `then wait for the answer (default ${SEND_WAIT_DEFAULT_S} s) and show it; exit 1 for a failure mail or no answer in time`,
+    )
     .action(async (to: string, opts: Record<string, unknown>, cmd: Command) => {
       const mode = opts.mode as string | undefined;
       if (mode !== undefined && !MODES.includes(mode as PermissionMode)) {
@@ -183,6 +188,12 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         opts.maxRounds === undefined
           ? undefined
           : parseIntOption('--max-rounds', String(opts.maxRounds), 1, 1000);
+      const waitS =
+        opts.wait === undefined
+          ? undefined
+          : opts.wait === true
+            ? SEND_WAIT_DEFAULT_S
+            : parseIntOption('--wait', String(opts.wait), 1, SEND_WAIT_MAX_S);
       // No subject: the Gateway gives the mail the one rule's subject (the body's first line).
       const subject = checkSubject(opts.subject === undefined ? '' : String(opts.subject));
       const subjectWarning = replacementWarning('--subject', subject);
@@ -210,8 +221,33 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
       } catch (err) {
         throw await withHints(err, api, to);
       }
-      if (ctx.globals(cmd).json) return printJson(ctx.io, { ...sent, attachments });
-      ctx.io.out(sentLines(sent).join('\n'));
+      const json = ctx.globals(cmd).json;
+      if (waitS === undefined || sent.status === 'duplicate_relay') {
+        if (json) return printJson(ctx.io, { ...sent, attachments });
+        ctx.io.out(sentLines(sent).join('\n'));
+        return;
+      }
+      if (!json) ctx.io.out(sentLines(sent).join('\n'));
+      const { url, token } = await ctx.config(cmd);
+      const answer = await waitForAnswer({
+        api,
+        url,
+        token: token ?? '',
+        sent,
+        timeoutMs: waitS * 1000,
+        onRequest: (request) => ctx.io.err(requestLine(request)),
+      });
+      if (answer.status === 'unread') await api.markRead([answer.id]);
+      if (json) printJson(ctx.io, { ...sent, attachments, answer });
+      else ctx.io.out(`\n${formatMail(answer)}`);
+      if (answer.failure === true)
+        throw new CliError(
+          'ANSWER_FAILED',
+          `the answer to ${sent.mail_id} is a failure mail: the mail was not processed`,
+          {
+            suggestion: 'its cause is in the mail above; fix it, then send the mail again',
+          },
+        );
     });
 
   program
