@@ -13,7 +13,6 @@
  *   five at once; a block passes when it ends with the scripted model's answer read back from its
  *   own Gateway. Each block runs in a process group of its own, ended when it is done.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer, type Server } from 'node:net';
@@ -21,8 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, gatewayCliPath, ManagedProcess } from '../src/index.js';
-
-const REPO = resolve(import.meta.dirname, '../../..');
+import { REPO, readRepoFile, workingTreeFiles } from './support/working-tree.js';
 
 /** Packages whose `build` inlines its siblings from sources, so it works without `...`. */
 const BUILDS_ALONE: Readonly<Record<string, string>> = {
@@ -39,18 +37,8 @@ const BUILD_TIMEOUT_MS = 480_000;
 /** A block's processes get this long to stop on SIGTERM before the group is killed. */
 const STOP_GRACE_MS = 10_000;
 
-/** Tracked (or trackable) files of the working tree, relative to the repository. */
-function workingTreeFiles(...paths: string[]): string[] {
-  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...paths], {
-    cwd: REPO,
-    encoding: 'utf8',
-  })
-    .split('\n')
-    .filter((f) => f !== '' && existsSync(join(REPO, f)));
-}
-
 const MARKDOWN = workingTreeFiles('*.md').filter((f) => !f.includes('/test/'));
-const read = (file: string): string => readFileSync(join(REPO, file), 'utf8');
+const read = readRepoFile;
 
 /** A fenced code block. */
 interface Block {
