@@ -5,8 +5,8 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HOST_TOOL_ENTRIES, nodeBundleOptions } from '@agentmail/host-tools/bundle';
 import { defineConfig } from 'tsup';
+import { HOST_TOOL_ENTRIES, nodeBundleOptions } from '../host-tools/src/bundle.js';
 
 /** Root directory of the bridge-claude package. */
 export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));

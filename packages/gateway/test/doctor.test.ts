@@ -197,7 +197,7 @@ describe('agentmail doctor', () => {
       check: 'program',
       status: 'fail',
       message: `the unit starts ${absent}, which does not exist (not built yet?): the service cannot start`,
-      fix: expect.stringContaining('pnpm --filter-prod "@agentmail/bridge-pi..." build'),
+      fix: expect.stringContaining('pnpm --filter @agentmail/bridge-pi build'),
     });
     // A program that is there: ok (this test file stands in for a built entry).
     writeFileSync(unitFile, unit.replace(PI_ENTRY, join(CHECKOUT, 'packages/gateway/test/doctor.test.ts')));

@@ -28,6 +28,13 @@ const BUILDS_ALONE: Readonly<Record<string, string>> = {
   '@agentmail/gateway': 'gateway test/build.test.ts',
   // `pnpm serve` builds it on a fresh clone (same test file).
   '@agentmail/web': 'gateway test/build.test.ts (pnpm serve)',
+  // Their try-it sections build them alone on a fresh copy: the last test of this file.
+  '@agentmail/bridge-pi': 'testkit test/docs.test.ts (try it locally)',
+  '@agentmail/bridge-opencode': 'testkit test/docs.test.ts (try it locally)',
+  '@agentmail/bridge-dsh': 'testkit test/docs.test.ts (try it locally)',
+  '@agentmail/bridge-claude': 'testkit test/docs.test.ts (try it locally)',
+  '@agentmail/bridge-zcode': 'testkit test/docs.test.ts (try it locally)',
+  '@agentmail/testkit': 'testkit test/docs.test.ts (the ZCode try-it section)',
 };
 
 /** How long one section's block may take to the reply (it needs ~10–20 s on 2 cores). */

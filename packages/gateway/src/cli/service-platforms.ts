@@ -100,7 +100,7 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
     timeoutStopSec: 30,
     plugin: { kind: 'none' },
     builtFiles: ['packages/bridge-pi/dist/daemon-main.js'],
-    buildCommand: 'pnpm --filter-prod "@agentmail/bridge-pi..." build',
+    buildCommand: 'pnpm --filter @agentmail/bridge-pi build',
   },
   opencode: {
     service: 'opencode',
@@ -118,7 +118,7 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
     timeoutStopSec: 30,
     plugin: { kind: 'opencode-config', pluginPath: 'packages/bridge-opencode/dist/plugin.js' },
     builtFiles: ['packages/bridge-opencode/dist/plugin.js'],
-    buildCommand: 'pnpm --filter-prod "@agentmail/bridge-opencode..." build',
+    buildCommand: 'pnpm --filter @agentmail/bridge-opencode build',
   },
   dsh: {
     service: 'dsh',
@@ -140,7 +140,7 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
     timeoutStopSec: 30,
     plugin: { kind: 'dsh-plugin-add', packageDir: 'packages/bridge-dsh', profile: DSH_PROFILE },
     builtFiles: ['packages/bridge-dsh/dist/plugin.js'],
-    buildCommand: 'pnpm --filter-prod "@agentmail/bridge-dsh..." build',
+    buildCommand: 'pnpm --filter @agentmail/bridge-dsh build',
   },
   claude: {
     service: 'claude',
@@ -165,7 +165,7 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
       variable: 'AGENTMAIL_CLAUDE_PLUGIN_DIR',
     },
     builtFiles: ['packages/bridge-claude/dist/daemon-main.js', 'packages/bridge-claude/plugin/dist/hook.js'],
-    buildCommand: 'pnpm --filter-prod "@agentmail/bridge-claude..." build',
+    buildCommand: 'pnpm --filter @agentmail/bridge-claude build',
   },
   zcode: {
     service: 'zcode',
@@ -187,7 +187,7 @@ export const BRIDGES: Readonly<Record<BridgeServiceName, BridgeFacts>> = {
       variable: 'AGENTMAIL_ZCODE_PLUGIN_DIR',
     },
     builtFiles: ['packages/bridge-zcode/dist/daemon-main.js'],
-    buildCommand: 'pnpm --filter-prod "@agentmail/bridge-zcode..." build',
+    buildCommand: 'pnpm --filter @agentmail/bridge-zcode build',
   },
 };
 
