@@ -1,17 +1,14 @@
 /**
  * The person's live event stream (`GET /api/v1/me/events`): new mail, new requests, decisions and
- * withdrawals, read with `fetch` and the shared SSE frame decoder, each event checked against its
- * protocol schema. A dropped stream is reopened with backoff and `Last-Event-ID`, so nothing in
- * between is missed (SPEC G-22); the cursor survives a reload of the tab (sessionStorage).
+ * withdrawals, read by shared-policy's `SseClient` on `fetch` (each event checked against its
+ * protocol schema). A dropped stream is reopened with backoff and `Last-Event-ID`, so nothing in
+ * between is missed (SPEC G-22); the cursor survives a reload of the tab (sessionStorage). No
+ * key: the browser sends the session cookie itself, and a GET needs no Origin check.
  */
-import { PERSON_EVENT_SCHEMAS, type PersonEvent } from '@agentmail/protocol';
-import { decodeSseEvent, SseFrameDecoder } from '@agentmail/shared-policy/client/browser';
-import { api } from './api.js';
-
-/** First reconnect delay, in ms; doubles per failure. @default 1_000 */
-export const LIVE_BACKOFF_MS = 1_000;
-/** Longest reconnect delay, in ms. @default 30_000 */
-export const LIVE_MAX_BACKOFF_MS = 30_000;
+import { PERSON_EVENT_SCHEMAS, type PersonEvent, routePath } from '@agentmail/protocol';
+import { ERROR_CODES } from '@agentmail/shared-policy';
+import { SseClient } from '@agentmail/shared-policy/client/browser';
+import { BASE_URL } from './api.js';
 
 const CURSOR_KEY = 'agentmail.events.cursor';
 
@@ -47,54 +44,30 @@ function storeCursor(person: string, id: string): void {
 /**
  * Open the stream until the returned function is called. The first connection starts at the
  * stored cursor, or at "now" (`Last-Event-ID` of the newest event is unknown, so none is sent
- * and only new events arrive: the page loads the current state itself).
+ * and only new events arrive: the page loads the current state itself). A 401 ends it
+ * (`signed_out`); any other failure is retried.
  */
 export function startLive(options: LiveOptions): () => void {
-  const stop = new AbortController();
-  let cursor = storedCursor(options.person);
-  void (async () => {
-    let delay = LIVE_BACKOFF_MS;
-    while (!stop.signal.aborted) {
-      options.onState(delay === LIVE_BACKOFF_MS ? 'connecting' : 'retrying');
-      try {
-        const res = await fetch(api.client.url('meEvents').href, {
-          headers: {
-            accept: 'text/event-stream',
-            ...(cursor === undefined ? {} : { 'last-event-id': cursor }),
-          },
-          signal: stop.signal,
-          cache: 'no-store',
-        });
-        if (res.status === 401) {
-          options.onState('signed_out');
-          return;
-        }
-        if (res.status !== 200 || res.body === null) throw new Error(`HTTP ${res.status}`);
-        options.onState('live');
-        delay = LIVE_BACKOFF_MS;
-        const decoder = new SseFrameDecoder({
-          onFrame: (frame) => {
-            if (frame.id !== undefined && frame.id !== '') {
-              cursor = frame.id;
-              storeCursor(options.person, frame.id);
-            }
-            const decoded = decodeSseEvent(PERSON_EVENT_SCHEMAS, frame, cursor ?? '');
-            if (decoded.ok) options.onEvent(decoded.event as PersonEvent);
-          },
-        });
-        const reader = res.body.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          decoder.push(value);
-        }
-      } catch {
-        if (stop.signal.aborted) return;
-      }
-      options.onState('retrying');
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, LIVE_MAX_BACKOFF_MS);
-    }
-  })();
-  return () => stop.abort();
+  options.onState('connecting');
+  const cursor = storedCursor(options.person);
+  const sse = new SseClient({
+    url: BASE_URL,
+    path: routePath('meEvents'),
+    events: PERSON_EVENT_SCHEMAS,
+    ...(cursor === undefined ? {} : { lastEventId: cursor }),
+    onOpen: () => options.onState('live'),
+    onEvent: (event) => {
+      if (event.id !== '') storeCursor(options.person, event.id);
+      options.onEvent(event);
+    },
+    onError: (error) => {
+      if (error.code === ERROR_CODES.SSE_HTTP && error.status === 401) {
+        options.onState('signed_out');
+        void sse.close();
+      } else if (error.code === ERROR_CODES.SSE_HTTP || error.code === ERROR_CODES.SSE_CONNECTION)
+        options.onState('retrying');
+    },
+  });
+  void sse.start();
+  return () => void sse.close();
 }

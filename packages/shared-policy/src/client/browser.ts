@@ -1,7 +1,8 @@
 /**
  * @agentmail/shared-policy/client/browser: the browser-safe core of the Gateway clients (the web
- * mailbox): the typed `ApiClient` on `fetch`, the person/admin facade, errors, the SSE frame
- * decoder. No Node built-in, no undici (test/client/browser-core.test.ts bundles this entry).
+ * mailbox): the typed `ApiClient` on `fetch`, the person/admin facade, errors, the SSE reader
+ * (`SseClient` on `fetch`: reconnect, backoff, Last-Event-ID) and its frame decoder. No Node
+ * built-in, no undici (test/client/browser-core.test.ts bundles this entry).
  */
 
 export {
@@ -39,6 +40,18 @@ export {
   type UploadFile,
 } from './http-transport.js';
 export { PersonApi, type PersonInboxQuery, type PersonThreadQuery } from './person-api.js';
+export {
+  type AgentEventSchemas,
+  SSE_HEALTHY_AFTER_MS,
+  SSE_IDLE_TIMEOUT_MS,
+  SSE_INITIAL_BACKOFF_MS,
+  SSE_MAX_BACKOFF_MS,
+  SseClient,
+  type SseClientOptions,
+  type SseOpenInfo,
+  type SseSleep,
+  sseBackoffMs,
+} from './sse-client.js';
 export {
   decodeSseEvent,
   type SseDecodeResult,

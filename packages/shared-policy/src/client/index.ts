@@ -4,8 +4,10 @@
  * facade `GatewayClient` and the person/admin facade `PersonApi`) and one SSE reader generic over
  * an event-schema map (`SseClient`, `SseFrameDecoder`).
  *
- * api-client, api-errors, http-transport, person-api and sse-decoder are browser-safe (fetch, no
- * Node built-in); agent-key, gateway-client, node-transfer and sse-client are Node (undici, files).
+ * api-client, api-errors, http-transport, person-api, sse-client and sse-decoder are browser-safe
+ * (fetch, no Node built-in; /client/browser exports them); agent-key, gateway-client,
+ * node-transfer and node-sse are Node (undici, files). The `SseClient` exported here is node-sse's:
+ * the browser-safe one with undici as its default transport.
  */
 
 export { AGENT_KEY_CREDENTIAL, AGENT_KEY_FILE_VARIABLE, readAgentKey } from './agent-key.js';
@@ -50,6 +52,7 @@ export {
   type HttpTransport,
   type UploadFile,
 } from './http-transport.js';
+export { SseClient } from './node-sse.js';
 export {
   checkDownloadTarget,
   type DownloadResult,
@@ -66,7 +69,6 @@ export {
   SSE_IDLE_TIMEOUT_MS,
   SSE_INITIAL_BACKOFF_MS,
   SSE_MAX_BACKOFF_MS,
-  SseClient,
   type SseClientOptions,
   type SseOpenInfo,
   type SseSleep,

@@ -1,4 +1,9 @@
-import { setTimeout as delay } from 'node:timers/promises';
+/**
+ * The SSE reader of the Gateway's event streams, browser-safe: it sends its requests through an
+ * {@link HttpTransport} (`fetch` by default; the Node entry's `SseClient` defaults to undici, see
+ * node-sse.ts), so the web mailbox and the bridges share one reconnect, backoff and Last-Event-ID
+ * logic. No Node built-in, no undici (test/client/browser-core.test.ts bundles it).
+ */
 import {
   AGENT_EVENT_SCHEMAS,
   type EventSchemas,
@@ -6,9 +11,9 @@ import {
   routePath,
   type StreamEvent,
 } from '@agentmail/protocol';
-import { type Dispatcher, request } from 'undici';
 import { AgentMailError, ERROR_CODES } from '../errors.js';
 import { gatewayUrl } from './api-client.js';
+import { fetchTransport, type HttpTransport } from './http-transport.js';
 import { decodeSseEvent, type SseFrame, SseFrameDecoder } from './sse-decoder.js';
 
 /** First reconnect delay, in ms; doubles per failed attempt. @default 1_000 */
@@ -19,7 +24,8 @@ export const SSE_MAX_BACKOFF_MS = 30_000;
 export const SSE_HEALTHY_AFTER_MS = 30_000;
 /**
  * A stream silent for this long is treated as dead and reopened, in ms (a half-open TCP
- * connection sends no FIN). The Gateway's keep-alive comments must come more often. @default 120_000
+ * connection sends no FIN; counted from the request, reset by every chunk). The Gateway's
+ * keep-alive comments must come more often. @default 120_000
  */
 export const SSE_IDLE_TIMEOUT_MS = 120_000;
 
@@ -46,8 +52,12 @@ export type AgentEventSchemas = typeof AGENT_EVENT_SCHEMAS;
 export interface SseClientOptions<M extends EventSchemas = AgentEventSchemas> {
   /** Gateway base URL, e.g. `http://127.0.0.1:8080`; the events route is appended. */
   url: string;
-  /** Agent key (or, on a person's stream, the user token), sent as `Authorization: Bearer <key>` (see SPEC G-12). */
-  key: string;
+  /**
+   * Agent key (or, on a person's stream, the user token), sent as `Authorization: Bearer <key>`
+   * (see SPEC G-12). Omitted (or '') sends no Authorization header: in the web mailbox the
+   * browser sends its session cookie itself.
+   */
+  key?: string;
   /** Extra request headers (e.g. `user-agent`). Authorization and Last-Event-ID are set by the client. */
   headers?: Readonly<Record<string, string>>;
   /** Events path. @default routePath('events') → `/api/v1/events` */
@@ -71,7 +81,7 @@ export interface SseClientOptions<M extends EventSchemas = AgentEventSchemas> {
   onOpen?: (info: SseOpenInfo) => void;
   /** Aborting it is the same as {@link SseClient.close}. */
   signal?: AbortSignal;
-  /** @default node's timers/promises setTimeout */
+  /** @default a `setTimeout` that ends early when its signal aborts */
   sleep?: SseSleep;
   /** Clock in ms, for the healthy-connection check. @default Date.now */
   now?: () => number;
@@ -87,8 +97,13 @@ export interface SseClientOptions<M extends EventSchemas = AgentEventSchemas> {
   healthyAfterMs?: number;
   /** @default {@link SSE_IDLE_TIMEOUT_MS} */
   idleTimeoutMs?: number;
-  /** undici dispatcher. @default undici's global dispatcher */
-  dispatcher?: Dispatcher;
+  /**
+   * How the stream is requested. @default {@link fetchTransport}() here; `undiciTransport` for the
+   * `SseClient` of the Node entry (`@agentmail/shared-policy/client`)
+   */
+  transport?: HttpTransport;
+  /** An undici dispatcher (agent, proxy), handed to the transport as is (fetch ignores it). @default none */
+  dispatcher?: unknown;
 }
 
 interface Attempt {
@@ -97,7 +112,18 @@ interface Attempt {
   permanent: boolean;
 }
 
-const defaultSleep: SseSleep = (ms, signal) => delay(ms, undefined, { signal });
+const defaultSleep: SseSleep = (ms, signal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 function abortPromise(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -124,15 +150,17 @@ export function sseBackoffMs(
 }
 
 /**
- * An event stream of the Gateway (see SPEC B-2, G-20..G-22), on undici, generic over its event
- * schemas: by default the agent's `GET /events` (`AGENT_EVENT_SCHEMAS`); a person's
- * `GET /me/events` with `PERSON_EVENT_SCHEMAS`.
+ * An event stream of the Gateway (see SPEC B-2, G-20..G-22) over an {@link HttpTransport}, generic
+ * over its event schemas: by default the agent's `GET /events` (`AGENT_EVENT_SCHEMAS`); a person's
+ * `GET /me/events` with `PERSON_EVENT_SCHEMAS`. This class defaults to `fetch` (the browser); the
+ * Node entry's `SseClient` is the same class defaulting to undici.
  *
  * - Frame state lives across chunks: bytes go through one {@link SseFrameDecoder} per
  *   connection (so a frame or a multi-byte character cut between chunks survives); a partial
  *   frame left by a dropped connection is discarded.
  * - Reconnects forever with capped exponential backoff (optional jitter), reset after a
- *   healthy connection; each reconnect sends `Last-Event-ID` with the last id seen.
+ *   healthy connection; each reconnect sends `Last-Event-ID` with the last id seen. A stream
+ *   silent for `idleTimeoutMs` is dropped and reopened.
  * - {@link reconfigure} with a new URL or key drops the cursor (event ids belong to one
  *   Gateway and agent) and reconnects at once.
  * - Events are validated with the event schemas (`decodeSseEvent`); an invalid or unknown one is
@@ -147,8 +175,9 @@ export function sseBackoffMs(
  */
 export class SseClient<M extends EventSchemas = AgentEventSchemas> {
   #url: string;
-  #key: string;
+  #key: string | undefined;
   readonly #options: SseClientOptions<M>;
+  readonly #transport: HttpTransport;
   readonly #events: M;
   readonly #path: string;
   readonly #closed = new AbortController();
@@ -172,6 +201,7 @@ export class SseClient<M extends EventSchemas = AgentEventSchemas> {
     this.#path = options.path ?? routePath('events');
     this.#cursor = options.lastEventId || undefined;
     this.#sleep = options.sleep ?? defaultSleep;
+    this.#transport = options.transport ?? fetchTransport();
     this.#now = options.now ?? Date.now;
     if (options.signal) {
       if (options.signal.aborted) this.#closed.abort();
@@ -209,7 +239,7 @@ export class SseClient<M extends EventSchemas = AgentEventSchemas> {
    * differs, the cursor is dropped (no `Last-Event-ID` to the new Gateway) and the stream
    * reconnects at once; the same URL and key is a no-op.
    */
-  reconfigure(config: { url: string; key: string }): void {
+  reconfigure(config: { url: string; key?: string }): void {
     if (config.url === this.#url && config.key === this.#key) return;
     gatewayUrl(config.url, '/');
     this.#url = config.url;
@@ -263,47 +293,40 @@ export class SseClient<M extends EventSchemas = AgentEventSchemas> {
     const cursor = this.#cursor;
     const headers: Record<string, string> = {
       ...o.headers,
-      authorization: `Bearer ${this.#key}`,
       accept: 'text/event-stream',
       'cache-control': 'no-cache',
     };
+    if (this.#key) headers.authorization = `Bearer ${this.#key}`;
     if (cursor !== undefined) headers['last-event-id'] = cursor;
     const openedAt = this.#now();
     let events = 0;
     const healthy = (): boolean =>
       events > 0 || this.#now() - openedAt >= (o.healthyAfterMs ?? SSE_HEALTHY_AFTER_MS);
+    // The idle watch is the transport's too (fetch has no body timeout): silence for
+    // idleTimeoutMs, from the request on, aborts this connection only.
+    const idleMs = o.idleTimeoutMs ?? SSE_IDLE_TIMEOUT_MS;
+    const silent = new AbortController();
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const heard = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => silent.abort(), idleMs);
+    };
+    heard();
     try {
-      const res = await request(url, {
+      const res = await this.#transport({
+        url,
         method: 'GET',
         headers,
-        signal,
-        bodyTimeout: o.idleTimeoutMs ?? SSE_IDLE_TIMEOUT_MS,
-        ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
+        signal: AbortSignal.any([signal, silent.signal]),
+        ...(o.dispatcher === undefined ? {} : { dispatcher: o.dispatcher }),
       });
-      const type = String(res.headers['content-type'] ?? '');
-      if (res.statusCode !== 200 || !type.startsWith('text/event-stream')) {
-        const text = (await res.body.text().catch(() => '')).slice(0, 300);
-        this.#report(
-          new AgentMailError(
-            ERROR_CODES.SSE_HTTP,
-            res.statusCode !== 200
-              ? `event stream ${url} answered HTTP ${res.statusCode}${text ? `: ${text}` : ''}; check the Gateway URL and agent key`
-              : `event stream ${url} answered content-type ${JSON.stringify(type)}, not text/event-stream; check the Gateway URL`,
-            { status: res.statusCode },
-          ),
-        );
-        return { healthy: false, permanent: res.statusCode !== 200 && !isTransientStatus(res.statusCode) };
+      heard();
+      const type = res.header('content-type') ?? '';
+      if (res.status !== 200 || !type.startsWith('text/event-stream')) {
+        this.#refused(url, res.status, type, (await res.text().catch(() => '')).slice(0, 300));
+        return { healthy: false, permanent: res.status !== 200 && !isTransientStatus(res.status) };
       }
-      this.#connections++;
-      try {
-        o.onOpen?.({ url, lastEventId: cursor, connection: this.#connections });
-      } catch (err) {
-        this.#report(
-          new AgentMailError(ERROR_CODES.SSE_HANDLER_FAILED, `onOpen handler threw: ${message(err)}`, {
-            cause: err,
-          }),
-        );
-      }
+      this.#opened(url, cursor);
       // One decoder per connection: state spans chunks, never connections.
       const decoder = new SseFrameDecoder({
         onFrame: (frame) => {
@@ -312,9 +335,10 @@ export class SseClient<M extends EventSchemas = AgentEventSchemas> {
           this.#dispatch(frame);
         },
       });
-      for await (const chunk of res.body) {
+      for await (const chunk of res.chunks()) {
+        heard();
         if (generation !== this.#generation) break;
-        decoder.push(chunk as Uint8Array);
+        decoder.push(chunk);
       }
       // A clean end: an unterminated last frame is incomplete and is not dispatched.
       if (!signal.aborted)
@@ -329,14 +353,43 @@ export class SseClient<M extends EventSchemas = AgentEventSchemas> {
         this.#report(
           new AgentMailError(
             ERROR_CODES.SSE_CONNECTION,
-            `event stream ${url} failed: ${message(err)}; reconnecting`,
-            {
-              cause: err,
-            },
+            silent.signal.aborted
+              ? `event stream ${url} was silent for ${idleMs} ms (no event, no keep-alive); reconnecting`
+              : `event stream ${url} failed: ${message(err)}; reconnecting`,
+            { cause: err },
           ),
         );
+    } finally {
+      clearTimeout(idle);
     }
     return { healthy: healthy(), permanent: false };
+  }
+
+  /** A connection refused: not 200, or not an event stream. */
+  #refused(url: string, status: number, type: string, text: string): void {
+    this.#report(
+      new AgentMailError(
+        ERROR_CODES.SSE_HTTP,
+        status !== 200
+          ? `event stream ${url} answered HTTP ${status}${text ? `: ${text}` : ''}; check the Gateway URL and agent key`
+          : `event stream ${url} answered content-type ${JSON.stringify(type)}, not text/event-stream; check the Gateway URL`,
+        { status },
+      ),
+    );
+  }
+
+  /** A connection is open: count it and tell `onOpen`. */
+  #opened(url: string, cursor: string | undefined): void {
+    this.#connections++;
+    try {
+      this.#options.onOpen?.({ url, lastEventId: cursor, connection: this.#connections });
+    } catch (err) {
+      this.#report(
+        new AgentMailError(ERROR_CODES.SSE_HANDLER_FAILED, `onOpen handler threw: ${message(err)}`, {
+          cause: err,
+        }),
+      );
+    }
   }
 
   #dispatch(frame: SseFrame): void {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type AgentEvent,
   type NewMailEvent,
@@ -11,7 +12,13 @@ import {
 import fc from 'fast-check';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseClient, type SseClientOptions, sseBackoffMs } from '../../src/client/sse-client.js';
+import { SseClient } from '../../src/client/node-sse.js';
+import { undiciTransport } from '../../src/client/node-transfer.js';
+import {
+  SseClient as FetchSseClient,
+  type SseClientOptions,
+  sseBackoffMs,
+} from '../../src/client/sse-client.js';
 import { type AgentMailError, ERROR_CODES } from '../../src/errors.js';
 
 // ---- helpers -------------------------------------------------------------------------------
@@ -760,4 +767,100 @@ describe('SseClient over another event map (a person stream, GET /me/events)', (
     expect(server.requests[0]?.url).toBe('/api/v1/me/events');
     expect(server.requests[0]?.headers.authorization).toBe('Bearer user-token');
   });
+});
+
+// ---- transports: fetch (the browser entry), undici (the Node entry) -----------------------------
+
+describe('SseClient transports', () => {
+  it('the browser-safe SseClient reads over fetch and, without a key, sends no Authorization (a cookie authenticates)', async () => {
+    const server = await serve((_req, res) => {
+      openStream(res);
+      res.write(frame('new_mail', '1', mail(1, 'über fetch ✉️')));
+    });
+    const got = deferred<AgentEvent>();
+    const client = new FetchSseClient({ url: server.url, sleep: never, onEvent: (e) => got.resolve(e) });
+    void client.start();
+    const event = await got.promise;
+    await client.close();
+    expect(event.type === 'new_mail' ? event.data.subject : '').toBe('über fetch ✉️');
+    const viaNode = deferred();
+    const node = new SseClient({ url: server.url, key: 'k', sleep: never, onEvent: () => viaNode.resolve() });
+    void node.start();
+    await viaNode.promise;
+    await node.close();
+    const [browser, undici] = server.requests;
+    expect(browser?.headers.authorization).toBeUndefined();
+    expect(browser?.headers.accept).toBe('text/event-stream');
+    // fetch marks its requests; undici's request (the Node entry's default) does not
+    expect(browser?.headers['sec-fetch-mode']).toBe('cors');
+    expect(undici?.headers['sec-fetch-mode']).toBeUndefined();
+    expect(undici?.headers.authorization).toBe('Bearer k');
+  });
+
+  const TRANSPORTS = [
+    ['fetch', {}],
+    ['undici', { transport: undiciTransport }],
+  ] as const;
+
+  it.each(TRANSPORTS)(
+    'over %s: a stream silent for idleTimeoutMs is dropped and reopened with Last-Event-ID',
+    async (_name, transport) => {
+      const reopened = deferred();
+      const server = await serve((_req, res, index) => {
+        openStream(res);
+        if (index === 0)
+          res.write(frame('new_mail', '1', mail(1, 'a'))); // then nothing, not even a ping
+        else reopened.resolve();
+      });
+      const errors: AgentMailError[] = [];
+      const client = new FetchSseClient({
+        url: server.url,
+        key: 'k',
+        idleTimeoutMs: 300,
+        sleep: async () => {},
+        ...transport,
+        onEvent: () => {},
+        onError: (e) => errors.push(e),
+      });
+      void client.start();
+      await reopened.promise;
+      await client.close();
+      expect(errors.map((e) => e.code)).toEqual([ERROR_CODES.SSE_CONNECTION]);
+      expect(server.requests.map((r) => r.headers['last-event-id'])).toEqual([undefined, '1']);
+    },
+  );
+
+  it.each(TRANSPORTS)(
+    'over %s: keep-alive comments hold a stream open past idleTimeoutMs',
+    async (_name, transport) => {
+      const server = await serve(async (_req, res) => {
+        openStream(res);
+        // 1.5 s of pings 50 ms apart, against an idle timeout of 1 s
+        for (let i = 0; i < 30; i++) {
+          res.write(': ping\n\n');
+          await delay(50);
+        }
+        res.write(frame('new_mail', '2', mail(2, 'after the pings')));
+      });
+      const got = deferred();
+      const errors: AgentMailError[] = [];
+      const client = new FetchSseClient({
+        url: server.url,
+        key: 'k',
+        idleTimeoutMs: 1_000,
+        sleep: never,
+        ...transport,
+        onEvent: () => got.resolve(),
+        onError: (e) => {
+          errors.push(e); // a drop ends the wait at once (no reconnect: sleep never ends)
+          got.resolve();
+        },
+      });
+      void client.start();
+      await got.promise;
+      await client.close();
+      expect(errors).toEqual([]);
+      expect(server.requests.length).toBe(1);
+    },
+  );
 });

@@ -109,8 +109,6 @@ export class Stack {
   readonly model: ScriptedModel;
   /** The proxy between the bridge and the Gateway (event streams, cuts); lanes share it. */
   readonly proxy: GatewayProxy;
-  /** The Gateway child process. */
-  readonly gateway: ManagedProcess;
   /** The agent the bridge runs as. */
   readonly agent: AgentIdentity;
   /** The default person. */
@@ -149,7 +147,6 @@ export class Stack {
     this.#view = init.view;
     this.gatewayUrl = init.testbed.gatewayUrl;
     this.adminToken = init.testbed.adminToken;
-    this.gateway = init.testbed.gateway;
     this.rootDir = init.testbed.rootDir;
     this.bridgeGatewayUrl = init.host.proxy.url;
     this.model = init.view;
@@ -160,6 +157,20 @@ export class Stack {
     this.modelProvider = init.host.modelProvider;
     this.person = init.person;
     this.#people.set(init.person.name, init.person);
+  }
+
+  /** The Gateway child process (the testbed's; a new one after {@link restartGateway}). */
+  get gateway(): ManagedProcess {
+    return this.#testbed.gateway;
+  }
+
+  /**
+   * Restarts the Gateway on the same data directory and port ({@link Testbed.restartGateway}):
+   * every client's connections drop and find it again. On a shared testbed every stack on it sees
+   * the restart.
+   */
+  restartGateway(): Promise<void> {
+    return this.#testbed.restartGateway();
   }
 
   /** @internal Used by {@link startStack}. */

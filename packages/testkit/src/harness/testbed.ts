@@ -26,20 +26,63 @@ export interface TestbedOptions {
   startTimeoutMs?: number;
 }
 
+/** Starts `agentmail serve` on the testbed's directories; resolves once it listens, with its URL. */
+async function serveGateway(
+  rootDir: string,
+  port: string,
+  options: TestbedOptions,
+): Promise<{ gateway: ManagedProcess; url: string }> {
+  const mainJs = await gatewayCliPath();
+  const gateway = ManagedProcess.spawn(
+    'gateway',
+    process.execPath,
+    [
+      mainJs,
+      'serve',
+      '--json',
+      '--data-dir',
+      join(rootDir, 'gateway-data'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      port,
+      '--log-level',
+      'warn',
+      '--requests-per-minute',
+      '0',
+      // Every answer and event is checked against the protocol schemas (a mismatch is a 500).
+      '--check-responses',
+      ...(options.gatewayArgs ?? []),
+    ],
+    { env: cleanEnv({ HOME: join(rootDir, 'home') }), cwd: rootDir },
+  );
+  try {
+    const line = await gateway.waitForLine(
+      /"event":"listening"/,
+      options.startTimeoutMs ?? GATEWAY_START_TIMEOUT_MS,
+    );
+    const listening = JSON.parse(line) as { url: string };
+    return { gateway, url: listening.url.replace('://localhost', '://127.0.0.1') };
+  } catch (error) {
+    await gateway.stop().catch(() => {});
+    throw error;
+  }
+}
+
 /**
  * A running Gateway and its admin; see {@link startTestbed}. Stacks on it: `startStack({ testbed })`.
  * Hands out names that no other stack on it uses ({@link Testbed.uniqueName}). {@link close} stops
  * the Gateway and removes its directory; close the stacks on it first.
  */
 export class Testbed {
-  /** Gateway origin for direct calls. */
+  /** Gateway origin for direct calls (the same across {@link restartGateway}). */
   readonly gatewayUrl: string;
   readonly adminToken: string;
-  /** The Gateway child process. */
-  readonly gateway: ManagedProcess;
   /** Temp directory of this testbed: the Gateway's data in `gateway-data/`, stacks below it. */
   readonly rootDir: string;
+  readonly #options: TestbedOptions;
   readonly #names = new Set<string>();
+  #gateway: ManagedProcess;
   #closed: Promise<void> | undefined;
 
   private constructor(init: {
@@ -47,58 +90,53 @@ export class Testbed {
     adminToken: string;
     gateway: ManagedProcess;
     rootDir: string;
+    options: TestbedOptions;
   }) {
     this.gatewayUrl = init.gatewayUrl;
     this.adminToken = init.adminToken;
-    this.gateway = init.gateway;
+    this.#gateway = init.gateway;
     this.rootDir = init.rootDir;
+    this.#options = init.options;
+  }
+
+  /** The Gateway child process (a new one after {@link restartGateway}). */
+  get gateway(): ManagedProcess {
+    return this.#gateway;
   }
 
   /** @internal Used by {@link startTestbed}. */
   static async start(options: TestbedOptions = {}): Promise<Testbed> {
     const rootDir = await mkdtemp(join(tmpdir(), 'agentmail-stack-'));
-    const dataDir = join(rootDir, 'gateway-data');
-    const homeDir = join(rootDir, 'home');
     let gateway: ManagedProcess | undefined;
     try {
-      for (const dir of [dataDir, homeDir]) await mkdir(dir, { recursive: true });
-      const mainJs = await gatewayCliPath();
-      gateway = ManagedProcess.spawn(
-        'gateway',
-        process.execPath,
-        [
-          mainJs,
-          'serve',
-          '--json',
-          '--data-dir',
-          dataDir,
-          '--host',
-          '127.0.0.1',
-          '--port',
-          '0',
-          '--log-level',
-          'warn',
-          '--requests-per-minute',
-          '0',
-          // Every answer and event is checked against the protocol schemas (a mismatch is a 500).
-          '--check-responses',
-          ...(options.gatewayArgs ?? []),
-        ],
-        { env: cleanEnv({ HOME: homeDir }), cwd: rootDir },
+      for (const dir of ['gateway-data', 'home']) await mkdir(join(rootDir, dir), { recursive: true });
+      const served = await serveGateway(rootDir, '0', options);
+      gateway = served.gateway;
+      const tokenLine = await gateway.waitForLine(
+        /"event":"admin_token"/,
+        options.startTimeoutMs ?? GATEWAY_START_TIMEOUT_MS,
       );
-      const timeoutMs = options.startTimeoutMs ?? GATEWAY_START_TIMEOUT_MS;
-      const listening = JSON.parse(await gateway.waitForLine(/"event":"listening"/, timeoutMs)) as {
-        url: string;
-      };
-      const tokenLine = await gateway.waitForLine(/"event":"admin_token"/, timeoutMs);
       const adminToken = (JSON.parse(tokenLine) as { admin_token: string }).admin_token;
-      const gatewayUrl = listening.url.replace('://localhost', '://127.0.0.1');
-      return new Testbed({ gatewayUrl, adminToken, gateway, rootDir });
+      return new Testbed({ gatewayUrl: served.url, adminToken, gateway, rootDir, options });
     } catch (error) {
       await gateway?.stop().catch(() => {});
       await rm(rootDir, { recursive: true, force: true }).catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * Stops the Gateway (SIGTERM, as a service manager does) and starts it again on the same data
+   * directory and port: every open connection drops, and clients that reconnect find the same
+   * URL, users, keys, web sessions and event log. Resolves once it listens again.
+   * @throws {TestkitError} `AM_TESTKIT_STACK_CLOSED`; `AM_TESTKIT_PROCESS_START` /
+   *   `AM_TESTKIT_WAIT_TIMEOUT` when it does not come back (e.g. the port was taken meanwhile).
+   */
+  async restartGateway(): Promise<void> {
+    this.#assertOpen();
+    await this.#gateway.stop();
+    const port = new URL(this.gatewayUrl).port;
+    this.#gateway = (await serveGateway(this.rootDir, port, this.#options)).gateway;
   }
 
   /** The admin's person API (refusals are `AM_TESTKIT_API`). */
