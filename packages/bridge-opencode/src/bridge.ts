@@ -15,7 +15,7 @@ import {
   mailTools,
   readSnapshotParts,
   type SessionBindings,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
