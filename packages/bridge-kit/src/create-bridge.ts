@@ -123,29 +123,25 @@ export interface CreateBridgeOptions {
   };
 }
 
+/** The running mail turns as a host hook sees them: the turn of a platform session, if any. */
+export type TurnLookup = Pick<TurnRegistry, 'byPlatformSession'>;
+
 /**
- * A running bridge (see {@link createBridge}). `H` is the bridge's own host events (e.g. pi's
- * `worker_spawned`), emitted on the same bus with {@link Bridge.emit}.
+ * A running bridge (see {@link createBridge}): what a bridge uses of the kit — the event bus,
+ * start and stop, the turn of a session for its tool and permission hooks, the tool context of a
+ * person's own session, and the Gateway switch. `H` is the bridge's own host events (e.g. pi's
+ * `worker_spawned`), emitted on the same bus with {@link Bridge.emit}. The kit's own parts
+ * (bindings, grants, the client, …) stay inside; its tests reach them through {@link bridgeInternals}.
  */
 export interface Bridge<H extends { type: string } = never> {
   /** Every lifecycle event (subscribe / next); logging is one subscriber. */
   readonly events: BridgeEventBus<BridgeEvent | H>;
   /** Emit a kit or host event on the bus (a delegated turn's events, the host's own). */
   emit(event: BridgeEvent | H): void;
-  readonly config: BridgeConfig;
-  /** The live Gateway client (B-18 may switch it). */
-  readonly client: GatewayClient;
   /** Running mail turns: a host hook finds the turn of its session here (a person's session has none). */
-  readonly turns: TurnRegistry;
-  /** "Always" grants of this bridge (P-4), `<dataDir>/grants.json`. */
-  readonly grants: GrantStore;
-  readonly bindings: SessionBindings;
-  /** Permission waits of in-process turns (woken by `permission_decision`, closed on stop). */
-  readonly pending: PendingPermissions;
+  readonly turns: TurnLookup;
   /** Aborted once the bridge stops. */
   readonly stopSignal: AbortSignal;
-  /** The admin's model selection from the last heartbeat (G-27). */
-  readonly allowedModels: readonly string[];
   /**
    * Connect (B-1, B-20): take the bridge lock (standby until then), register, heartbeat, event
    * stream, start catch-up; resolves at `ready` (or when stopped). A Gateway that is not up yet
@@ -162,6 +158,33 @@ export interface Bridge<H extends { type: string } = never> {
   reconnect(url: string, key: string): void;
   /** A turn's context for a mail-tool call from a session without a running mail turn (a person's own). */
   standaloneToolContext(): ActiveTurn['toolContext'];
+}
+
+/** The kit's own parts of a bridge, for the kit's tests (not exported from the package entry). */
+export interface BridgeInternals {
+  readonly config: BridgeConfig;
+  /** The live Gateway client (B-18 may switch it). */
+  readonly client: GatewayClient;
+  readonly turns: TurnRegistry;
+  /** "Always" grants of this bridge (P-4), `<dataDir>/grants.json`. */
+  readonly grants: GrantStore;
+  readonly bindings: SessionBindings;
+  /** Permission waits of in-process turns (woken by `permission_decision`, closed on stop). */
+  readonly pending: PendingPermissions;
+  /** The admin's model selection from the last heartbeat (G-27). */
+  readonly allowedModels: readonly string[];
+}
+
+const internalsOf = new WeakMap<object, BridgeInternals>();
+
+/**
+ * The internals of a bridge made by {@link createBridge}: a test-only accessor.
+ * @throws Error when `bridge` was not made by `createBridge`.
+ */
+export function bridgeInternals<H extends { type: string }>(bridge: Bridge<H>): BridgeInternals {
+  const found = internalsOf.get(bridge);
+  if (!found) throw new Error('bridgeInternals: not a bridge made by createBridge');
+  return found;
 }
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -426,18 +449,8 @@ export function createBridge<H extends { type: string } = never>(options: Create
   const bridge: Bridge<H> = {
     events,
     emit: (e) => events.emit(e),
-    config,
-    get client() {
-      return runtime.client;
-    },
     turns: registry,
-    grants,
-    bindings,
-    pending,
     stopSignal: stopping.signal,
-    get allowedModels() {
-      return runtime.allowedModels;
-    },
     start() {
       started ??= (async () => {
         let delayMs = timing.startRetryInitialMs ?? START_RETRY_INITIAL_MS;
@@ -487,5 +500,18 @@ export function createBridge<H extends { type: string } = never>(options: Create
       reconnect: ({ url, key }) => runtime.reconnect(url, key),
     }),
   };
+  internalsOf.set(bridge, {
+    config,
+    get client() {
+      return runtime.client;
+    },
+    turns: registry,
+    grants,
+    bindings,
+    pending,
+    get allowedModels() {
+      return runtime.allowedModels;
+    },
+  });
   return bridge;
 }

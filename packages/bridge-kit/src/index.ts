@@ -52,6 +52,7 @@ export {
   type DelegatedTurn,
   START_RETRY_INITIAL_MS,
   START_RETRY_MAX_MS,
+  type TurnLookup,
 } from './create-bridge.js';
 export {
   type BridgeEvent,

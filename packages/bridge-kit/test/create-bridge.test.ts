@@ -6,7 +6,7 @@ import { failureRelayKey, formatText, mailRelayKey } from '@agentmail/shared-pol
 import { summary } from '@agentmail/shared-policy/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeConfig } from '../src/bridge-config.js';
-import { type Bridge, type BridgeAdapter, createBridge } from '../src/create-bridge.js';
+import { type Bridge, type BridgeAdapter, bridgeInternals, createBridge } from '../src/create-bridge.js';
 import type { BridgeEvent } from '../src/events.js';
 import { agentGateway, type Gw } from './support/agent-gateway.js';
 import { deferred, frame, newMail } from './support/bridge-fixtures.js';
@@ -115,7 +115,7 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
       version: 'ref/1',
       expire_pending: true,
     });
-    expect(bridge.allowedModels).toEqual(['ref/good']);
+    expect(bridgeInternals(bridge).allowedModels).toEqual(['ref/good']);
   });
 
   it('a Gateway that is not up yet is retried with backoff (start_failed, transient), then ready', async () => {
@@ -169,7 +169,7 @@ describe('createBridge: start (B-1, B-20, G-25)', () => {
     const again = createBridge({
       platform: 'opencode',
       version: 'ref/1',
-      config: bridge.config,
+      config: bridgeInternals(bridge).config,
       adapter: host.adapter(),
     });
     cleanup.push(() => again.stop());
@@ -238,7 +238,7 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     const done = await settled(bridge, 'm1');
     expect(done).toMatchObject({ platform_session_id: 'ref_1', relay: { sent: true } });
     expect(sends(gw).map((s) => s.relay_key)).toEqual([mailRelayKey('m1')]);
-    expect((await bridge.bindings.get('s1'))?.platformSessionId).toBe('ref_1');
+    expect((await bridgeInternals(bridge).bindings.get('s1'))?.platformSessionId).toBe('ref_1');
     await gw.push(mailFrame(2, newMail('m2')));
     await settled(bridge, 'm2');
     expect(host.sessions.size, 'the same Gateway session resumes the same host session').toBe(1);
@@ -299,7 +299,7 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     await settled(bridge, 'm1');
     expect((during as { mail?: NewMailEvent } | undefined)?.mail?.mail_id).toBe('m1');
     expect(personTurn).toBeUndefined();
-    expect(bridge.turns.size).toBe(0);
+    expect(bridgeInternals(bridge).turns.size).toBe(0);
   });
 });
 
@@ -572,7 +572,7 @@ describe('createBridge: hardening against odd hosts and Gateways', () => {
     await gw.push(mailFrame(1, newMail('m_stuck')));
     await timedOut;
     await failed;
-    expect(bridge.turns.size, 'no longer registered').toBe(0);
+    expect(bridgeInternals(bridge).turns.size, 'no longer registered').toBe(0);
     expect(await kept?.decide()).toMatchObject({ allow: false, reason: formatText('permission.turn_ended') });
     const { TurnRpcClient } = await import('../src/rpc/client.js');
     const client = TurnRpcClient.fromEnv(kept?.env ?? {});
