@@ -11,8 +11,9 @@ import { projects } from './vitest.workspace.js';
 // per machine instead of once per process (it is keyed by content; stale entries are ignored).
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
-/** Projects whose tests run real hosts or a real browser. */
-const slow = (root: string): boolean => root.startsWith('packages/bridge-') || root === 'packages/web';
+/** Projects whose tests run real hosts or a real browser (the bridges; the kit's own tests are fast). */
+const slow = (root: string): boolean =>
+  (root.startsWith('packages/bridge-') && root !== 'packages/bridge-kit') || root === 'packages/web';
 export default defineConfig({
   test: {
     // The default report, then the run's summary: the conformance matrix and the slowest files.

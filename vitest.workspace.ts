@@ -6,6 +6,7 @@
 export const projects: string[] = [
   'packages/protocol',
   'packages/shared-policy',
+  'packages/bridge-kit',
   'packages/gateway',
   'packages/testkit',
   'packages/bridge-pi',

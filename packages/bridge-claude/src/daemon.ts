@@ -5,10 +5,10 @@
  * models the admin may choose from, and `mode_enforcement` from a startup self-check (P-8).
  */
 import { mkdir } from 'node:fs/promises';
+import type { Bridge, BridgeLogger } from '@agentmail/bridge-kit';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
 import { createDriverBridge, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
-import type { Bridge, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';

@@ -3,10 +3,10 @@
  * its outcome from the final `result` line (B-7), its session from the transcripts (B-4).
  */
 import { realpathSync } from 'node:fs';
+import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/bridge-kit';
 import { HOOK_READY_MARKER } from '@agentmail/host-tools';
 import { hostRunEnv, hostRunsDir, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { formatText, type Locale } from '@agentmail/shared-policy';
-import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_NAME, PLATFORM, PLUGIN_NAME } from './constants.js';

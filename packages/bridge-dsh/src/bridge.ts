@@ -12,7 +12,7 @@ import {
   type MailToolContext,
   mailTools,
   readSnapshotParts,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
 import type { Context } from '@deepseek-ai/cordis';
 import { SessionId } from '@deepseek-ai/dsh-session';
 import type {} from '@deepseek-ai/dsh-session-persistence';

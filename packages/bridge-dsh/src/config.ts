@@ -4,8 +4,8 @@
  * {@link withPluginOptions}), plus the one DSH-specific setting, `agentPreset`.
  */
 import { homedir } from 'node:os';
+import { type BridgeConfig, readBridgeConfig, withPluginOptions } from '@agentmail/bridge-kit';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
-import { type BridgeConfig, readBridgeConfig, withPluginOptions } from '@agentmail/shared-policy/bridge';
 import Schema from '@deepseek-ai/schemastery';
 
 /** A setting given as a string or a number (YAML writes both). */

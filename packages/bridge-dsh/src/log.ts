@@ -9,7 +9,7 @@ import {
   type BridgeEventBus,
   type BridgeLogger,
   hostLogEntry,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
 import { pino } from 'pino';
 import { PLUGIN_NAME } from './constants.js';
 

@@ -7,7 +7,7 @@
  * `apply` connects the bridge to the Gateway once DSH's whole tree is loaded, and stops it when the
  * plugin is unloaded (dsh's SIGTERM, HMR, a config change).
  */
-import { dropCredentialVariables } from '@agentmail/shared-policy/bridge';
+import { dropCredentialVariables } from '@agentmail/bridge-kit';
 import type { Context } from '@deepseek-ai/cordis';
 import type {} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-agent-default-model';

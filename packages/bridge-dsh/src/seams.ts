@@ -20,14 +20,14 @@
  * DSH's signals are bridged to fresh controllers before they reach our I/O ({@link detach}).
  */
 import { randomUUID } from 'node:crypto';
-import { isGuardedTool, type Question } from '@agentmail/shared-policy';
 import type {
   ActiveTurn,
   EmitEvent,
   MailTool,
   MailToolContext,
   PermissionOutcome,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
+import { isGuardedTool, type Question } from '@agentmail/shared-policy';
 import type { Context } from '@deepseek-ai/cordis';
 import type { ToolDispatchExecution, ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import type { ApprovalOutcome } from '@deepseek-ai/dsh-user-approval';

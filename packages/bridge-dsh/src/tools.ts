@@ -5,7 +5,7 @@
  * argument check enforces them). An array parameter also accepts one string, as models write it
  * (B-16: the kit normalises both).
  */
-import type { JsonSchemaProperty, MailTool, MailToolContext } from '@agentmail/shared-policy/bridge';
+import type { JsonSchemaProperty, MailTool, MailToolContext } from '@agentmail/bridge-kit';
 import { defineTool, type ParameterPropertySpec, type ToolDefinition } from '@deepseek-ai/dsh-tools';
 import { detach } from './signals.js';
 

@@ -6,7 +6,7 @@
  * {@link MAX_LIVE_MAIL_AGENTS}; the least recently used idle ones are disposed beyond that.
  */
 import { randomUUID } from 'node:crypto';
-import type { AttemptOutcome, TurnAdapter } from '@agentmail/shared-policy/bridge';
+import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
 import type { Context } from '@deepseek-ai/cordis';
 import {
   type Agent,

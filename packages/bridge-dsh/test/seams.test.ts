@@ -1,4 +1,4 @@
-import type { PermissionOutcome } from '@agentmail/shared-policy/bridge';
+import type { PermissionOutcome } from '@agentmail/bridge-kit';
 import type { ApprovalOutcome } from '@deepseek-ai/dsh-user-approval';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { APPROVAL_OUTCOMES, approvalOutcomeOf, parseQuestions } from '../src/seams.js';

@@ -14,8 +14,8 @@ import {
   type MailToolContext,
   mailTools,
   readSnapshotParts,
-  type SessionBindings,
-} from '@agentmail/shared-policy/bridge';
+  SessionBindings,
+} from '@agentmail/bridge-kit';
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
@@ -60,6 +60,7 @@ async function migrateSessionsJson(dataDir: string, bindings: SessionBindings): 
 export class OpencodeBridge {
   readonly kit: Bridge<OpencodeEvent>;
   readonly #client: OpencodeClient;
+  readonly #dataDir: string;
   readonly #tracker = new TurnTracker();
   readonly #seam: PermissionSeam;
   /** Directories of the opencode instances whose hooks are installed (P-8). */
@@ -68,6 +69,7 @@ export class OpencodeBridge {
 
   constructor(config: OpencodeBridgeConfig, client: OpencodeClient, log: BridgeLogger) {
     this.#client = client;
+    this.#dataDir = config.dataDir;
     this.kit = createBridge<OpencodeEvent>({
       platform: 'opencode',
       version: BRIDGE_VERSION,
@@ -122,7 +124,10 @@ export class OpencodeBridge {
 
   /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */
   async start(): Promise<void> {
-    this.#migrated ??= migrateSessionsJson(this.kit.config.dataDir, this.kit.bindings).catch(() => undefined);
+    // Before the kit starts: its binding store reads the migrated files (one file per session).
+    this.#migrated ??= migrateSessionsJson(this.#dataDir, new SessionBindings(this.#dataDir)).catch(
+      () => undefined,
+    );
     await this.#migrated;
     await this.kit.start().catch(() => undefined);
   }

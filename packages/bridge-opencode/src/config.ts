@@ -3,8 +3,8 @@
  * `plugin` entry in opencode.json) over the environment, in the one naming scheme of SPEC §8.
  */
 import { homedir } from 'node:os';
+import { type BridgeConfig, readBridgeConfig, withPluginOptions } from '@agentmail/bridge-kit';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
-import { type BridgeConfig, readBridgeConfig, withPluginOptions } from '@agentmail/shared-policy/bridge';
 
 function invalid(message: string): AgentMailError {
   return new AgentMailError(ERROR_CODES.BRIDGE_CONFIG_INVALID, message);

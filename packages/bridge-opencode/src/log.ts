@@ -9,7 +9,7 @@ import {
   type BridgeEventBus,
   type BridgeLogger,
   hostLogEntry,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
 import { pino } from 'pino';
 import type { OpencodeClient } from './opencode-facts.js';
 import type { OpencodeEvent } from './permissions.js';

@@ -15,8 +15,9 @@
  *   test/permissions.test.ts), while a person's "always" by mail holds for one (session, tool)
  *   only (P-4) — that grant lives in the bridge's grant store and answers later asks.
  */
+
+import type { ActiveTurn, EmitEvent } from '@agentmail/bridge-kit';
 import { isGuardedTool } from '@agentmail/shared-policy';
-import type { ActiveTurn, EmitEvent } from '@agentmail/shared-policy/bridge';
 import { type OpencodeClient, replyPermission } from './opencode-facts.js';
 
 /** Properties of opencode's `permission.asked` event (v2 shape, as 1.18 publishes it). */

@@ -8,7 +8,7 @@
  * tools, permission seam, event feed).
  */
 
-import { dropCredentialVariables } from '@agentmail/shared-policy/bridge';
+import { dropCredentialVariables } from '@agentmail/bridge-kit';
 import type { PluginInput, PluginModule } from '@opencode-ai/plugin';
 import { OpencodeBridge } from './bridge.js';
 import { readOpencodeConfig } from './config.js';

@@ -3,12 +3,7 @@
  * and texts; only the host shape changes. Argument schemas are built with `tool.schema` — the zod
  * copy opencode converts with `z.toJSONSchema` — never with our own zod.
  */
-import type {
-  JsonSchemaObject,
-  JsonSchemaProperty,
-  MailTool,
-  MailToolContext,
-} from '@agentmail/shared-policy/bridge';
+import type { JsonSchemaObject, JsonSchemaProperty, MailTool, MailToolContext } from '@agentmail/bridge-kit';
 import { type ToolContext, type ToolDefinition, tool } from '@opencode-ai/plugin';
 
 type Zod = typeof tool.schema;

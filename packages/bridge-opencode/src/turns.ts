@@ -4,7 +4,7 @@
  * outcome from the bus events (B-7: `promptAsync` returns at once, the result arrives as
  * `session.idle` / `session.error`, matched by {@link TurnTracker}).
  */
-import type { AttemptOutcome, TurnAdapter } from '@agentmail/shared-policy/bridge';
+import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
 import {
   createSession,
   finalAssistantMessage,

@@ -4,8 +4,8 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { type BridgeConfig, readBridgeConfig } from '@agentmail/bridge-kit';
 import { AgentMailError, ERROR_CODES } from '@agentmail/shared-policy';
-import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
 import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
 
 /** The daemon's configuration. */

@@ -15,7 +15,7 @@
  * "waiting" line: a person starting the daemon by hand reads those, not JSON.
  */
 import { fileURLToPath } from 'node:url';
-import { sayStartProgress, startRefusal, terminalLines } from '@agentmail/shared-policy/bridge';
+import { sayStartProgress, startRefusal, terminalLines } from '@agentmail/bridge-kit';
 import { isPermanent } from '@agentmail/shared-policy/client';
 import { type PiBridgeConfig, readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';

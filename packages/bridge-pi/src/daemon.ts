@@ -6,7 +6,6 @@
  */
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { HeartbeatRequest } from '@agentmail/protocol';
 import {
   type Bridge,
   type BridgeLogger,
@@ -17,7 +16,8 @@ import {
   type TurnJob,
   TurnLostError,
   turnProcessEnv,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
+import type { HeartbeatRequest } from '@agentmail/protocol';
 import type { PiBridgeConfig } from './config.js';
 import {
   BRIDGE_VERSION,

@@ -4,7 +4,7 @@
  * their own pi (`pi -e dist/agentmail-pi-extension.js`, one file built by `build:extension`,
  * see the README) to read and send mail interactively.
  */
-import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
+
 import {
   decideGuardedCall,
   dropCredentialVariables,
@@ -12,7 +12,8 @@ import {
   type MailToolContext,
   mailTools,
   readAgentKey,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
+import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
 import { createPermissionHandler, type DecideToolCall } from './permission-seam.js';

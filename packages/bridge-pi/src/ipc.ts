@@ -2,7 +2,7 @@
  * Messages between the daemon and a worker child process (see SPEC B-12). Only JSON crosses the
  * boundary: the kit's turn job (plain data), events, decisions, commit round trips.
  */
-import type { BridgeEvent, MailTurnReport, TurnJob } from '@agentmail/shared-policy/bridge';
+import type { BridgeEvent, MailTurnReport, TurnJob } from '@agentmail/bridge-kit';
 import type { PiEvent } from './events.js';
 
 /** The job of one worker: one mail, one turn (the kit's {@link TurnJob} plus pi's directory). */

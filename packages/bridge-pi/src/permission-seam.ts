@@ -4,7 +4,7 @@
  * `decideGuardedCall` in a person's own pi) → pi's `{ block, reason }`; a P-5 yield becomes pi's
  * local confirm prompt.
  */
-import type { GuardedCall, PermissionOutcome } from '@agentmail/shared-policy/bridge';
+import type { GuardedCall, PermissionOutcome } from '@agentmail/bridge-kit';
 import type { ExtensionContext, ToolCallEvent, ToolCallEventResult } from '@earendil-works/pi-coding-agent';
 
 /** Decide one tool call; `hasUI` says whether a person looks at this pi (P-5 yield possible). */

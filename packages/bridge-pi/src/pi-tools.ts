@@ -3,12 +3,7 @@
  * texts; only the host shape changes. The TypeBox schema is built from the tool's JSON Schema, so
  * pi validates arguments before `execute` and shared-policy validates them again (strictly).
  */
-import type {
-  JsonSchemaObject,
-  JsonSchemaProperty,
-  MailTool,
-  MailToolContext,
-} from '@agentmail/shared-policy/bridge';
+import type { JsonSchemaObject, JsonSchemaProperty, MailTool, MailToolContext } from '@agentmail/bridge-kit';
 import type { ToolDefinition } from '@earendil-works/pi-coding-agent';
 import { type TSchema, Type } from 'typebox';
 

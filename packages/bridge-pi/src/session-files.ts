@@ -4,8 +4,8 @@
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fallbackDirName } from '@agentmail/bridge-kit';
 import { HEARTBEAT_MAX_SESSIONS, type PlatformSession } from '@agentmail/protocol';
-import { fallbackDirName } from '@agentmail/shared-policy/bridge';
 
 /** Most bytes read to find a header line. @default 65_536 */
 export const HEADER_MAX_BYTES = 65_536;

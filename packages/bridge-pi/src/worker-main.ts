@@ -3,8 +3,8 @@
  * reports over IPC and exits. Forked by the daemon with an IPC channel; nothing else.
  */
 import { enableCompileCache } from 'node:module';
+import type { CommitFn } from '@agentmail/bridge-kit';
 import { PendingPermissions } from '@agentmail/shared-policy';
-import type { CommitFn } from '@agentmail/shared-policy/bridge';
 import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
 import type { DaemonMessage, WorkerMessage } from './ipc.js';
 import { lowerPriority } from './priority.js';
@@ -110,7 +110,7 @@ async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void
   });
   // A stopped turn's pending request is being withdrawn (the person is told): let that finish.
   // (Loaded by the turn module already; not at the top, so the worker's start stays light.)
-  await (await import('@agentmail/shared-policy/bridge')).withdrawalsSettled();
+  await (await import('@agentmail/bridge-kit')).withdrawalsSettled();
   // The peak RSS rides along for the daemon's log (and the bench).
   await send({ ...report, maxRssKb: process.resourceUsage().maxRSS });
   process.exit(0);

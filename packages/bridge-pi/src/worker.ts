@@ -8,15 +8,15 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { PendingPermissions } from '@agentmail/shared-policy';
-import { resolveLocale } from '@agentmail/shared-policy';
 import {
   type AttemptOutcome,
   type BridgeEvent,
   type CommitFn,
   runTurnJob,
   type TurnAdapter,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
+import type { PendingPermissions } from '@agentmail/shared-policy';
+import { resolveLocale } from '@agentmail/shared-policy';
 import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
 import type { PiEvent } from './events.js';
 import { createMailExtension } from './extension.js';

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/bridge';
+import { AGENT_KEY_CREDENTIAL } from '@agentmail/bridge-kit';
 import { type BridgeEnv, ManagedProcess, runOnTerminal, type TerminalRun } from '@agentmail/testkit';
 import { startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';

@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SessionBindings } from '@agentmail/bridge-kit';
 import { aliasBase, namingFingerprint } from '@agentmail/shared-policy';
-import { SessionBindings } from '@agentmail/shared-policy/bridge';
 import { answerAtOnce, marker, startConformanceStack } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { writePiSession } from '../bench/pi-session-file.js';

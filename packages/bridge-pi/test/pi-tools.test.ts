@@ -1,4 +1,4 @@
-import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
+import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';

@@ -5,8 +5,8 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type BridgeConfig, readBridgeConfig } from '@agentmail/bridge-kit';
 import { absolutePathSetting, checkPluginDir, configInvalid } from '@agentmail/host-tools/driver';
-import { type BridgeConfig, readBridgeConfig } from '@agentmail/shared-policy/bridge';
 import { PLATFORM } from './constants.js';
 
 /** ZCode's mode for a `workspace` mail: `build` + the PreToolUse gate, or the `plan` fallback. */

@@ -5,9 +5,9 @@
  * configuration (G-26), and `mode_enforcement` from the setup check (P-8).
  */
 
+import type { Bridge, BridgeLogger } from '@agentmail/bridge-kit';
 import { createDriverBridge, type SetupCheckResult } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
-import type { Bridge, BridgeLogger } from '@agentmail/shared-policy/bridge';
 import type { ZcodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';

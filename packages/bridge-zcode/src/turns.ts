@@ -4,6 +4,7 @@
  * and the exit code (B-7), its session from ZCode's session database (B-4).
  */
 import { dirname } from 'node:path';
+import type { AttemptOutcome, EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/bridge-kit';
 import {
   hostRunEnv,
   hostRunsDir,
@@ -12,7 +13,6 @@ import {
   stderrSummary,
 } from '@agentmail/host-tools/driver';
 import { formatText, type Locale, normalizePermissionMode } from '@agentmail/shared-policy';
-import type { AttemptOutcome, EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/shared-policy/bridge';
 import type { WorkspaceMode, ZcodeBridgeConfig } from './config.js';
 import { HOST_NAME, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
 import { formatText } from '@agentmail/shared-policy';
-import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
 import { type Stack, startStack } from '@agentmail/testkit';
 import { checkPermission, mcpCapability, mcpToolName } from '@agentmail/testkit/zcode';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

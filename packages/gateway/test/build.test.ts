@@ -24,10 +24,12 @@ import { cleanEnv, PROCESS_TEST_TIMEOUT_MS, run } from './helpers/processes.js';
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const REPO = resolve(GATEWAY_ROOT, '../..');
-// host-tools: the CLI's `agentmail mcp` serves its mail-tool server (inlined from its sources).
+// host-tools: the CLI's `agentmail mcp` serves its mail-tool server (inlined from its sources), which
+// runs the kit's mail tools and turn RPC client (bridge-kit, inlined likewise).
 const PACKAGES = [
   'packages/protocol',
   'packages/shared-policy',
+  'packages/bridge-kit',
   'packages/host-tools',
   'packages/gateway',
   'packages/web',

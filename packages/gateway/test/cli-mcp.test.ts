@@ -6,8 +6,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAIL_TOOL_NAMES } from '@agentmail/bridge-kit';
 import { MailResponse } from '@agentmail/protocol';
-import { MAIL_TOOL_NAMES } from '@agentmail/shared-policy/bridge';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

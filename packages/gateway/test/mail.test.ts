@@ -1,3 +1,4 @@
+import { relaySubject } from '@agentmail/bridge-kit';
 import {
   InboxResponse,
   MailResponse,
@@ -7,7 +8,6 @@ import {
   ThreadResponse,
 } from '@agentmail/protocol';
 import { DERIVED_SUBJECT_MAX_CHARS } from '@agentmail/shared-policy';
-import { relaySubject } from '@agentmail/shared-policy/bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addAgent,

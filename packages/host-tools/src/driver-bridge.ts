@@ -6,7 +6,7 @@
  * and, once it holds the lock, the end of host runs a crashed predecessor left (B-15). Turns pass
  * `runDir: hostRunsDir(config.dataDir)` to `runHostCli` so their runs can be found.
  */
-import type { Platform } from '@agentmail/shared-policy';
+
 import {
   type Bridge,
   type BridgeConfig,
@@ -16,7 +16,8 @@ import {
   readSnapshotParts,
   type SnapshotReaders,
   type TurnAdapter,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
+import type { Platform } from '@agentmail/shared-policy';
 import { hostRunsDir, sweepHostRuns } from './host-cli.js';
 import {
   type DriverEvent,

@@ -14,7 +14,7 @@ import {
   sayStartProgress,
   startRefusal,
   terminalLines,
-} from '@agentmail/shared-policy/bridge';
+} from '@agentmail/bridge-kit';
 import { isPermanent } from '@agentmail/shared-policy/client';
 import { pino } from 'pino';
 import { type DriverEvent, type SetupCheckResult, selfCheckEvent } from './setup-gate.js';

@@ -20,8 +20,8 @@
  * @module
  */
 import { isAbsolute, join } from 'node:path';
+import { decideGuardedCall, GrantStore } from '@agentmail/bridge-kit';
 import { decideToolCall, isGuardedTool, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
-import { decideGuardedCall, GrantStore } from '@agentmail/shared-policy/bridge';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { HookEvent, HookVerdict, HostProfile } from './hosts.js';
 

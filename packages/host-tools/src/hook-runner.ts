@@ -20,8 +20,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
+import { rpcDenialText, TurnRpcClient } from '@agentmail/bridge-kit/rpc-client';
 import type { Locale } from '@agentmail/shared-policy';
-import { rpcDenialText, TurnRpcClient } from '@agentmail/shared-policy/rpc-client';
 import {
   type HookEvent,
   HookInputError,

@@ -18,7 +18,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { type TurnRpcEnv, turnProcessEnv } from '@agentmail/shared-policy/bridge';
+import { type TurnRpcEnv, turnProcessEnv } from '@agentmail/bridge-kit';
 import { PERMISSION_WAIT_ENV } from './hook-runner.js';
 
 /** Time between SIGTERM and SIGKILL of a run's process group, in ms. @default 5_000 */

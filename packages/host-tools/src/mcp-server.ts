@@ -12,15 +12,10 @@
  *   `AGENTMAIL_AGENT_KEY`); without them every call answers how to configure it.
  */
 
+import { type MailToolContext, mailTools, readBridgeSettings, runMailTool } from '@agentmail/bridge-kit';
+import { TurnRpcClient } from '@agentmail/bridge-kit/rpc-client';
 import { formatText, type Locale } from '@agentmail/shared-policy';
-import {
-  type MailToolContext,
-  mailTools,
-  readBridgeSettings,
-  runMailTool,
-} from '@agentmail/shared-policy/bridge';
 import { GatewayClient } from '@agentmail/shared-policy/client';
-import { TurnRpcClient } from '@agentmail/shared-policy/rpc-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 

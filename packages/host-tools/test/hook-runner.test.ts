@@ -1,4 +1,4 @@
-import type { PermissionQuery } from '@agentmail/shared-policy/bridge';
+import type { PermissionQuery } from '@agentmail/bridge-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_READY_MARKER, HOOK_SELF_CHECK_ENV, PERMISSION_WAIT_ENV } from '../src/hook-runner.js';
 import { bundle, claudeEvent, preToolUse, rpcServer, runHookProcess } from './support.js';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/shared-policy/bridge';
+import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
 import { type Stack, startStack } from '@agentmail/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type TurnRpcEnv, type TurnRpcHandlers, TurnRpcServer } from '@agentmail/shared-policy/bridge';
+import { type TurnRpcEnv, type TurnRpcHandlers, TurnRpcServer } from '@agentmail/bridge-kit';
 import { buildHostTools } from '../src/bundle.js';
 
 /** The bundled `mcp.js` and `hook.js` in a fresh directory. */

@@ -2,8 +2,8 @@
  * @agentmail/shared-policy, root entry: every platform-independent AgentMail rule that needs no
  * I/O (alias making, relay policy and keys, model order, permissions, catch-up planning, turn
  * helpers, renderers, texts). Pure and browser-safe: no Node built-in, no network, no file system
- * (a test bundles it for the browser). I/O lives in the subpath entries: `/client` (the Gateway
- * and SSE clients) and `/bridge` (the bridge kit).
+ * (a test bundles it for the browser). I/O lives in `/client` (the Gateway and SSE clients) and
+ * in the package `@agentmail/bridge-kit` (the bridge kit, on top of this one).
  */
 
 export {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 // docs/ARCHITECTURE.md: the layers and which way dependencies point, checked from the package
 // manifests AND from the import specifiers of every source file (a manifest alone does not stop
-// the Gateway from importing the bridge kit through a subpath).
+// the Gateway from importing the bridge kit through a dependency of a dependency).
 const PACKAGES = fileURLToPath(new URL('../../', import.meta.url));
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -23,25 +23,36 @@ function internalDeps(dir: string): { name: string; deps: string[]; devDeps: str
 const ALLOWED: Record<string, (dep: string, dev: boolean) => boolean> = {
   '@agentmail/protocol': () => false,
   '@agentmail/shared-policy': (d) => d === '@agentmail/protocol',
+  // The bridge kit: on the rules and the clients; its tests use fakes, no Gateway.
+  '@agentmail/bridge-kit': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
   // host-tools for the CLI's `agentmail mcp` only (the mail-tool server of every MCP host, not copied).
-  '@agentmail/gateway': (d) =>
-    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || d === '@agentmail/host-tools',
+  // The kit for tests only (the tool names and relay subject they check against).
+  '@agentmail/gateway': (d, dev) =>
+    d === '@agentmail/protocol' ||
+    d === '@agentmail/shared-policy' ||
+    d === '@agentmail/host-tools' ||
+    (dev && d === '@agentmail/bridge-kit'),
   // The testkit starts the Gateway from its sources, found beside it (no dependency: see the cycle test).
-  '@agentmail/testkit': (d) => d === '@agentmail/protocol' || d === '@agentmail/shared-policy',
-  // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit and
+  '@agentmail/testkit': (d) =>
+    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || d === '@agentmail/bridge-kit',
+  // The tool and hook processes of MCP hosts, shared by bridges (Claude Code, ZCode): kit, rules and
   // protocol only; its tests start a real Gateway through the testkit.
   '@agentmail/host-tools': (d, dev) =>
-    d === '@agentmail/protocol' || d === '@agentmail/shared-policy' || (dev && d === '@agentmail/testkit'),
-  // The web mailbox runs in a browser; its tests start a Gateway and a pi bridge (dev only).
+    d === '@agentmail/protocol' ||
+    d === '@agentmail/shared-policy' ||
+    d === '@agentmail/bridge-kit' ||
+    (dev && d === '@agentmail/testkit'),
+  // The web mailbox runs in a browser; its tests start a Gateway, a pi bridge and a kit bridge (dev only).
   '@agentmail/web': (d, dev) =>
     d === '@agentmail/protocol' ||
     d === '@agentmail/shared-policy' ||
-    (dev && (d === '@agentmail/testkit' || d === '@agentmail/bridge-pi')),
+    (dev && (d === '@agentmail/testkit' || d === '@agentmail/bridge-pi' || d === '@agentmail/bridge-kit')),
 };
 // Bridge tests start a real Gateway in-process (buildApp), so a bridge may dev-depend on it.
 const bridgeRule = (d: string, dev: boolean) =>
   d === '@agentmail/protocol' ||
   d === '@agentmail/shared-policy' ||
+  d === '@agentmail/bridge-kit' ||
   d === '@agentmail/host-tools' ||
   (dev && (d === '@agentmail/testkit' || d === '@agentmail/gateway'));
 
@@ -130,26 +141,54 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('the shared-policy root is pure: no Node built-in, no I/O library, no /client or /bridge module', () => {
+  it('the shared-policy root is pure: no Node built-in, no I/O library, no /client module', () => {
     const rootDir = join(PACKAGES, 'shared-policy/src');
     const io = new Set(['undici', 'proper-lockfile', 'eventsource-parser']);
-    const bad = edgesOf(rootDir).filter((e) => {
-      if (e.file.startsWith('shared-policy/src/client/') || e.file.startsWith('shared-policy/src/bridge/'))
-        return false;
+    const edges = edgesOf(rootDir);
+    expect(edges.length, 'the shared-policy sources were read').toBeGreaterThan(20);
+    const bad = edges.filter((e) => {
+      if (e.file.startsWith('shared-policy/src/client/')) return false;
       return (
         BUILTINS.has(e.spec) ||
         e.spec.startsWith('node:') ||
         io.has(e.spec) ||
-        /(^|\/)(client|bridge)\//.test(e.spec) ||
-        e.spec.startsWith('@agentmail/shared-policy')
+        /(^|\/)client\//.test(e.spec) ||
+        (e.spec.startsWith('@agentmail/') && e.spec !== '@agentmail/protocol')
       );
     });
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('the client layer never imports the bridge kit', () => {
-    const bad = edgesOf(join(PACKAGES, 'shared-policy/src/client')).filter(
-      (e) => e.spec.includes('/bridge/') || e.spec.startsWith('../bridge') || e.spec.endsWith('/bridge'),
+  it('shared-policy (root and /client) never imports the bridge kit, and holds no kit module', () => {
+    const edges = edgesOf(join(PACKAGES, 'shared-policy/src'));
+    const bad = edges.filter(
+      (e) => e.spec.startsWith('@agentmail/bridge-kit') || /(^|\/)bridge\//.test(e.spec),
+    );
+    expect(bad.map(show)).toEqual([]);
+    expect(
+      existsSync(join(PACKAGES, 'shared-policy/src/bridge')),
+      'the kit lives in packages/bridge-kit',
+    ).toBe(false);
+  });
+
+  it('the bridge kit is never imported by the Gateway or the web page, nor a run-time dependency of theirs', () => {
+    const bad = ['gateway/src', 'web/src'].flatMap((dir) =>
+      edgesOf(join(PACKAGES, dir)).filter((e) => e.spec.startsWith('@agentmail/bridge-kit')),
+    );
+    expect(bad.map(show)).toEqual([]);
+    for (const dir of ['gateway', 'web'])
+      expect(internalDeps(dir).deps, `${dir}'s dependencies`).not.toContain('@agentmail/bridge-kit');
+  });
+
+  it('the kit imports shared-policy only through its entries (root, /client), never its test support', () => {
+    const edges = edgesOf(join(PACKAGES, 'bridge-kit/src'));
+    expect(edges.length, 'the kit sources were read').toBeGreaterThan(20);
+    const bad = edges.filter(
+      (e) =>
+        e.spec.startsWith('@agentmail/') &&
+        !['@agentmail/protocol', '@agentmail/shared-policy', '@agentmail/shared-policy/client'].includes(
+          e.spec,
+        ),
     );
     expect(bad.map(show)).toEqual([]);
   });
@@ -159,6 +198,7 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
       const cli = e.file.startsWith('gateway/src/cli/');
       if (e.spec.startsWith('@agentmail/host-tools'))
         return !(e.file === 'gateway/src/cli/mcp.ts' && e.spec === '@agentmail/host-tools/mcp');
+      if (e.spec.startsWith('@agentmail/bridge-kit')) return true;
       if (!e.spec.startsWith('@agentmail/shared-policy/')) return false;
       return !(cli && e.spec === '@agentmail/shared-policy/client');
     });
@@ -192,6 +232,13 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
+  it("no package's sources import shared-policy's test support (`/testing`, tests only)", () => {
+    const bad = packageDirs().flatMap((dir) =>
+      edgesOf(join(PACKAGES, dir, 'src')).filter((e) => e.spec === '@agentmail/shared-policy/testing'),
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
   it('bridges and host-tools never import the Gateway or the testkit from their sources', () => {
     const bad = packageDirs()
       .filter((d) => d.startsWith('bridge-') || d === 'host-tools')
@@ -213,14 +260,14 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
       (e) =>
         hookFiles.includes(e.file) &&
         e.spec.startsWith('@agentmail/') &&
-        !(e.spec === '@agentmail/shared-policy/rpc-client' || /^@agentmail\/shared-policy$/.test(e.spec)),
+        !(e.spec === '@agentmail/bridge-kit/rpc-client' || /^@agentmail\/shared-policy$/.test(e.spec)),
     );
     // The root of shared-policy is allowed for types only (import type): checked by the bundle size test.
     expect(bad.map(show)).toEqual([]);
   });
 
-  it('shared-policy has no import cycles between its modules', () => {
-    const src = join(PACKAGES, 'shared-policy/src');
+  it.each(['shared-policy', 'bridge-kit'])('%s has no import cycles between its modules', (pkg) => {
+    const src = join(PACKAGES, pkg, 'src');
     const graph = new Map<string, string[]>();
     for (const file of sourceFiles(src)) {
       const targets = importSpecifiers(readFileSync(file, 'utf8'))

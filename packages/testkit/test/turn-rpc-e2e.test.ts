@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import {
-  type Bridge,
-  type BridgeConfig,
-  createBridge,
-  type TurnRpcEnv,
-} from '@agentmail/shared-policy/bridge';
+import { type Bridge, type BridgeConfig, createBridge, type TurnRpcEnv } from '@agentmail/bridge-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../src/index.js';
 

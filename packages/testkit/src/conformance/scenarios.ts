@@ -16,9 +16,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FAILPOINT_VARIABLE } from '@agentmail/bridge-kit';
 import { MAIL_BODY_MAX_CHARS, type Mail, routePath } from '@agentmail/protocol';
 import { formatText, MAIL_PAGE_CHARS } from '@agentmail/shared-policy';
-import { FAILPOINT_VARIABLE } from '@agentmail/shared-policy/bridge';
 import { expect } from 'vitest';
 import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harness/bridge.js';
 import type { SentMail } from '../harness/person.js';

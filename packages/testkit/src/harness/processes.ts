@@ -8,7 +8,7 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
-import type { BridgeEvent, BridgeEventType } from '@agentmail/shared-policy/bridge';
+import type { BridgeEvent, BridgeEventType } from '@agentmail/bridge-kit';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
 
 /** Lines of output kept per process (older ones are dropped). @default 5_000 */

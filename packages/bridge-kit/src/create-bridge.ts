@@ -1,0 +1,517 @@
+/**
+ * `createBridge`: the bridge kit's entry point (docs/BRIDGE-CONTRACT.md). A bridge gives its
+ * platform, its settings and an adapter for its host; the kit runs everything else.
+ */
+import { join } from 'node:path';
+import {
+  CatalogueModel,
+  HEARTBEAT_MAX_MODELS,
+  HEARTBEAT_MAX_SESSIONS,
+  ModeEnforcement,
+  type PermissionDecisionEvent,
+  PlatformSession,
+} from '@agentmail/protocol';
+import type { Platform } from '@agentmail/shared-policy';
+import {
+  AgentMailError,
+  ERROR_CODES,
+  normalizePermissionMode,
+  PendingPermissions,
+  resolveLocale,
+} from '@agentmail/shared-policy';
+import type { SseSleep } from '@agentmail/shared-policy/client';
+import { type GatewayClient, isPermanent } from '@agentmail/shared-policy/client';
+import { z } from 'zod';
+import type { HostSnapshot, TurnAdapter } from './adapter.js';
+import { type BridgeConfig, checkBridgeConfig, questionTimeoutOf } from './bridge-config.js';
+import { BridgeRuntime, type HeartbeatSnapshot, type MailRun } from './bridge-runtime.js';
+import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
+import { ExplicitSendRecord } from './explicit-sends.js';
+import { GrantStore } from './grant-store.js';
+import { type HostEventLevel, logBridgeEvents } from './log-events.js';
+import type { BridgeLogger } from './logger.js';
+import { runMailTool } from './mail-tools.js';
+import { type TurnRpcHandlers, TurnRpcServer } from './rpc/server.js';
+import { SessionBindings } from './session-bindings.js';
+import type { TurnGate } from './turn-gate.js';
+import { runTurnJob, type TurnJob } from './turn-job.js';
+import { type ActiveTurn, TurnRegistry } from './turn-registry.js';
+import type { MailTurnReport } from './turn-report.js';
+
+/** First wait after a failed start, in ms; doubles up to {@link START_RETRY_MAX_MS}. @default 1_000 */
+export const START_RETRY_INITIAL_MS = 1_000;
+/** Longest wait between start attempts, in ms. @default 30_000 */
+export const START_RETRY_MAX_MS = 30_000;
+
+/** What a delegated turn gets besides its job (see {@link BridgeAdapter.runTurn}). */
+export interface DelegatedTurn {
+  /** Aborted on timeout (`'timeout'`) or shutdown (`'shutdown'`): stop the turn's process. */
+  signal: AbortSignal;
+  /** The relay's commit gate: forward the child's commit requests here (one outcome per mail). */
+  gate: TurnGate;
+  /** Re-emit the child's events on the bridge's bus. */
+  emit: EmitEvent;
+}
+
+/**
+ * What a bridge implements for its host (docs/BRIDGE-CONTRACT.md). Exactly one of `turns` (the
+ * kit runs each turn in this process) and `runTurn` (the bridge runs it elsewhere, e.g. a child
+ * process that calls `runTurnJob`).
+ */
+export interface BridgeAdapter {
+  /** The host's heartbeat facts (G-25, P-8). A throw fails that heartbeat (the next one retries). */
+  snapshot(): Promise<HostSnapshot>;
+  /** In-process turns: open sessions and run attempts. */
+  turns?: TurnAdapter;
+  /**
+   * Delegated turns (B-12): run `job` elsewhere and return its report. Throw `TurnLostError` when
+   * the turn's process died before reporting (redelivered, B-14).
+   */
+  runTurn?(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport>;
+  /** A `permission_decision` event (G-21) — delegated bridges forward it to their turn processes. */
+  onDecision?(event: PermissionDecisionEvent): void;
+  /** After connect_to_server switched Gateway (B-18). */
+  onReconnect?(url: string, key: string): void;
+  /** Shutdown: turns are aborted and pending asks denied; stop the host's processes (B-15). */
+  stop?(): Promise<void> | void;
+  /** The bridge lock was lost (the process was frozen past its staleness); the bridge has stopped. */
+  onLockLost?(): void;
+  /**
+   * This process now holds the bridge lock, before it registers and runs a turn: end what an
+   * earlier process of this bridge left running (a crash's host runs, B-15). A throw fails `start()`.
+   */
+  onLead?(): Promise<void> | void;
+}
+
+/** Options of {@link createBridge}. */
+export interface CreateBridgeOptions {
+  platform: Platform;
+  /** Bridge version for register and heartbeat, e.g. `agentmail-bridge-pi/0.1.0`. */
+  version: string;
+  /** From `readBridgeConfig` (or the bridge's own reader on top of it). */
+  config: BridgeConfig;
+  adapter: BridgeAdapter;
+  /** When given, every event is logged (one JSON line each, `event: <type>`). */
+  log?: BridgeLogger;
+  /** The log level of the bridge's own events (default info), see {@link HostEventLevel}. */
+  hostEventLevel?: HostEventLevel;
+  /**
+   * A start that failed permanently (a 4xx: wrong key, a name the key is not bound to) throws
+   * from `start()` (`'throw'`, a daemon exits with a clear line) or keeps retrying (`'retry'`, a
+   * plugin that cannot exit its host). Transient failures (Gateway not up yet) are always retried.
+   * @default 'throw'
+   */
+  onPermanentStartError?: 'throw' | 'retry';
+  /** Take the bridge lock in the data directory (one bridge per agent, G-22). @default true */
+  lock?: boolean;
+  /**
+   * Serve the turn RPC (SPEC B-21) on `<dataDir>/run/bridge.sock` for hosts whose tools and
+   * hooks run in separate processes: each in-process turn gets a token (`ActiveTurn.rpcEnv`) its
+   * host processes use to get their context, run mail tools, ask permissions and questions and
+   * record sends — with the bridge's key, which never leaves the bridge. @default false
+   */
+  rpc?: boolean;
+  /** Timing overrides (tests). */
+  timing?: {
+    stopGraceMs?: number;
+    firstSseOpenWaitMs?: number;
+    redeliveryBackoffMs?: readonly number[];
+    sseSleep?: SseSleep;
+    lockStaleMs?: number;
+    lockRetryMs?: number;
+    startRetryInitialMs?: number;
+  };
+}
+
+/** The running mail turns as a host hook sees them: the turn of a platform session, if any. */
+export type TurnLookup = Pick<TurnRegistry, 'byPlatformSession'>;
+
+/**
+ * A running bridge (see {@link createBridge}): what a bridge uses of the kit — the event bus,
+ * start and stop, the turn of a session for its tool and permission hooks, the tool context of a
+ * person's own session, and the Gateway switch. `H` is the bridge's own host events (e.g. pi's
+ * `worker_spawned`), emitted on the same bus with {@link Bridge.emit}. The kit's own parts
+ * (bindings, grants, the client, …) stay inside; its tests reach them through {@link bridgeInternals}.
+ */
+export interface Bridge<H extends { type: string } = never> {
+  /** Every lifecycle event (subscribe / next); logging is one subscriber. */
+  readonly events: BridgeEventBus<BridgeEvent | H>;
+  /** Emit a kit or host event on the bus (a delegated turn's events, the host's own). */
+  emit(event: BridgeEvent | H): void;
+  /** Running mail turns: a host hook finds the turn of its session here (a person's session has none). */
+  readonly turns: TurnLookup;
+  /** Aborted once the bridge stops. */
+  readonly stopSignal: AbortSignal;
+  /**
+   * Connect (B-1, B-20): take the bridge lock (standby until then), register, heartbeat, event
+   * stream, start catch-up; resolves at `ready` (or when stopped). A Gateway that is not up yet
+   * is retried with backoff (1 s doubling to 30 s, event `start_failed`).
+   * @throws the Gateway client's error for a permanent failure when `onPermanentStartError` is `'throw'`.
+   */
+  start(): Promise<void>;
+  /**
+   * Shutdown (B-15, P-7): stop reading, abort turns, deny pending asks, the adapter's `stop`,
+   * release the lock. Idempotent: a second call returns the first call's promise.
+   */
+  stop(): Promise<void>;
+  /** B-18: switch Gateway (connect_to_server already probed the new one). */
+  reconnect(url: string, key: string): void;
+  /** A turn's context for a mail-tool call from a session without a running mail turn (a person's own). */
+  standaloneToolContext(): ActiveTurn['toolContext'];
+}
+
+/** The kit's own parts of a bridge, for the kit's tests (not exported from the package entry). */
+export interface BridgeInternals {
+  readonly config: BridgeConfig;
+  /** The live Gateway client (B-18 may switch it). */
+  readonly client: GatewayClient;
+  readonly turns: TurnRegistry;
+  /** "Always" grants of this bridge (P-4), `<dataDir>/grants.json`. */
+  readonly grants: GrantStore;
+  readonly bindings: SessionBindings;
+  /** Permission waits of in-process turns (woken by `permission_decision`, closed on stop). */
+  readonly pending: PendingPermissions;
+  /** The admin's model selection from the last heartbeat (G-27). */
+  readonly allowedModels: readonly string[];
+}
+
+const internalsOf = new WeakMap<object, BridgeInternals>();
+
+/**
+ * The internals of a bridge made by {@link createBridge}: a test-only accessor.
+ * @throws Error when `bridge` was not made by `createBridge`.
+ */
+export function bridgeInternals<H extends { type: string }>(bridge: Bridge<H>): BridgeInternals {
+  const found = internalsOf.get(bridge);
+  if (!found) throw new Error('bridgeInternals: not a bridge made by createBridge');
+  return found;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A host's snapshot, checked field by field with the wire schemas: a malformed part is left out
+ * (the heartbeat then says "unreadable" for it, G-25) and reported; an unknown enforcement is
+ * advisory (P-8: native only when verified). Never throws.
+ */
+function checkSnapshot(snap: unknown, emit: EmitEvent): HostSnapshot {
+  const s = (typeof snap === 'object' && snap !== null ? snap : {}) as Record<string, unknown>;
+  const enforcement = ModeEnforcement.safeParse(s.mode_enforcement);
+  const out: HostSnapshot = enforcement.success
+    ? { mode_enforcement: enforcement.data }
+    : {
+        mode_enforcement: 'advisory',
+        mode_enforcement_reason: `the host reported mode_enforcement ${JSON.stringify(s.mode_enforcement)}, not native or advisory`,
+      };
+  if (enforcement.success && typeof s.mode_enforcement_reason === 'string' && s.mode_enforcement_reason)
+    out.mode_enforcement_reason = s.mode_enforcement_reason;
+  for (const [part, schema] of [
+    ['sessions', z.array(PlatformSession)],
+    ['models', z.array(CatalogueModel)],
+  ] as const) {
+    if (s[part] === undefined) continue;
+    const r = schema.safeParse(s[part]);
+    if (r.success) (out as unknown as Record<string, unknown>)[part] = r.data;
+    else
+      emit({
+        type: 'snapshot_partial',
+        part,
+        error: `the host's ${part} do not fit the wire schema: ${r.error.issues[0]?.message ?? 'invalid'}`,
+      });
+  }
+  return out;
+}
+
+/** A TLS handshake against a plain-HTTP Gateway (an https:// URL for an http server): never fixed by retrying. */
+function isTlsMismatch(err: unknown): boolean {
+  const text = `${messageOf(err)} ${messageOf((err as { cause?: unknown } | null)?.cause)}`;
+  return /wrong version number|ERR_SSL|EPROTO|packet length too long/i.test(text);
+}
+
+/**
+ * Create a bridge: the kit's whole runtime over one host adapter (docs/BRIDGE-CONTRACT.md,
+ * SPEC §6). It owns settings and the data directory, the bridge lock, register/heartbeat/SSE/
+ * catch-up, start-retry with backoff, de-duplication, the per-session queue, timeouts,
+ * redelivery, shutdown, the session bindings (Gateway session ↔ platform session, naming
+ * baseline, set-aside attempts), the heartbeat snapshot's G-37 own-session filter and clamping,
+ * the turn input, the model order, failure mails, the relay (exactly once, also without a host
+ * entry id), naming sync and the permission flow of every turn.
+ *
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` when the adapter has neither or both of `turns` and `runTurn`.
+ * @example
+ * const bridge = createBridge({ platform: 'opencode', version, config, adapter, log: pino() });
+ * bridge.events.subscribe((e) => { if (e.type === 'ready') announce(); });
+ * await bridge.start();
+ */
+export function createBridge<H extends { type: string } = never>(options: CreateBridgeOptions): Bridge<H> {
+  const { config, adapter, platform } = options;
+  if ((adapter.turns === undefined) === (adapter.runTurn === undefined))
+    throw new AgentMailError(
+      ERROR_CODES.BRIDGE_CONFIG_INVALID,
+      'createBridge: give the adapter exactly one of `turns` (in-process turns) and `runTurn` (delegated turns)',
+    );
+  checkBridgeConfig(config);
+  const events = new BridgeEventBus<BridgeEvent | H>();
+  if (options.log) logBridgeEvents(events, options.log, options.hostEventLevel);
+  const emit: EmitEvent = (e) => events.emit(e);
+  const stopping = new AbortController();
+  const bindings = new SessionBindings(config.dataDir);
+  const grants = new GrantStore({ file: join(config.dataDir, 'grants.json') });
+  const explicitSends = new ExplicitSendRecord();
+  const registry = new TurnRegistry();
+  const pending = new PendingPermissions({
+    signal: stopping.signal,
+    onUnclaimed: (info) => emit({ type: 'decision_unclaimed', ...info }),
+  });
+  const timing = options.timing ?? {};
+  const locale = resolveLocale(config.locale);
+
+  // SPEC B-21: the host's tool and hook processes reach the running turn through the bridge's
+  // local socket; every call runs here, with the bridge's client and the turn's own seam.
+  const rpcHandlers: TurnRpcHandlers<ActiveTurn> = {
+    context: async (t) => ({
+      mailId: t.mail.mail_id,
+      sessionId: t.mail.session_id,
+      replyAddress: t.mail.reply_address,
+      selfAddress: t.mail.self_address,
+      permissionMode: normalizePermissionMode(t.mail.permission_mode),
+      cwd: t.cwd,
+      agentName: config.agentName,
+      platform,
+      locale: t.locale,
+    }),
+    callTool: async (t, params, call) => {
+      const r = await runMailTool(
+        params.name,
+        params.arguments,
+        { ...t.toolContext, signal: call.signal },
+        t.locale,
+      );
+      return { text: r.text, isError: r.isError === true };
+    },
+    decidePermission: async (t, q) => {
+      const o = await t.decide(q);
+      if (o.allow === true) return o.always ? { allow: true, always: true } : { allow: true };
+      return { allow: false, reason: o.reason };
+    },
+    askQuestion: async (t, params) => {
+      const o = await t.ask(params.questions);
+      if (!o.ok) throw new Error(o.error);
+      return o.answers;
+    },
+    recordSend: (t, params) => t.recordSend(params.targets),
+  };
+  const rpc = options.rpc
+    ? new TurnRpcServer<ActiveTurn>({ dir: join(config.dataDir, 'run'), handlers: rpcHandlers, emit })
+    : undefined;
+  let rpcStarted: Promise<void> | undefined;
+
+  /** Host sessions the last heartbeat offered for adoption (G-37). */
+  let offered = new Set<string>();
+  const heartbeat = async (): Promise<HeartbeatSnapshot> => {
+    // A host that cannot give its snapshot must not keep the agent offline (and its backlog
+    // waiting, B-20): the heartbeat goes out without the unreadable parts (G-25), advisory (P-8).
+    let snap: HostSnapshot;
+    try {
+      snap = await adapter.snapshot();
+    } catch (err) {
+      const reason = `the host snapshot failed: ${messageOf(err)}`;
+      emit({ type: 'snapshot_partial', part: 'sessions', error: reason });
+      return { mode_enforcement: 'advisory', mode_enforcement_reason: reason };
+    }
+    const checked = checkSnapshot(snap, emit);
+    let sessions = checked.sessions;
+    if (sessions !== undefined) {
+      // G-37: only sessions a person opened are offered for adoption, never the bridge's own.
+      // While a turn is creating a session, a new one in the list may be it: offer only those
+      // offered before; a person's new session waits for the next heartbeat.
+      const own = await bindings.ownPlatformSessionIds();
+      const unsure = bindings.creationsInFlight > 0;
+      sessions = sessions
+        .filter((s) => !own.has(s.platform_id) && (!unsure || offered.has(s.platform_id)))
+        .slice(0, HEARTBEAT_MAX_SESSIONS);
+      offered = new Set(sessions.map((s) => s.platform_id));
+    }
+    return {
+      mode_enforcement: checked.mode_enforcement,
+      ...(checked.mode_enforcement_reason
+        ? { mode_enforcement_reason: checked.mode_enforcement_reason }
+        : {}),
+      ...(sessions === undefined ? {} : { sessions }),
+      ...(checked.models === undefined ? {} : { models: checked.models.slice(0, HEARTBEAT_MAX_MODELS) }),
+    };
+  };
+
+  const jobOf = (run: MailRun): TurnJob => ({
+    mail: run.mail,
+    backlog: run.backlog,
+    attempt: run.attempt,
+    ...(run.retry ? { retry: true } : {}),
+    platform,
+    agentName: config.agentName,
+    allowedModels: [...run.allowedModels],
+    hostDefault: config.hostDefault,
+    gatewayUrl: run.client.baseUrl,
+    agentKey: run.client.key,
+    dataDir: config.dataDir,
+    locale: config.locale,
+    turnTimeoutMs: run.turnTimeoutMs,
+    questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
+  });
+
+  const runtime: BridgeRuntime = new BridgeRuntime(
+    {
+      gatewayUrl: config.gatewayUrl,
+      agentKey: config.agentKey,
+      agentName: config.agentName,
+      platform,
+      version: options.version,
+      concurrency: config.concurrency,
+      heartbeatMs: config.heartbeatMs,
+      turnTimeoutMs: config.turnTimeoutMs,
+      locale: config.locale,
+      ...(options.lock === false ? {} : { lockDir: config.dataDir }),
+      dataDir: config.dataDir,
+      ...(timing.stopGraceMs === undefined ? {} : { stopGraceMs: timing.stopGraceMs }),
+      ...(timing.firstSseOpenWaitMs === undefined ? {} : { firstSseOpenWaitMs: timing.firstSseOpenWaitMs }),
+      ...(timing.redeliveryBackoffMs === undefined
+        ? {}
+        : { redeliveryBackoffMs: timing.redeliveryBackoffMs }),
+      ...(timing.sseSleep === undefined ? {} : { sseSleep: timing.sseSleep }),
+      ...(timing.lockStaleMs === undefined ? {} : { lockStaleMs: timing.lockStaleMs }),
+      ...(timing.lockRetryMs === undefined ? {} : { lockRetryMs: timing.lockRetryMs }),
+    },
+    {
+      heartbeat,
+      runMail: async (run) => {
+        const job = jobOf(run);
+        if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
+        return runTurnJob(job, adapter.turns as TurnAdapter, {
+          released: run.released,
+          pending,
+          signal: run.signal,
+          emit,
+          commit: (fn) => run.gate.commit(fn),
+          registry,
+          explicitSends,
+          grants,
+          bindings,
+          onReconnect: (url, key) => runtime.reconnect(url, key),
+          ...(rpc
+            ? {
+                onTurn: (turn: ActiveTurn) => {
+                  const lease = rpc.openTurn(turn, { locale: turn.locale });
+                  turn.rpcEnv = lease.env;
+                  return () => lease.close();
+                },
+              }
+            : {}),
+        });
+      },
+      onPermissionDecision: (event) => {
+        pending.resolve(event);
+        adapter.onDecision?.(event);
+      },
+      onReconnect: (url, key) => adapter.onReconnect?.(url, key),
+      onShutdown: async () => {
+        pending.close();
+        await rpc?.close();
+        await adapter.stop?.();
+      },
+      onLockLost: () => adapter.onLockLost?.(),
+      // The turn RPC belongs to the bridge: started once this process holds the lock, so a bad
+      // socket path fails start() instead of every mail.
+      onLead: async () => {
+        await adapter.onLead?.();
+        if (!rpc) return;
+        rpcStarted ??= rpc.start();
+        await rpcStarted;
+      },
+    },
+    emit,
+  );
+
+  let started: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+  const bridge: Bridge<H> = {
+    events,
+    emit: (e) => events.emit(e),
+    turns: registry,
+    stopSignal: stopping.signal,
+    start() {
+      started ??= (async () => {
+        let delayMs = timing.startRetryInitialMs ?? START_RETRY_INITIAL_MS;
+        while (!stopping.signal.aborted) {
+          try {
+            await runtime.start();
+            return;
+          } catch (thrown) {
+            if (stopping.signal.aborted) return;
+            const tls = isTlsMismatch(thrown);
+            // A TLS handshake against plain HTTP, or a turn-RPC socket that cannot be served, is
+            // never fixed by waiting.
+            const permanent =
+              isPermanent(thrown) ||
+              tls ||
+              (thrown as { code?: unknown }).code?.toString().startsWith('AM_RPC_') === true;
+            const err = tls
+              ? new AgentMailError(
+                  ERROR_CODES.BRIDGE_CONFIG_INVALID,
+                  `the Gateway at ${config.gatewayUrl} does not speak TLS (${messageOf(thrown)}): use an http:// URL for it, or put it behind an HTTPS proxy`,
+                  { cause: thrown },
+                )
+              : thrown;
+            emit({ type: 'start_failed', error: messageOf(err), permanent, retry_ms: delayMs });
+            if (permanent && (options.onPermanentStartError ?? 'throw') === 'throw') throw err;
+            await sleep(delayMs, stopping.signal);
+            delayMs = Math.min(delayMs * 2, START_RETRY_MAX_MS);
+          }
+        }
+      })();
+      return started;
+    },
+    stop() {
+      // Every caller waits for the one stop (a plugin host may stop it from a signal handler and
+      // again from its own unload: the second must not return before the lock is released).
+      stopped ??= (async () => {
+        stopping.abort('shutdown');
+        await runtime.stop();
+      })();
+      return stopped;
+    },
+    reconnect: (url, key) => runtime.reconnect(url, key),
+    standaloneToolContext: () => ({
+      client: runtime.client,
+      identity: { name: config.agentName, platform },
+      locale,
+      reconnect: ({ url, key }) => runtime.reconnect(url, key),
+    }),
+  };
+  internalsOf.set(bridge, {
+    config,
+    get client() {
+      return runtime.client;
+    },
+    turns: registry,
+    grants,
+    bindings,
+    pending,
+    get allowedModels() {
+      return runtime.allowedModels;
+    },
+  });
+  return bridge;
+}
