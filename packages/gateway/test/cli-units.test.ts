@@ -12,12 +12,14 @@ import { fileURLToPath } from 'node:url';
 import type { PermissionView } from '@agentmail/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GATEWAY_URL, resolveConfig, writeConfigFile } from '../src/cli/config.js';
+import { parseIntOption } from '../src/cli/context.js';
 import { CLI_ERRORS, isCliError } from '../src/cli/errors.js';
 import { HumanApi } from '../src/cli/http.js';
 import type { CliIo } from '../src/cli/output.js';
 import { answersFor } from '../src/cli/permissions.js';
 import { runCli } from '../src/cli/program.js';
 import { serveLocale } from '../src/cli/serve.js';
+import { waitForAnswer } from '../src/cli/wait-reply.js';
 import { tempHome } from './helpers/service-env.js';
 
 let tmp = '';
@@ -320,5 +322,46 @@ describe('runCli exit codes and error output (SPEC G-13, H-2)', () => {
     expect(dead.stderr.join('\n')).toMatch(
       /nothing is listening at http:\/\/127\.0\.0\.1:9\n(?: {2}.*\n)* {2}try: start the Gateway/,
     );
+  });
+});
+
+describe('send --wait without a Gateway to listen to', () => {
+  it('says once that the Gateway was lost, and the timeout names it with the mail id (AM_CLI_WAIT_TIMEOUT)', async () => {
+    // A port with nothing behind it: the stream never opens.
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', () => done()));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((done) => closed.close(done));
+    const states: string[] = [];
+    const waited = waitForAnswer({
+      api: new HumanApi({ baseUrl: url, token: 'amu_x' }),
+      url,
+      token: 'amu_x',
+      sent: {
+        status: 'sent',
+        mail_id: 'm_1',
+        session_id: 's_1',
+        session_alias: 'a',
+        address: 'pi@/w.a',
+        rounds_left: null,
+      },
+      timeoutMs: 1500,
+      onRequest: () => {},
+      onConnection: (state) => states.push(state),
+    });
+    const err = await waited.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCliError(err) && err.code).toBe('AM_CLI_WAIT_TIMEOUT');
+    expect(isCliError(err) && err.extra).toMatchObject({ mail_id: 'm_1', gateway_lost: true });
+    expect(isCliError(err) && err.message).toContain(url);
+    expect(states).toEqual(['lost']);
+  });
+
+  it('integer options take digits only (not 0x2, 2e0, +2 or " 2")', () => {
+    for (const bad of ['0x2', '2e0', '+2', ' 2', '1.5', ''])
+      expect(() => parseIntOption('--wait', bad, 1, 10), bad).toThrow(/must be an integer/);
+    expect(parseIntOption('--wait', '7', 1, 10)).toBe(7);
   });
 });

@@ -65,7 +65,8 @@ export function apiFor(config: ResolvedConfig, options: { timeoutMs?: number } =
  * @throws CliError `AM_CLI_USAGE` naming the option when `value` is not an integer in [min, max].
  */
 export function parseIntOption(name: string, value: string, min: number, max: number): number {
-  const n = Number(value);
+  // Digits only: Number() would also take "0x2", "2e0", " 2" and "+2".
+  const n = /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new CliError('USAGE', `option "${name}" must be an integer from ${min} to ${max}, got "${value}"`, {
       suggestion: `${name} <a whole number from ${min} to ${max}>, e.g. ${name} ${Math.min(max, Math.max(min, 10))}`,

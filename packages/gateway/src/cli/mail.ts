@@ -236,6 +236,12 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         sent,
         timeoutMs: waitS * 1000,
         onRequest: (request) => ctx.io.err(requestLine(request)),
+        onConnection: (state) =>
+          ctx.io.err(
+            state === 'lost'
+              ? `lost the Gateway at ${url}; reconnecting (still waiting for the answer to ${sent.mail_id})`
+              : `reconnected to ${url}`,
+          ),
       });
       if (answer.status === 'unread') await api.markRead([answer.id]);
       if (json) printJson(ctx.io, { ...sent, attachments, answer });

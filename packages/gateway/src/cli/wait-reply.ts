@@ -38,6 +38,8 @@ export interface WaitForAnswerOptions {
   timeoutMs: number;
   /** Called once per permission request (approval or question) of the mail's session. */
   onRequest: (request: WaitRequest) => void;
+  /** Called when the stream to the Gateway is lost (`lost`) and when it is open again (`back`). */
+  onConnection?: (state: 'lost' | 'back') => void;
 }
 
 /** A permission request of the waited-for mail's session, as the event or the list gives it. */
@@ -87,6 +89,7 @@ export async function waitForAnswer(options: WaitForAnswerOptions): Promise<Mail
     if (id !== undefined) settle(id);
   };
   let checked: Promise<void> = Promise.resolve();
+  let lost = false;
   const stream = new SseClient({
     url: options.url,
     key: options.token,
@@ -94,7 +97,14 @@ export async function waitForAnswer(options: WaitForAnswerOptions): Promise<Mail
     events: PERSON_EVENT_SCHEMAS,
     signal: stop.signal,
     onOpen: () => {
+      if (lost) options.onConnection?.('back');
+      lost = false;
       checked = checked.then(catchUp).catch(fail);
+    },
+    onError: (error) => {
+      if (lost || (error.code !== 'AM_SSE_CONNECTION' && error.code !== 'AM_SSE_HTTP')) return;
+      lost = true;
+      options.onConnection?.('lost');
     },
     onEvent: (event) => {
       if (event.type === 'new_mail' && event.data.in_reply_to === sent.mail_id) settle(event.data.mail_id);
@@ -107,9 +117,18 @@ export async function waitForAnswer(options: WaitForAnswerOptions): Promise<Mail
     timer = setTimeout(() => {
       const seconds = Math.round(options.timeoutMs / 1000);
       reject(
-        new CliError('WAIT_TIMEOUT', `no answer to ${sent.mail_id} within ${seconds} s; the mail was sent`, {
-          suggestion: 'its answer lands in your inbox: agentmail inbox; or wait longer: --wait <seconds>',
-        }),
+        new CliError(
+          'WAIT_TIMEOUT',
+          lost
+            ? `no answer to ${sent.mail_id} within ${seconds} s: the Gateway at ${options.url} has not answered since the stream was lost; the mail was sent`
+            : `no answer to ${sent.mail_id} within ${seconds} s; the mail was sent`,
+          {
+            suggestion: lost
+              ? 'check that the Gateway runs (agentmail status); the answer lands in your inbox: agentmail inbox'
+              : 'its answer lands in your inbox: agentmail inbox; or wait longer: --wait <seconds>',
+            extra: { mail_id: sent.mail_id, gateway_lost: lost },
+          },
+        ),
       );
     }, options.timeoutMs);
   });
