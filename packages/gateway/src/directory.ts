@@ -137,12 +137,17 @@ export async function heartbeat(
     platform_sessions?: string;
     models?: string;
     mode_enforcement?: string;
+    mode_enforcement_reason?: string | null;
     offline_since: null;
   } = { last_seen: now, offline_since: null };
   if (body.workspaces !== undefined) set.workspaces = JSON.stringify(body.workspaces);
   if (body.sessions !== undefined) set.platform_sessions = JSON.stringify(body.sessions);
   if (body.models !== undefined) set.models = JSON.stringify(body.models);
-  if (body.mode_enforcement !== undefined) set.mode_enforcement = body.mode_enforcement;
+  // The reason belongs to the mode it came with: a mode without one (native) clears it.
+  if (body.mode_enforcement !== undefined) {
+    set.mode_enforcement = body.mode_enforcement;
+    set.mode_enforcement_reason = body.mode_enforcement_reason ?? null;
+  }
   await ctx.db.updateTable('agents').set(set).where('name', '=', name).execute();
   return {
     status: 'ok',
@@ -402,6 +407,7 @@ export async function agentsFor(
       online,
       last_seen,
       mode_enforcement: enforcement.success ? enforcement.data : null,
+      mode_enforcement_reason: enforcement.success ? a.mode_enforcement_reason : null,
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),

@@ -2,13 +2,13 @@
  * `agentmail doctor`: one command that checks the installation and says what is wrong, each line
  * ok / warn / fail with its fix (SPEC §8): the Gateway and the token, then every service installed
  * with `agentmail service install` — its unit, env file and state dir, and for a bridge its key,
- * registration, presence, mode enforcement, host and plugin.
+ * registration, presence, host, plugin and mode enforcement (what its heartbeats told the Gateway).
  */
 import { execFile } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Contact } from '@agentmail/protocol';
+import type { AgentView, Contact } from '@agentmail/protocol';
 import {
   formatText,
   type Locale,
@@ -46,7 +46,7 @@ import { hasPluginEntry, opencodeConfigFile, zcodeConfigFile } from './service-p
 
 /** The Node.js release every part needs (`engines.node`). */
 export const NODE_MIN = [22, 19] as const;
-/** Time one external probe (`--version`, `systemd-analyze verify`, `journalctl`) may take, in ms. */
+/** Time one external probe (`--version`, `systemd-analyze verify`, a Gateway call) may take, in ms. */
 export const PROBE_TIMEOUT_MS = 15_000;
 
 /** One line of the doctor's answer. */
@@ -123,9 +123,21 @@ function nodeCheck(r: Report): void {
   );
 }
 
-async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<HumanApi | undefined> {
+/**
+ * The person's Gateway as the first checks found it: the client when the token works, else why
+ * not (`error` undefined: no token), with the URL and where it came from for later lines.
+ */
+interface GatewayAnswer {
+  api: HumanApi | undefined;
+  url: string;
+  from: string;
+  error?: string;
+}
+
+async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<GatewayAnswer> {
   const config = await ctx.config(cmd);
   const api = apiFor(config, { timeoutMs: PROBE_TIMEOUT_MS });
+  const where = { url: config.url, from: config.urlFrom };
   try {
     const health = await api.health();
     const version = typeof health.version === 'string' ? health.version : r.t('ops.doctor.unknown');
@@ -135,15 +147,16 @@ async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<
       version,
     });
   } catch (err) {
+    const error = isCliError(err) ? err.message : String(err);
     r.add(
       'gateway',
       'reachable',
       'fail',
       'ops.doctor.gateway_down',
-      { url: config.url, from: config.urlFrom, error: isCliError(err) ? err.message : String(err) },
+      { url: config.url, from: config.urlFrom, error },
       'systemctl --user start agentmail-gateway.service (or agentmail serve); a remote Gateway: agentmail login --url <url> --token <token>',
     );
-    return undefined;
+    return { api: undefined, ...where, error };
   }
   if (config.token === undefined) {
     r.add(
@@ -154,22 +167,59 @@ async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): Promise<
       {},
       'agentmail login --url <url> --token <token>',
     );
-    return undefined;
+    return { api: undefined, ...where };
   }
   try {
     await api.inbox({ status: 'unread', limit: 1 });
     r.add('token', 'valid', 'ok', 'ops.doctor.token_ok');
-    return api;
+    return { api, ...where };
   } catch (err) {
+    const error = isCliError(err) ? err.message : String(err);
     r.add(
       'token',
       'valid',
       'fail',
       'ops.doctor.token_bad',
-      { from: config.tokenFrom ?? '', error: isCliError(err) ? err.message : String(err) },
+      { from: config.tokenFrom ?? '', error },
       'agentmail login --url <url> --token <token>   (a lost admin token: agentmail admin reset-token --data-dir <dir>)',
     );
-    return undefined;
+    return { api: undefined, ...where, error };
+  }
+}
+
+/** What an agent's last heartbeat told the Gateway about mode enforcement (SPEC P-8). */
+type HeartbeatMode = Pick<AgentView, 'mode_enforcement' | 'mode_enforcement_reason'>;
+
+/**
+ * The Gateway's answer on every agent's mode enforcement (`GET /me/agents`, as the person sees
+ * it), or the line to print for each bridge when it could not be asked.
+ */
+type EnforcementAnswer =
+  | { asked: true; agents: ReadonlyMap<string, HeartbeatMode> }
+  | { asked: false; key: TextKey; params: TextParams; fix: string };
+
+async function askEnforcement(gw: GatewayAnswer): Promise<EnforcementAnswer> {
+  const where = { url: gw.url, from: gw.from };
+  const unasked = (error: string): EnforcementAnswer => ({
+    asked: false,
+    key: 'ops.doctor.enforcement_unasked',
+    params: { ...where, error },
+    fix: 'agentmail doctor, once the Gateway answers',
+  });
+  if (gw.api === undefined)
+    return gw.error === undefined
+      ? {
+          asked: false,
+          key: 'ops.doctor.enforcement_no_token',
+          params: where,
+          fix: 'agentmail login --url <url> --token <token>',
+        }
+      : unasked(gw.error);
+  try {
+    const { agents } = await gw.api.agents();
+    return { asked: true, agents: new Map(agents.map((a) => [a.name, a] as const)) };
+  } catch (err) {
+    return unasked(isCliError(err) ? err.message : String(err));
   }
 }
 
@@ -461,41 +511,6 @@ async function gatewayReportKeyCheck(
   }
 }
 
-/** The last `enforcement` event of the bridge in the unit's journal (pino JSON lines, field `event`). */
-async function enforcementFromJournal(
-  layout: ServiceLayout,
-  env: NodeJS.ProcessEnv,
-): Promise<{ mode: string; reason?: string } | undefined> {
-  const bin = env.AGENTMAIL_JOURNALCTL || 'journalctl';
-  const res = await run(
-    bin,
-    [
-      ...(layout.scope === 'user' ? ['--user'] : []),
-      '-u',
-      unitName(layout.service),
-      '-o',
-      'cat',
-      '-n',
-      '2000',
-      '--no-pager',
-    ],
-    env,
-  ).catch(() => undefined);
-  if (res === undefined) return undefined;
-  let found: { mode: string; reason?: string } | undefined;
-  for (const line of res.out.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const v = JSON.parse(line) as { event?: unknown; mode?: unknown; reason?: unknown };
-      if (v.event === 'enforcement' && typeof v.mode === 'string')
-        found = { mode: v.mode, ...(typeof v.reason === 'string' ? { reason: v.reason } : {}) };
-    } catch {
-      // Not one of the bridge's JSON lines.
-    }
-  }
-  return found;
-}
-
 async function hostCheck(
   r: Report,
   facts: BridgeFacts,
@@ -647,7 +662,7 @@ async function bridgeChecks(
   unitFacts: UnitFacts,
   env: NodeJS.ProcessEnv,
   checkout: string,
-  heartbeatModes: ReadonlyMap<string, string | null>,
+  enforcement: EnforcementAnswer,
 ): Promise<void> {
   if (layout.service === 'gateway') return;
   const { settings } = unitFacts;
@@ -745,27 +760,29 @@ async function bridgeChecks(
     }
   }
   const online = contacts?.find((c) => c.name === name)?.online === true;
-  await pluginCheck(r, facts, settings, checkout, env, online, heartbeatModes.get(name), start, restart);
-  const enforcement = await enforcementFromJournal(layout, env);
-  if (enforcement === undefined)
-    r.add(
-      area,
-      'mode_enforcement',
-      'warn',
-      'ops.doctor.enforcement_unknown',
-      { unit },
-      `journalctl --user -u ${unit} -o cat | grep '"event":"enforcement"'`,
-    );
-  else if (enforcement.mode === 'native')
+  const said = enforcement.asked ? enforcement.agents.get(name) : undefined;
+  await pluginCheck(r, facts, settings, checkout, env, online, said?.mode_enforcement, start, restart);
+  if (!enforcement.asked)
+    r.add(area, 'mode_enforcement', 'warn', enforcement.key, enforcement.params, enforcement.fix);
+  else if (said?.mode_enforcement === 'native')
     r.add(area, 'mode_enforcement', 'ok', 'ops.doctor.enforcement_native');
-  else
+  else if (said?.mode_enforcement === 'advisory')
     r.add(
       area,
       'mode_enforcement',
       'warn',
       'ops.doctor.enforcement_advisory',
-      { reason: enforcement.reason ?? '-' },
+      { reason: said.mode_enforcement_reason ?? '-' },
       `see ${facts.readme}`,
+    );
+  else
+    r.add(
+      area,
+      'mode_enforcement',
+      'warn',
+      'ops.doctor.enforcement_unknown',
+      { name },
+      `${start}; its log: journalctl --user -u ${unit} -e`,
     );
 }
 
@@ -778,10 +795,9 @@ export async function runDoctor(
   const env = ctx.io.env;
   const r = new Report(resolveLocale(env.AGENTMAIL_LOCALE));
   nodeCheck(r);
-  const api = await gatewayChecks(r, ctx, cmd);
+  const gateway = await gatewayChecks(r, ctx, cmd);
   // What each agent's last heartbeat said about mode enforcement (SPEC P-8), as the person sees it.
-  const agents = (await api?.agents().catch(() => undefined))?.agents ?? [];
-  const enforcement = new Map(agents.map((a) => [a.name, a.mode_enforcement] as const));
+  const enforcement = await askEnforcement(gateway);
   const layouts = installedLayouts(env, options.root ?? '/');
   if (layouts.length === 0)
     r.add(

@@ -243,11 +243,25 @@ const m0003: Migration = {
   },
 };
 
+/**
+ * `agents.mode_enforcement_reason`: the reason a heartbeat gives for advisory enforcement (SPEC
+ * P-8), so `agentmail doctor` learns it from the Gateway. Nullable: rows of 0001 stay valid.
+ */
+const m0004: Migration = {
+  async up(db: AnyDb) {
+    await db.schema.alterTable('agents').addColumn('mode_enforcement_reason', 'text').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('agents').dropColumn('mode_enforcement_reason').execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
   '0002_web_sessions': m0002,
   '0003_presence_key_use': m0003,
+  '0004_mode_enforcement_reason': m0004,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

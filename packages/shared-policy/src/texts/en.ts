@@ -556,7 +556,11 @@ export const EN = {
   'ops.doctor.enforcement_native': 'permission modes are enforced natively',
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
   'ops.doctor.enforcement_unknown':
-    'mode enforcement is not known: no "enforcement" event of {unit} in the journal',
+    'mode enforcement is not known: no heartbeat of agent {name} has said it yet',
+  'ops.doctor.enforcement_unasked':
+    'mode enforcement is not known: the Gateway at {url} (the URL from {from}) could not be asked: {error}',
+  'ops.doctor.enforcement_no_token':
+    'mode enforcement is not known: without a user token the Gateway at {url} (the URL from {from}) was not asked',
   'ops.doctor.spooled': '{n} crash report(s) wait to be mailed, the oldest from {oldest}',
   'ops.service.not_built': '{path} is not built yet: run {build} before starting',
   'ops.service.no_report_key':

@@ -525,7 +525,11 @@ export const ZH_CN: Record<TextKey, string> = {
     '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native',
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
-  'ops.doctor.enforcement_unknown': '未知权限模式执行方式：日志中没有 {unit} 的 "enforcement" 事件',
+  'ops.doctor.enforcement_unknown': '未知权限模式执行方式：智能体 {name} 尚未有心跳报告它',
+  'ops.doctor.enforcement_unasked':
+    '未知权限模式执行方式：无法询问 {url} 上的 Gateway（URL 来自 {from}）：{error}',
+  'ops.doctor.enforcement_no_token':
+    '未知权限模式执行方式：没有用户令牌，未询问 {url} 上的 Gateway（URL 来自 {from}）',
   'ops.doctor.spooled': '有 {n} 份崩溃报告等待发送，最早的来自 {oldest}',
   'ops.service.not_built': '{path} 还没有构建：启动前请运行 {build}',
   'ops.service.no_report_key':
