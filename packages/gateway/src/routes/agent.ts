@@ -26,7 +26,8 @@ import {
   readThread,
   sessionParticipants,
 } from '../mail-views.js';
-import { expirePendingRequests, requestPermission, withdrawPermission } from '../permissions.js';
+import { expirePendingRequests, withdrawPermission } from '../permission-decision.js';
+import { requestPermission } from '../permission-request.js';
 import { markOffline } from '../presence.js';
 import { sessionById } from '../sessions.js';
 import { registerEndpoint } from './endpoint.js';
