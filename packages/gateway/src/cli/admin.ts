@@ -129,7 +129,7 @@ async function localResetToken(
   // Loaded here: the store is only for this command (and serve), not for the client commands.
   const [{ SQLITE_FILE_NAME, openDatabase }, { resetUserToken }] = await Promise.all([
     import('../db/database.js'),
-    import('../directory.js'),
+    import('../accounts.js'),
   ]);
   // Never create a store: a mistyped directory must not become an empty Gateway.
   if (!existsSync(join(dataDir, SQLITE_FILE_NAME)))

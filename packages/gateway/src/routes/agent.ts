@@ -4,16 +4,10 @@
 import type { ForwardMailRequest } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { heartbeat, registerAgent, requireRegistered } from '../agents.js';
 import { type AgentPrincipal, requireBoundName } from '../auth.js';
 import type { Actor, GatewayContext } from '../context.js';
-import {
-  heartbeat,
-  listContacts,
-  registerAgent,
-  requireRegistered,
-  suggestAddresses,
-  syncSession,
-} from '../directory.js';
+import { listContacts, suggestAddresses, syncSession } from '../directory.js';
 import { GatewayError } from '../errors.js';
 import { agentStream, parseLastEventId } from '../event-hub.js';
 import { sendMail } from '../mail-send.js';
