@@ -52,6 +52,12 @@ function reportLine(env: NodeJS.ProcessEnv, o: ReportOutcome): string {
 
 /** Register `service report` and `service flush` under `service`. */
 export function registerServiceHooks(service: Command, ctx: CliContext): void {
+  registerReportHook(service, ctx);
+  registerFlushHook(service, ctx);
+}
+
+/** `service report`: the unit's ExecStopPost / OnFailure hook (SPEC B-19). */
+function registerReportHook(service: Command, ctx: CliContext): void {
   const env = ctx.io.env;
   service
     .command('report')
@@ -97,6 +103,11 @@ export function registerServiceHooks(service: Command, ctx: CliContext): void {
         ctx.io.out(reportLine(env, outcome));
       },
     );
+}
+
+/** `service flush`: the unit's ExecStartPost hook, also run by hand (doctor's fix). */
+function registerFlushHook(service: Command, ctx: CliContext): void {
+  const env = ctx.io.env;
   service
     .command('flush')
     .description(
