@@ -4,7 +4,8 @@
  */
 import type { Address, MailKind, PermissionMode, SendMailResponse } from '@agentmail/protocol';
 import type { Actor, SessionRow } from './context.js';
-import type { mailRow, PERMISSION_KIND } from './mail-views.js';
+import type { mailRow } from './mail-access.js';
+import type { PERMISSION_KIND } from './mail-views.js';
 
 /** A send request, from an agent (`POST /mail/send`) or a person (`POST /me/mail/send`). */
 export interface SendInput {

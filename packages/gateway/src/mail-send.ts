@@ -12,13 +12,13 @@ import type { Actor, Db, GatewayContext } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import type { EventBatch } from './event-hub.js';
+import { actorSessionFor, canSeeAttachment, mailRow } from './mail-access.js';
 import { chargeSend, isFreeSend } from './mail-send-budget.js';
 import { appendNewMailEvents } from './mail-send-events.js';
 import { lookupRecipients } from './mail-send-recipients.js';
 import { resolveSessions, wireMode } from './mail-send-sessions.js';
 import { storeMail } from './mail-send-store.js';
 import type { ReplyParent, ResolvedSend, SendInput, SendResult } from './mail-send-types.js';
-import { actorSessionFor, canSeeAttachment, mailRow } from './mail-views.js';
 import { offlineAgents } from './presence.js';
 import { addressIn } from './sessions.js';
 

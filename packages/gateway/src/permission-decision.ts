@@ -15,7 +15,8 @@ import type {
 import type { Actor, Db, GatewayContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { agentStream, type EventBatch, userStream } from './event-hub.js';
-import { canSeeMail, PERMISSION_KIND, permissionStatusOf } from './mail-views.js';
+import { canSeeMail } from './mail-access.js';
+import { PERMISSION_KIND, permissionStatusOf } from './mail-views.js';
 import type { PermissionRow } from './permissions.js';
 
 /**

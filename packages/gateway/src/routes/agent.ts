@@ -10,16 +10,9 @@ import type { Actor, GatewayContext } from '../context.js';
 import { listContacts, suggestAddresses, syncSession } from '../directory.js';
 import { GatewayError } from '../errors.js';
 import { agentStream, parseLastEventId } from '../event-hub.js';
+import { actorSessionFor, mailRow } from '../mail-access.js';
 import { sendMail } from '../mail-send.js';
-import {
-  actorSessionFor,
-  mailRow,
-  markRead,
-  readInbox,
-  readMail,
-  readThread,
-  sessionParticipants,
-} from '../mail-views.js';
+import { markRead, readInbox, readMail, readThread, sessionParticipants } from '../mail-views.js';
 import { expirePendingRequests, withdrawPermission } from '../permission-decision.js';
 import { requestPermission } from '../permission-request.js';
 import { markOffline } from '../presence.js';
