@@ -111,9 +111,46 @@ async function assemble(
     ...(config.checkResponses ? { checkEvent } : {}),
   });
   const blobs = new BlobStore(config.dataDir);
+  const app = createServer(config, hooks);
+  const ctx: GatewayContext = { db, hub, blobs, config, log: app.log };
+  if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
+  app.decorate('gateway', ctx);
+  app.decorate('sweepBlobs', () => sweepBlobs(db, blobs, config.clock));
 
+  installDecoding(app);
+  installErrorHandling(app);
+  await registerPlugins(app, config);
+  await registerRoutes(app, ctx, hooks);
+
+  let timer: NodeJS.Timeout | undefined;
+  if (config.sweepTimer) {
+    timer = setInterval(() => {
+      sweepBlobs(db, blobs, config.clock).then(
+        (r) => app.log.info({ ...r }, 'blob sweep'),
+        (err: unknown) => app.log.error({ err }, 'blob sweep failed'),
+      );
+    }, BLOB_SWEEP_INTERVAL_MS);
+    timer.unref();
+  }
+  // End SSE streams before the server waits for its connections to close.
+  app.addHook('preClose', async () => {
+    hub.close();
+  });
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer);
+    try {
+      await db.destroy();
+    } finally {
+      lock.release();
+    }
+  });
+  return app;
+}
+
+/** The Fastify server: its logger, body and parameter limits, and how it closes. */
+function createServer(config: ResolvedConfig, hooks: BuildAppHooks): FastifyInstance {
   // pino, JSON lines on stderr (stdout stays free for CLI output).
-  const app = Fastify({
+  return Fastify({
     logger: {
       level: config.logLevel,
       base: { service: 'agentmail-gateway' },
@@ -132,14 +169,10 @@ async function assemble(
     // SSE streams and keep-alive sockets must not hold a shutdown open.
     forceCloseConnections: true,
   });
-  const ctx: GatewayContext = { db, hub, blobs, config, log: app.log };
-  if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
-  app.decorate('gateway', ctx);
-  app.decorate('sweepBlobs', () => sweepBlobs(db, blobs, config.clock));
+}
 
-  installDecoding(app);
-  installErrorHandling(app);
-
+/** The plugins every route runs behind: rate limit, security headers, cookies, uploads. */
+async function registerPlugins(app: FastifyInstance, config: ResolvedConfig): Promise<void> {
   if (config.requestsPerMinute !== false) {
     await app.register(rateLimit, {
       max: config.requestsPerMinute,
@@ -172,8 +205,14 @@ async function assemble(
   await app.register(cookie);
   // Two files so a second one is seen and refused (400) instead of silently dropped.
   await app.register(multipart, { limits: { fileSize: config.attachmentMaxBytes, files: 2, fields: 10 } });
+}
 
-  // Every route comes from the endpoint table (protocol ENDPOINTS), with its full path.
+/** Every route, from the endpoint table (protocol ENDPOINTS) with its full path. */
+async function registerRoutes(
+  app: FastifyInstance,
+  ctx: GatewayContext,
+  hooks: BuildAppHooks,
+): Promise<void> {
   app.addHook('onRoute', (route) => {
     guardRoute(route);
     for (const method of [route.method].flat()) hooks.onRoute?.({ method: String(method), url: route.url });
@@ -184,28 +223,4 @@ async function assemble(
   await app.register(humanRoutes(ctx));
   await app.register(adminRoutes(ctx));
   await app.register(webRoutes(ctx));
-
-  let timer: NodeJS.Timeout | undefined;
-  if (config.sweepTimer) {
-    timer = setInterval(() => {
-      sweepBlobs(db, blobs, config.clock).then(
-        (r) => app.log.info({ ...r }, 'blob sweep'),
-        (err: unknown) => app.log.error({ err }, 'blob sweep failed'),
-      );
-    }, BLOB_SWEEP_INTERVAL_MS);
-    timer.unref();
-  }
-  // End SSE streams before the server waits for its connections to close.
-  app.addHook('preClose', async () => {
-    hub.close();
-  });
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer);
-    try {
-      await db.destroy();
-    } finally {
-      lock.release();
-    }
-  });
-  return app;
 }

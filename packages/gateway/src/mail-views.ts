@@ -15,15 +15,17 @@ import type {
   ThreadResponse,
 } from '@agentmail/protocol';
 import { FAILURE_RELAY_KEY_PREFIX } from '@agentmail/shared-policy';
-import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Actor, Db, SessionRow } from './context.js';
 import { iso } from './context.js';
-import type { Database, DeliveriesTable, MailsTable } from './db/schema.js';
 import { GatewayError } from './errors.js';
+import {
+  type DeliveryRow,
+  isHumanActor,
+  type MailRow,
+  readerSessionId,
+  visibleSessionMailIds,
+} from './mail-access.js';
 import { addressIn, sessionById, sessionsById } from './sessions.js';
-
-type MailRow = Selectable<MailsTable>;
-type DeliveryRow = Selectable<DeliveriesTable>;
 
 /** Length of the inbox snippet, in characters. @default 200 */
 export const SNIPPET_LENGTH = 200;
@@ -36,28 +38,9 @@ export function permissionStatusOf(status: string): PermissionStatus {
   return status === 'decided' || status === 'withdrawn' || status === 'expired' ? status : 'pending';
 }
 
-function isHumanActor(actor: Actor): boolean {
-  return actor.kind === 'user';
-}
-
 function permissionModeOf(session: SessionRow): PermissionMode {
   const m = session.permission_mode;
   return m === 'plan' || m === 'full' ? m : 'workspace';
-}
-
-/** The reader's session for a mail: its delivery's session, or the mail's session for its sender. */
-function readerSessionId(
-  actor: Actor,
-  mail: MailRow,
-  deliveries: readonly DeliveryRow[],
-): string | undefined {
-  const own = deliveries.find(
-    (d) => d.recipient_name === actor.name && (d.recipient_human === 1) === isHumanActor(actor),
-  );
-  if (own) return own.session_id;
-  if (mail.from_name === actor.name && (mail.from_human === 1) === isHumanActor(actor))
-    return mail.session_id;
-  return undefined;
 }
 
 interface Loaded {
@@ -202,66 +185,8 @@ function summaryOf(actor: Actor, mail: MailRow, l: Loaded): MailSummary {
 }
 
 /**
- * The visibility rule, the one place it is decided: a reader sees exactly the mails it sent or
- * that were delivered to it (to or cc). It holds on every read path — one mail, thread, inbox,
- * participants, attachments, reply and forward. A session is no wider than that: a default
- * session (`pi@.`) is shared by everyone who writes to it, so being in a session, or having
- * opened it, never shows the other people's mails in it.
- */
-export function canSeeMail(actor: Actor, mail: MailRow, deliveries: readonly DeliveryRow[]): boolean {
-  return readerSessionId(actor, mail, deliveries) !== undefined;
-}
-
-/**
- * {@link canSeeMail} as a SQL condition on `mails`: sent by the reader, or delivered to it. The
- * queries that list mails or check attachments use this, so the rule is written once.
- */
-function mailVisibleTo(eb: ExpressionBuilder<Database, 'mails'>, actor: Actor) {
-  const human = isHumanActor(actor) ? 1 : 0;
-  return eb.or([
-    eb.and([eb('mails.from_name', '=', actor.name), eb('mails.from_human', '=', human)]),
-    eb(
-      'mails.id',
-      'in',
-      eb
-        .selectFrom('deliveries')
-        .select('deliveries.mail_id')
-        .where('deliveries.recipient_name', '=', actor.name)
-        .where('deliveries.recipient_human', '=', human),
-    ),
-  ]);
-}
-
-/**
- * Ids of the mails of a session the reader can see ({@link canSeeMail}), oldest first: written
- * in the session or delivered into it, and sent by the reader or delivered to it.
- */
-async function visibleSessionMailIds(db: Db, actor: Actor, sessionId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('mails')
-    .select('mails.id')
-    .where((eb) =>
-      eb.or([
-        eb('mails.session_id', '=', sessionId),
-        eb(
-          'mails.id',
-          'in',
-          eb
-            .selectFrom('deliveries')
-            .select('deliveries.mail_id')
-            .where('deliveries.session_id', '=', sessionId),
-        ),
-      ]),
-    )
-    .where((eb) => mailVisibleTo(eb, actor))
-    .orderBy('mails.id')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/**
  * Everyone in a session as the reader sees it: the session's agent, and the senders and
- * recipients of the mails of the session the reader can see ({@link canSeeMail}), with their
+ * recipients of the mails of the session the reader can see ({@link canSeeMail} in mail-access.ts), with their
  * address there, whether they have spoken and when they last wrote (SPEC §3 participants). Who
  * else wrote into a shared session stays hidden.
  */
@@ -345,7 +270,7 @@ export async function readMail(db: Db, actor: Actor, id: string): Promise<Mail> 
 
 /**
  * The thread of a mail for its reader: the mails of the reader's session for it that the reader
- * can see ({@link canSeeMail}: sent by it or delivered to it), oldest first, paged. With `around`
+ * can see ({@link canSeeMail} in mail-access.ts: sent by it or delivered to it), oldest first, paged. With `around`
  * (a mail of the thread) the page holds that mail, in its middle where the thread allows, and
  * `offset` is ignored.
  * @throws GatewayError `AM_GW_NOT_FOUND` as {@link readMail}; `AM_GW_BAD_REQUEST` (field
@@ -459,47 +384,4 @@ export async function markRead(db: Db, actor: Actor, ids: readonly string[], now
     .where('read_at', 'is', null)
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
-}
-
-/**
- * True when the actor may see (download, attach) an attachment: its own upload, or an attachment
- * of a mail it can see ({@link canSeeMail}: sent by it or delivered to it).
- */
-export async function canSeeAttachment(db: Db, actor: Actor, attachmentId: string): Promise<boolean> {
-  const human = isHumanActor(actor) ? 1 : 0;
-  const a = await db
-    .selectFrom('attachments')
-    .select(['uploader_name', 'uploader_human'])
-    .where('id', '=', attachmentId)
-    .executeTakeFirst();
-  if (!a) return false;
-  if (a.uploader_name === actor.name && a.uploader_human === human) return true;
-  const seen = await db
-    .selectFrom('mail_attachments')
-    .innerJoin('mails', 'mails.id', 'mail_attachments.mail_id')
-    .select('mails.id')
-    .where('mail_attachments.attachment_id', '=', attachmentId)
-    .where((eb) => mailVisibleTo(eb, actor))
-    .executeTakeFirst();
-  return seen !== undefined;
-}
-
-/** Load the rows of one mail (for sends that reference it). */
-export async function mailRow(
-  db: Db,
-  id: string,
-): Promise<{ mail: MailRow; deliveries: DeliveryRow[] } | undefined> {
-  const mail = await db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!mail) return undefined;
-  const deliveries = await db.selectFrom('deliveries').selectAll().where('mail_id', '=', id).execute();
-  return { mail, deliveries };
-}
-
-/** The session an actor has for a mail (sender or recipient), or undefined when it can not see it. */
-export function actorSessionFor(
-  actor: Actor,
-  mail: MailRow,
-  deliveries: readonly DeliveryRow[],
-): string | undefined {
-  return readerSessionId(actor, mail, deliveries);
 }

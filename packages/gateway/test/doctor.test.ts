@@ -2,8 +2,9 @@
  * `agentmail doctor` against a real Gateway on loopback and real bridge configs written by
  * `agentmail service install` into temp homes: a wrong key, an unregistered agent, a key bound to
  * another name, an offline agent and a host without the plugin each give their fail line and
- * fix; a healthy pi bridge is all green. journald is not running here: the journal reader is a
- * stand-in (`AGENTMAIL_JOURNALCTL`) printing the bridge's `enforcement` event line.
+ * fix; a healthy pi bridge is all green. Mode enforcement is what the agent's heartbeats told the
+ * Gateway (SPEC P-8); journald is not running here, and a journal stand-in
+ * (`AGENTMAIL_JOURNALCTL`) that says otherwise proves doctor does not read it.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,19 +33,15 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-/** A journal stand-in that holds the bridge's `enforcement` event (or nothing). */
+/** A journal stand-in that prints one line of the bridge's log. */
 function journal(line: string): string {
   const file = join(tempDir(), 'journalctl');
-  writeFileSync(file, `#!/bin/sh\n${line === '' ? 'true' : `echo '${line}'`}\n`, { mode: 0o755 });
+  writeFileSync(file, `#!/bin/sh\necho '${line}'\n`, { mode: 0o755 });
   return file;
 }
 
-function home(enforcement = ''): NodeJS.ProcessEnv {
-  return tempHome({
-    AGENTMAIL_GATEWAY_URL: gw.url,
-    AGENTMAIL_TOKEN: gw.adminToken,
-    AGENTMAIL_JOURNALCTL: journal(enforcement),
-  }).env;
+function home(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return tempHome({ AGENTMAIL_GATEWAY_URL: gw.url, AGENTMAIL_TOKEN: gw.adminToken, ...extra }).env;
 }
 
 async function key(name: string, state: 'issued' | 'registered' | 'online' | 'offline'): Promise<string> {
@@ -83,7 +80,7 @@ function find(checks: DoctorCheck[], area: string, check: string): DoctorCheck |
 
 describe('agentmail doctor', () => {
   it('a healthy pi bridge: every line ok, exit 0', async () => {
-    const env = home('{"level":30,"event":"enforcement","mode":"native","msg":"x"}');
+    const env = home();
     await install(env, ['pi', '--agent-name', 'pi-ok', '--agent-key', await key('pi-ok', 'online')]);
     const { code, checks, text } = await doctor(env, true);
     // CI runs on sources: the bridge's entry is there only after a build (its own check says so).
@@ -236,8 +233,8 @@ describe('agentmail doctor', () => {
       message: expect.stringMatching(/^agent pi-off is offline, last heartbeat /),
       fix: expect.stringContaining('journalctl --user -u agentmail-pi.service -e'),
     });
-    // No enforcement event in the journal: not known, a warning.
-    expect(find(checks, 'pi', 'mode_enforcement')?.status).toBe('warn');
+    // Its last heartbeat said native: an offline agent keeps what it said.
+    expect(find(checks, 'pi', 'mode_enforcement')?.status).toBe('ok');
     // A crash report still waiting in the spool is a warning with the command that sends it.
     const layout = serviceLayout('pi', 'user', env);
     await spoolPiReport(layout.stateDir);
@@ -361,6 +358,58 @@ describe('agentmail doctor', () => {
       status: 'fail',
       message: '/bin/true --version printed no version: it does not look like opencode',
       fix: expect.stringContaining('--bin'),
+    });
+  });
+
+  it('mode enforcement is what the heartbeats told the Gateway, not the journal: advisory with its reason, native, not yet said; an unreachable Gateway is named', async () => {
+    // The journal says native: doctor must not believe it (the Gateway knows better).
+    const env = home({
+      AGENTMAIL_JOURNALCTL: journal('{"level":30,"event":"enforcement","mode":"native","msg":"x"}'),
+    });
+    const issued = await key('pi-adv', 'registered');
+    await install(env, ['pi', '--agent-name', 'pi-adv', '--agent-key', issued]);
+    const enforcement = async (e: NodeJS.ProcessEnv = env) =>
+      find((await doctor(e)).checks, 'pi', 'mode_enforcement');
+    // Registered, no heartbeat yet: not known, and the fix starts the bridge.
+    expect(await enforcement()).toMatchObject({
+      status: 'warn',
+      message: 'mode enforcement is not known: no heartbeat of agent pi-adv has said it yet',
+      fix: expect.stringContaining('systemctl --user start agentmail-pi.service'),
+    });
+    const agent = new GatewayClient({ baseUrl: gw.url, key: issued });
+    await agent.heartbeat({
+      mode_enforcement: 'advisory',
+      mode_enforcement_reason: 'the extension did not load',
+    });
+    expect(await enforcement()).toMatchObject({
+      status: 'warn',
+      message: 'permission modes are advisory only: the extension did not load',
+      fix: expect.stringContaining('packages/bridge-pi/README.md'),
+    });
+    // A later heartbeat that says native replaces the mode and its reason.
+    await agent.heartbeat({ mode_enforcement: 'native' });
+    expect(await enforcement()).toMatchObject({
+      status: 'ok',
+      message: 'permission modes are enforced natively',
+    });
+    expect((await admin.agents()).agents.find((a) => a.name === 'pi-adv')).toMatchObject({
+      mode_enforcement: 'native',
+      mode_enforcement_reason: null,
+    });
+    // The person's Gateway does not answer: the line says which URL, and where it came from.
+    expect(await enforcement({ ...env, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' })).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining(
+        'mode enforcement is not known: the Gateway at http://127.0.0.1:9 (the URL from AGENTMAIL_GATEWAY_URL) could not be asked: ',
+      ),
+      fix: 'agentmail doctor, once the Gateway answers',
+    });
+    // Without a user token the Gateway is not asked, and the line says so.
+    const { AGENTMAIL_TOKEN: _, ...noToken } = env;
+    expect(await enforcement(noToken)).toMatchObject({
+      status: 'warn',
+      message: `mode enforcement is not known: without a user token the Gateway at ${gw.url} (the URL from AGENTMAIL_GATEWAY_URL) was not asked`,
+      fix: expect.stringContaining('agentmail login'),
     });
   });
 

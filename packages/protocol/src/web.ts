@@ -55,6 +55,11 @@ export const AgentView = z.object({
   last_seen: Timestamp.nullable(),
   /** How its bridge enforces permission modes (SPEC P-8); null before its first heartbeat says. */
   mode_enforcement: ModeEnforcement.nullable(),
+  /**
+   * Why enforcement is advisory, as the heartbeat that said the mode gave it (SPEC P-8); null
+   * when it gave none (native) and before the first heartbeat says. Absent from older Gateways.
+   */
+  mode_enforcement_reason: z.string().nullable().default(null),
   /** Working directories it announced. */
   workspaces: z.array(z.string()),
   /** Its default address, `name@.` */

@@ -129,7 +129,7 @@ async function localResetToken(
   // Loaded here: the store is only for this command (and serve), not for the client commands.
   const [{ SQLITE_FILE_NAME, openDatabase }, { resetUserToken }] = await Promise.all([
     import('../db/database.js'),
-    import('../directory.js'),
+    import('../accounts.js'),
   ]);
   // Never create a store: a mistyped directory must not become an empty Gateway.
   if (!existsSync(join(dataDir, SQLITE_FILE_NAME)))
@@ -158,6 +158,27 @@ async function localResetToken(
 
 /** Register the admin commands: `user add|list|reset-token`, `agent key`, `models`, `admin reset-token`. */
 export function registerAdminCommands(program: Command, ctx: CliContext): void {
+  registerUserCommands(program, ctx);
+  registerAgentKeyCommand(program, ctx);
+  registerModelsCommand(program, ctx);
+  const admin = program.command('admin').description('recovery on the Gateway machine itself');
+  admin
+    .command('reset-token')
+    .description(
+      "a new token for a user (default: admin), written straight into the Gateway's data directory: recovery of a lost admin token; needs access to that directory",
+    )
+    .option(
+      '--data-dir <dir>',
+      'the Gateway data directory (env AGENTMAIL_DATA_DIR; default ~/.local/share/agentmail)',
+    )
+    .option('--user <name>', 'whose token (default admin)')
+    .action(async (opts: { dataDir?: string; user?: string }, cmd: Command) => {
+      await localResetToken(ctx, opts, ctx.globals(cmd).json === true);
+    });
+}
+
+/** `agentmail user add|list|reset-token` (admin). */
+function registerUserCommands(program: Command, ctx: CliContext): void {
   const user = program.command('user').description('manage people (admin)');
   user
     .command('add')
@@ -192,7 +213,10 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
       ctx.io.out(`new token for ${oneLine(reset.name)} (shown once, keep it): ${reset.token}`);
       ctx.io.out(`${reset.revoked_tokens} older token(s) no longer work`);
     });
+}
 
+/** `agentmail agent key [issue] <name> | list | revoke <key id | name>` (admin). */
+function registerAgentKeyCommand(program: Command, ctx: CliContext): void {
   const agent = program.command('agent').description('manage agents (admin)');
   agent
     .command('key')
@@ -251,7 +275,10 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
           );
       },
     );
+}
 
+/** `agentmail models <platform> [set <models…>]` (admin, SPEC G-26). */
+function registerModelsCommand(program: Command, ctx: CliContext): void {
   program
     .command('models')
     .description(
@@ -280,19 +307,4 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
         ctx.io.out(modelLines(res, action === 'set' ? models : []).join('\n'));
       },
     );
-
-  const admin = program.command('admin').description('recovery on the Gateway machine itself');
-  admin
-    .command('reset-token')
-    .description(
-      "a new token for a user (default: admin), written straight into the Gateway's data directory: recovery of a lost admin token; needs access to that directory",
-    )
-    .option(
-      '--data-dir <dir>',
-      'the Gateway data directory (env AGENTMAIL_DATA_DIR; default ~/.local/share/agentmail)',
-    )
-    .option('--user <name>', 'whose token (default admin)')
-    .action(async (opts: { dataDir?: string; user?: string }, cmd: Command) => {
-      await localResetToken(ctx, opts, ctx.globals(cmd).json === true);
-    });
 }

@@ -146,8 +146,15 @@ async function readBody(io: CliIo, body: string | undefined, bodyFile: string | 
   return checkBodyText(body);
 }
 
-/** Register `send`, `inbox`, `read`, `thread` and `attachment get`. */
+/** Register `send`, `inbox`, `read` and `thread` (`attachment get` is attachments.ts). */
 export function registerMailCommands(program: Command, ctx: CliContext): void {
+  registerSendCommand(program, ctx);
+  registerInboxCommand(program, ctx);
+  registerReadCommands(program, ctx);
+}
+
+/** `agentmail send`: every local check (mode, rounds, subject, files, body) before any upload. */
+function registerSendCommand(program: Command, ctx: CliContext): void {
   program
     .command('send')
     .description('send a mail to an agent or a person (name, name@/path, name@/path.new, name@/path.alias)')
@@ -255,7 +262,10 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
           },
         );
     });
+}
 
+/** `agentmail inbox`: a page of mails, newest first, and how to get the older ones. */
+function registerInboxCommand(program: Command, ctx: CliContext): void {
   program
     .command('inbox')
     .description('list your mails, newest first: unread by default, --all for every mail')
@@ -291,7 +301,10 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
         : '';
       ctx.io.out(`${inbox.unread_count} unread${more}`);
     });
+}
 
+/** `agentmail read` (one mail, marked read) and `agentmail thread` (its whole thread). */
+function registerReadCommands(program: Command, ctx: CliContext): void {
   program
     .command('read')
     .description('show one mail with its body and attachments, and mark it read')

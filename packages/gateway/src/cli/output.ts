@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { formatText, resolveLocale, type TextKey, type TextParams } from '@agentmail/shared-policy';
 import { type CliError, isCliError } from './errors.js';
 import { jsonForTerminal, terminalSafe } from './terminal-text.js';
 
@@ -155,4 +156,9 @@ export function reportError(io: CliIo, err: unknown, json: boolean): number {
   if (e.suggestion !== undefined) lines.push(...indented('try: ', e.suggestion));
   io.err(lines.join('\n'));
   return e.exitCode;
+}
+
+/** Words of the CLI's own lines in the person's locale (`AGENTMAIL_LOCALE`). */
+export function say(env: NodeJS.ProcessEnv, key: TextKey, params: TextParams = {}): string {
+  return formatText(key, params, resolveLocale(env.AGENTMAIL_LOCALE));
 }

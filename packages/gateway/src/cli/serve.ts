@@ -196,83 +196,110 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       '--web-origin <url>',
       'the address people open the web mailbox at, behind an HTTPS proxy (env AGENTMAIL_WEB_ORIGIN), e.g. https://mail.example.com',
     )
-    .action(async (opts: ServeOptions, cmd: Command) => {
-      const { io } = ctx;
-      const json = ctx.globals(cmd).json === true;
-      const dataDir = resolve(opts.dataDir ?? defaultDataDir(io.env));
-      const port = parseIntOption(
-        '--port',
-        opts.port ?? io.env.AGENTMAIL_PORT ?? String(DEFAULT_PORT),
-        0,
-        65535,
-      );
-      const host = opts.host ?? DEFAULT_HOST;
-      const logLevel = (opts.logLevel ?? 'info') as LogLevel;
-      if (!LOG_LEVELS.includes(logLevel)) {
-        throw new CliError(
-          'USAGE',
-          `option "--log-level" must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`,
-        );
-      }
-      const rpm =
-        opts.requestsPerMinute === undefined
-          ? undefined
-          : parseIntOption('--requests-per-minute', opts.requestsPerMinute, 0, 1_000_000);
+    .action(async (opts: ServeOptions, cmd: Command) => serve(ctx, opts, ctx.globals(cmd).json === true));
+}
 
-      // Listen for the stop signals before anything is printed: a supervisor (or a test) may send
-      // SIGTERM the moment it reads the "listening" line, and must not hit the default action.
-      const stopped = untilSignal();
-      let app: Awaited<ReturnType<typeof buildApp>> | undefined;
-      let url: string;
-      let adminToken: string | undefined;
-      try {
-        // Loaded here, not at the top: the client commands never pay for Fastify and SQLite.
-        const server = await import('../index.js');
-        // Checks the data directory and takes its lock before anything is written in it.
-        app = await server.buildApp({
-          dataDir,
-          logLevel,
-          checkResponses: opts.checkResponses === true,
-          locale: serveLocale(opts.locale, io.env),
-          ...webOptions(opts, io.env),
-          ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
-        });
-        url = await app.listen({ port, host });
-        // The first start is all or nothing for the person reading it: the admin is created, and
-        // its token printed, only once the port is bound. A start that fails (a busy port) uses up
-        // no token; the next start creates it.
-        ({ adminToken } = await server.createAdminIfMissing(app.gateway.db));
-      } catch (err) {
-        stopped.cancel();
-        await app?.close().catch(() => {}); // releases the store and the data-directory lock
-        const failure = serveFailure(err, { port, host, dataDir });
-        throw new CliError('SERVE_FAILED', failure.message, {
-          ...(failure.suggestion === undefined ? {} : { suggestion: failure.suggestion }),
-          cause: err,
-        });
-      }
-      if (adminToken !== undefined) {
-        if (json) printJsonLine(io.out, { event: 'admin_token', user: 'admin', admin_token: adminToken });
-        else {
-          io.out(`First start: created the admin user in ${dataDir}.`);
-          io.out(`admin token (shown once, keep it): ${adminToken}`);
-        }
-      }
-      if (json) printJsonLine(io.out, { event: 'listening', url, data_dir: dataDir });
-      else {
-        io.out(`AgentMail Gateway listening on ${url} (data in ${dataDir})`);
-        io.out(`log in: agentmail login --url ${url} --token <token>`);
-        if (app.gateway.config.webDir !== false) io.out(`web mailbox: ${url}/ (sign in with your token)`);
-      }
+/** What `serve` was asked for, its options and environment checked. */
+interface ServeSettings {
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: LogLevel;
+  /** Requests per minute (0: no limit); undefined: the default. */
+  rpm: number | undefined;
+}
 
-      const signal = await stopped.signal;
-      const timer = setTimeout(() => {
-        io.err(`agentmail: the Gateway did not close within ${SHUTDOWN_TIMEOUT_MS} ms; exiting`);
-        process.exit(1);
-      }, SHUTDOWN_TIMEOUT_MS);
-      timer.unref();
-      await app.close();
-      clearTimeout(timer);
-      if (!json) io.out(`stopped (${signal})`);
+/** @throws CliError `AM_CLI_USAGE` naming the option */
+function serveSettings(opts: ServeOptions, env: NodeJS.ProcessEnv): ServeSettings {
+  const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
+  const port = parseIntOption('--port', opts.port ?? env.AGENTMAIL_PORT ?? String(DEFAULT_PORT), 0, 65535);
+  const host = opts.host ?? DEFAULT_HOST;
+  const logLevel = (opts.logLevel ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new CliError(
+      'USAGE',
+      `option "--log-level" must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`,
+    );
+  }
+  const rpm =
+    opts.requestsPerMinute === undefined
+      ? undefined
+      : parseIntOption('--requests-per-minute', opts.requestsPerMinute, 0, 1_000_000);
+  return { dataDir, port, host, logLevel, rpm };
+}
+
+/** Run the Gateway until SIGINT/SIGTERM: start it, say where it listens, close it. */
+async function serve(ctx: CliContext, opts: ServeOptions, json: boolean): Promise<void> {
+  const { io } = ctx;
+  const settings = serveSettings(opts, io.env);
+  const { dataDir } = settings;
+  // Listen for the stop signals before anything is printed: a supervisor (or a test) may send
+  // SIGTERM the moment it reads the "listening" line, and must not hit the default action.
+  const stopped = untilSignal();
+  const { app, url, adminToken } = await startServing(opts, io.env, settings, stopped);
+  if (adminToken !== undefined) {
+    if (json) printJsonLine(io.out, { event: 'admin_token', user: 'admin', admin_token: adminToken });
+    else {
+      io.out(`First start: created the admin user in ${dataDir}.`);
+      io.out(`admin token (shown once, keep it): ${adminToken}`);
+    }
+  }
+  if (json) printJsonLine(io.out, { event: 'listening', url, data_dir: dataDir });
+  else {
+    io.out(`AgentMail Gateway listening on ${url} (data in ${dataDir})`);
+    io.out(`log in: agentmail login --url ${url} --token <token>`);
+    if (app.gateway.config.webDir !== false) io.out(`web mailbox: ${url}/ (sign in with your token)`);
+  }
+
+  const signal = await stopped.signal;
+  const timer = setTimeout(() => {
+    io.err(`agentmail: the Gateway did not close within ${SHUTDOWN_TIMEOUT_MS} ms; exiting`);
+    process.exit(1);
+  }, SHUTDOWN_TIMEOUT_MS);
+  timer.unref();
+  await app.close();
+  clearTimeout(timer);
+  if (!json) io.out(`stopped (${signal})`);
+}
+
+/**
+ * Build the Gateway, listen, then (first start only) create the admin.
+ * @throws CliError `AM_CLI_SERVE_FAILED` naming the cause ({@link serveFailure}); the store and
+ *   the data-directory lock are released, the signal handlers removed
+ */
+async function startServing(
+  opts: ServeOptions,
+  env: NodeJS.ProcessEnv,
+  settings: ServeSettings,
+  stopped: { cancel: () => void },
+): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; url: string; adminToken: string | undefined }> {
+  const { dataDir, port, host, logLevel, rpm } = settings;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  try {
+    // Loaded here, not at the top: the client commands never pay for Fastify and SQLite.
+    const server = await import('../index.js');
+    // Checks the data directory and takes its lock before anything is written in it.
+    app = await server.buildApp({
+      dataDir,
+      logLevel,
+      checkResponses: opts.checkResponses === true,
+      locale: serveLocale(opts.locale, env),
+      ...webOptions(opts, env),
+      ...(rpm === undefined ? {} : { requestsPerMinute: rpm === 0 ? false : rpm }),
     });
+    const url = await app.listen({ port, host });
+    // The first start is all or nothing for the person reading it: the admin is created, and
+    // its token printed, only once the port is bound. A start that fails (a busy port) uses up
+    // no token; the next start creates it.
+    const { adminToken } = await server.createAdminIfMissing(app.gateway.db);
+    return { app, url, adminToken };
+  } catch (err) {
+    stopped.cancel();
+    await app?.close().catch(() => {}); // releases the store and the data-directory lock
+    const failure = serveFailure(err, { port, host, dataDir });
+    throw new CliError('SERVE_FAILED', failure.message, {
+      ...(failure.suggestion === undefined ? {} : { suggestion: failure.suggestion }),
+      cause: err,
+    });
+  }
 }

@@ -8,185 +8,210 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 // Migrations must not depend on the current Database type: old migrations see old schemas.
 type AnyDb = Kysely<unknown>;
 
+/** 0001: People, their tokens, agents, agent keys and the allowed models (SPEC G-12, G-26). */
+async function createIdentityTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('users')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('is_admin', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('user_tokens')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('revoked_at', 'bigint')
+    .execute();
+  await db.schema
+    .createTable('agents')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('platform', 'text', (c) => c.notNull())
+    .addColumn('registered_at', 'bigint', (c) => c.notNull())
+    .addColumn('last_seen', 'bigint')
+    .addColumn('mode_enforcement', 'text')
+    .addColumn('workspaces', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('platform_sessions', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('models', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('meta', 'text', (c) => c.notNull().defaultTo('{}'))
+    .execute();
+  await db.schema
+    .createTable('agent_keys')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('agent_name', 'text', (c) => c.notNull())
+    .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('revoked_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('agent_keys_agent').on('agent_keys').column('agent_name').execute();
+  await db.schema
+    .createTable('allowed_models')
+    .addColumn('platform', 'text', (c) => c.notNull())
+    .addColumn('position', 'integer', (c) => c.notNull())
+    .addColumn('model_key', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('allowed_models_pk', ['platform', 'position'])
+    .execute();
+}
+
+/** 0001: Sessions, mails and deliveries, with the constraints that decide races (SPEC G-5, G-32, G-37). */
+async function createMailTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('sessions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('agent_name', 'text', (c) => c.notNull().references('agents.name'))
+    .addColumn('path', 'text', (c) => c.notNull())
+    .addColumn('alias', 'text')
+    .addColumn('default_key', 'text', (c) => c.unique())
+    .addColumn('platform_id', 'text')
+    .addColumn('title', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('owner_user_id', 'text', (c) => c.references('users.id'))
+    .addColumn('permission_mode', 'text', (c) => c.notNull())
+    .addColumn('max_rounds', 'integer', (c) => c.notNull())
+    .addColumn('rounds_used', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('hop_limit', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    // Unique (agent, alias) and (agent, platform_id): several NULLs are allowed on both dialects,
+    // which is what makes "alias only if still empty" and "one local session per platform
+    // session" (SPEC G-5, G-37) safe under races.
+    .addUniqueConstraint('sessions_agent_alias', ['agent_name', 'alias'])
+    .addUniqueConstraint('sessions_agent_platform', ['agent_name', 'platform_id'])
+    .execute();
+  await db.schema
+    .createIndex('sessions_agent_created')
+    .on('sessions')
+    .columns(['agent_name', 'created_at'])
+    .execute();
+  await db.schema
+    .createTable('mails')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
+    .addColumn('from_name', 'text', (c) => c.notNull())
+    .addColumn('from_human', 'integer', (c) => c.notNull())
+    .addColumn('from_address', 'text', (c) => c.notNull())
+    .addColumn('subject', 'text', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('to_addresses', 'text', (c) => c.notNull())
+    .addColumn('cc_addresses', 'text', (c) => c.notNull())
+    .addColumn('in_reply_to', 'text')
+    .addColumn('relay', 'text')
+    .addColumn('relay_key', 'text')
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    // SPEC G-32: the same relay key twice from one sender creates one mail, even when two sends
+    // race — the constraint decides, not a read-then-write check.
+    .addUniqueConstraint('mails_sender_relay_key', ['from_name', 'relay_key'])
+    .execute();
+  await db.schema.createIndex('mails_session').on('mails').columns(['session_id', 'id']).execute();
+  await db.schema
+    .createTable('deliveries')
+    .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id').onDelete('cascade'))
+    .addColumn('recipient_name', 'text', (c) => c.notNull())
+    .addColumn('recipient_human', 'integer', (c) => c.notNull())
+    .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
+    .addColumn('to_workspace', 'text', (c) => c.notNull())
+    .addColumn('role', 'text', (c) => c.notNull())
+    .addColumn('read_at', 'bigint')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('deliveries_pk', ['mail_id', 'recipient_name'])
+    .execute();
+  await db.schema
+    .createIndex('deliveries_inbox')
+    .on('deliveries')
+    .columns(['recipient_name', 'read_at', 'mail_id'])
+    .execute();
+  await db.schema
+    .createIndex('deliveries_session')
+    .on('deliveries')
+    .columns(['session_id', 'mail_id'])
+    .execute();
+}
+
+/** 0001: Attachments and their links to mails (SPEC G-35). */
+async function createAttachmentTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('attachments')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('uploader_name', 'text', (c) => c.notNull())
+    .addColumn('uploader_human', 'integer', (c) => c.notNull())
+    .addColumn('filename', 'text', (c) => c.notNull())
+    .addColumn('content_type', 'text', (c) => c.notNull())
+    .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+    .addColumn('sha256', 'text', (c) => c.notNull())
+    .addColumn('blob_key', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('mail_attachments')
+    .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id').onDelete('cascade'))
+    .addColumn('attachment_id', 'text', (c) => c.notNull().references('attachments.id'))
+    .addColumn('position', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('mail_attachments_pk', ['mail_id', 'attachment_id'])
+    .execute();
+  await db.schema
+    .createIndex('mail_attachments_att')
+    .on('mail_attachments')
+    .column('attachment_id')
+    .execute();
+}
+
+/** 0001: The replayable event log per stream and its cursors (SPEC G-22). */
+async function createEventTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('stream_cursors')
+    .addColumn('stream', 'text', (c) => c.primaryKey())
+    .addColumn('last_id', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('events')
+    .addColumn('stream', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'bigint', (c) => c.notNull())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('data', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('events_pk', ['stream', 'event_id'])
+    .execute();
+}
+
+/** 0001: Permission and question requests (SPEC G-38). */
+async function createPermissionTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('permissions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('agent_name', 'text', (c) => c.notNull())
+    .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
+    .addColumn('relay_key', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('question', 'text', (c) => c.notNull())
+    .addColumn('options', 'text', (c) => c.notNull())
+    .addColumn('multi_select', 'integer', (c) => c.notNull())
+    .addColumn('context', 'text', (c) => c.notNull())
+    .addColumn('target_user_id', 'text', (c) => c.notNull().references('users.id'))
+    .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id'))
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('decision', 'text')
+    .addColumn('note', 'text')
+    .addColumn('answers', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('decided_at', 'bigint')
+    .addUniqueConstraint('permissions_agent_relay_key', ['agent_name', 'relay_key'])
+    .execute();
+  await db.schema
+    .createIndex('permissions_target')
+    .on('permissions')
+    .columns(['target_user_id', 'status'])
+    .execute();
+}
+
 const m0001: Migration = {
   async up(db: AnyDb) {
-    await db.schema
-      .createTable('users')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('name', 'text', (c) => c.notNull().unique())
-      .addColumn('is_admin', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('user_tokens')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
-      .addColumn('token_hash', 'text', (c) => c.notNull().unique())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('revoked_at', 'bigint')
-      .execute();
-    await db.schema
-      .createTable('agents')
-      .addColumn('name', 'text', (c) => c.primaryKey())
-      .addColumn('platform', 'text', (c) => c.notNull())
-      .addColumn('registered_at', 'bigint', (c) => c.notNull())
-      .addColumn('last_seen', 'bigint')
-      .addColumn('mode_enforcement', 'text')
-      .addColumn('workspaces', 'text', (c) => c.notNull().defaultTo('[]'))
-      .addColumn('platform_sessions', 'text', (c) => c.notNull().defaultTo('[]'))
-      .addColumn('models', 'text', (c) => c.notNull().defaultTo('[]'))
-      .addColumn('meta', 'text', (c) => c.notNull().defaultTo('{}'))
-      .execute();
-    await db.schema
-      .createTable('agent_keys')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('agent_name', 'text', (c) => c.notNull())
-      .addColumn('key_hash', 'text', (c) => c.notNull().unique())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('revoked_at', 'bigint')
-      .execute();
-    await db.schema.createIndex('agent_keys_agent').on('agent_keys').column('agent_name').execute();
-    await db.schema
-      .createTable('allowed_models')
-      .addColumn('platform', 'text', (c) => c.notNull())
-      .addColumn('position', 'integer', (c) => c.notNull())
-      .addColumn('model_key', 'text', (c) => c.notNull())
-      .addPrimaryKeyConstraint('allowed_models_pk', ['platform', 'position'])
-      .execute();
-    await db.schema
-      .createTable('sessions')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('agent_name', 'text', (c) => c.notNull().references('agents.name'))
-      .addColumn('path', 'text', (c) => c.notNull())
-      .addColumn('alias', 'text')
-      .addColumn('default_key', 'text', (c) => c.unique())
-      .addColumn('platform_id', 'text')
-      .addColumn('title', 'text', (c) => c.notNull().defaultTo(''))
-      .addColumn('owner_user_id', 'text', (c) => c.references('users.id'))
-      .addColumn('permission_mode', 'text', (c) => c.notNull())
-      .addColumn('max_rounds', 'integer', (c) => c.notNull())
-      .addColumn('rounds_used', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('hop_limit', 'integer', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('updated_at', 'bigint', (c) => c.notNull())
-      // Unique (agent, alias) and (agent, platform_id): several NULLs are allowed on both dialects,
-      // which is what makes "alias only if still empty" and "one local session per platform
-      // session" (SPEC G-5, G-37) safe under races.
-      .addUniqueConstraint('sessions_agent_alias', ['agent_name', 'alias'])
-      .addUniqueConstraint('sessions_agent_platform', ['agent_name', 'platform_id'])
-      .execute();
-    await db.schema
-      .createIndex('sessions_agent_created')
-      .on('sessions')
-      .columns(['agent_name', 'created_at'])
-      .execute();
-    await db.schema
-      .createTable('mails')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
-      .addColumn('from_name', 'text', (c) => c.notNull())
-      .addColumn('from_human', 'integer', (c) => c.notNull())
-      .addColumn('from_address', 'text', (c) => c.notNull())
-      .addColumn('subject', 'text', (c) => c.notNull())
-      .addColumn('body', 'text', (c) => c.notNull())
-      .addColumn('to_addresses', 'text', (c) => c.notNull())
-      .addColumn('cc_addresses', 'text', (c) => c.notNull())
-      .addColumn('in_reply_to', 'text')
-      .addColumn('relay', 'text')
-      .addColumn('relay_key', 'text')
-      .addColumn('kind', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      // SPEC G-32: the same relay key twice from one sender creates one mail, even when two sends
-      // race — the constraint decides, not a read-then-write check.
-      .addUniqueConstraint('mails_sender_relay_key', ['from_name', 'relay_key'])
-      .execute();
-    await db.schema.createIndex('mails_session').on('mails').columns(['session_id', 'id']).execute();
-    await db.schema
-      .createTable('deliveries')
-      .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id').onDelete('cascade'))
-      .addColumn('recipient_name', 'text', (c) => c.notNull())
-      .addColumn('recipient_human', 'integer', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
-      .addColumn('to_workspace', 'text', (c) => c.notNull())
-      .addColumn('role', 'text', (c) => c.notNull())
-      .addColumn('read_at', 'bigint')
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('deliveries_pk', ['mail_id', 'recipient_name'])
-      .execute();
-    await db.schema
-      .createIndex('deliveries_inbox')
-      .on('deliveries')
-      .columns(['recipient_name', 'read_at', 'mail_id'])
-      .execute();
-    await db.schema
-      .createIndex('deliveries_session')
-      .on('deliveries')
-      .columns(['session_id', 'mail_id'])
-      .execute();
-    await db.schema
-      .createTable('attachments')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('uploader_name', 'text', (c) => c.notNull())
-      .addColumn('uploader_human', 'integer', (c) => c.notNull())
-      .addColumn('filename', 'text', (c) => c.notNull())
-      .addColumn('content_type', 'text', (c) => c.notNull())
-      .addColumn('size_bytes', 'bigint', (c) => c.notNull())
-      .addColumn('sha256', 'text', (c) => c.notNull())
-      .addColumn('blob_key', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('mail_attachments')
-      .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id').onDelete('cascade'))
-      .addColumn('attachment_id', 'text', (c) => c.notNull().references('attachments.id'))
-      .addColumn('position', 'integer', (c) => c.notNull())
-      .addPrimaryKeyConstraint('mail_attachments_pk', ['mail_id', 'attachment_id'])
-      .execute();
-    await db.schema
-      .createIndex('mail_attachments_att')
-      .on('mail_attachments')
-      .column('attachment_id')
-      .execute();
-    await db.schema
-      .createTable('stream_cursors')
-      .addColumn('stream', 'text', (c) => c.primaryKey())
-      .addColumn('last_id', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('events')
-      .addColumn('stream', 'text', (c) => c.notNull())
-      .addColumn('event_id', 'bigint', (c) => c.notNull())
-      .addColumn('type', 'text', (c) => c.notNull())
-      .addColumn('data', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('events_pk', ['stream', 'event_id'])
-      .execute();
-    await db.schema
-      .createTable('permissions')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('agent_name', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id'))
-      .addColumn('relay_key', 'text', (c) => c.notNull())
-      .addColumn('kind', 'text', (c) => c.notNull())
-      .addColumn('question', 'text', (c) => c.notNull())
-      .addColumn('options', 'text', (c) => c.notNull())
-      .addColumn('multi_select', 'integer', (c) => c.notNull())
-      .addColumn('context', 'text', (c) => c.notNull())
-      .addColumn('target_user_id', 'text', (c) => c.notNull().references('users.id'))
-      .addColumn('mail_id', 'text', (c) => c.notNull().references('mails.id'))
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('decision', 'text')
-      .addColumn('note', 'text')
-      .addColumn('answers', 'text', (c) => c.notNull().defaultTo('[]'))
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('decided_at', 'bigint')
-      .addUniqueConstraint('permissions_agent_relay_key', ['agent_name', 'relay_key'])
-      .execute();
-    await db.schema
-      .createIndex('permissions_target')
-      .on('permissions')
-      .columns(['target_user_id', 'status'])
-      .execute();
+    await createIdentityTables(db);
+    await createMailTables(db);
+    await createAttachmentTables(db);
+    await createEventTables(db);
+    await createPermissionTables(db);
   },
   async down(db: AnyDb) {
     for (const t of [
@@ -243,11 +268,25 @@ const m0003: Migration = {
   },
 };
 
+/**
+ * `agents.mode_enforcement_reason`: the reason a heartbeat gives for advisory enforcement (SPEC
+ * P-8), so `agentmail doctor` learns it from the Gateway. Nullable: rows of 0001 stay valid.
+ */
+const m0004: Migration = {
+  async up(db: AnyDb) {
+    await db.schema.alterTable('agents').addColumn('mode_enforcement_reason', 'text').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('agents').dropColumn('mode_enforcement_reason').execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
   '0002_web_sessions': m0002,
   '0003_presence_key_use': m0003,
+  '0004_mode_enforcement_reason': m0004,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

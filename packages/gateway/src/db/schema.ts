@@ -29,6 +29,8 @@ export interface AgentsTable {
   /** Last heartbeat (ms); null before the first one. See SPEC G-25. */
   last_seen: number | null;
   mode_enforcement: string | null;
+  /** Why enforcement is advisory, from the heartbeat that said the mode (SPEC P-8); null otherwise. */
+  mode_enforcement_reason: string | null;
   /** JSON array of workspaces from the last heartbeat. */
   workspaces: string;
   /** JSON array: the platform session snapshot (≤200). See SPEC G-25, G-37. */

@@ -2,17 +2,10 @@
  * The admin API under /api/v1/admin (an admin's user token): users, agent keys, allowed models.
  */
 import type { FastifyInstance } from 'fastify';
+import { createUser, issueAgentKey, listAgentKeys, resetUserToken, revokeAgentKey } from '../accounts.js';
+import { allowedModelsView, setAllowedModels } from '../agents.js';
 import type { GatewayContext } from '../context.js';
 import { iso } from '../context.js';
-import {
-  allowedModelsView,
-  createUser,
-  issueAgentKey,
-  listAgentKeys,
-  resetUserToken,
-  revokeAgentKey,
-  setAllowedModels,
-} from '../directory.js';
 import { registerEndpoint } from './endpoint.js';
 
 /** Register the admin routes (an admin's user token). */

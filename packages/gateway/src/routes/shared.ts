@@ -8,7 +8,7 @@ import type { Actor, GatewayContext } from '../context.js';
 import { iso } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { newId } from '../ids.js';
-import { canSeeAttachment } from '../mail-views.js';
+import { canSeeAttachment } from '../mail-access.js';
 
 const UPLOAD_HOW = `send multipart/form-data with one file in the field "${UPLOAD_FIELD}" (curl -F ${UPLOAD_FIELD}=@./report.pdf …)`;
 

@@ -1,0 +1,64 @@
+/**
+ * The doctor's answer and its tools: one line per check (ok / warn / fail with its fix) in the
+ * person's locale, and the external probes it runs with a time limit.
+ */
+import { execFile } from 'node:child_process';
+import { formatText, type Locale, type TextKey, type TextParams } from '@agentmail/shared-policy';
+
+/** The Node.js release every part needs (`engines.node`). */
+export const NODE_MIN = [22, 19] as const;
+/** Time one external probe (`--version`, `systemd-analyze verify`, a Gateway call) may take, in ms. */
+export const PROBE_TIMEOUT_MS = 15_000;
+
+/** One line of the doctor's answer. */
+export interface DoctorCheck {
+  /** What was checked: `node`, `gateway`, `token`, or a service (`pi`, …). */
+  area: string;
+  /** Stable id of the check within its area (`key`, `online`, `plugin`, …). */
+  check: string;
+  status: 'ok' | 'warn' | 'fail';
+  message: string;
+  /** What to do (a command), for warn and fail. */
+  fix?: string;
+}
+
+export function run(
+  bin: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: boolean; out: string; missing: boolean }> {
+  return new Promise((resolve) => {
+    execFile(bin, [...args], { env, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolve({
+        ok: err === null,
+        out: `${stdout}${stderr}`.trim(),
+        missing: (err as NodeJS.ErrnoException | null)?.code === 'ENOENT',
+      }),
+    );
+  });
+}
+
+/** The lines of one doctor run, worded in its locale. */
+export class Report {
+  readonly checks: DoctorCheck[] = [];
+  constructor(readonly locale: Locale) {}
+  t(key: TextKey, params: TextParams = {}): string {
+    return formatText(key, params, this.locale);
+  }
+  add(
+    area: string,
+    check: string,
+    status: DoctorCheck['status'],
+    key: TextKey,
+    params: TextParams = {},
+    fix?: string,
+  ): void {
+    this.checks.push({
+      area,
+      check,
+      status,
+      message: this.t(key, params),
+      ...(fix === undefined ? {} : { fix }),
+    });
+  }
+}
