@@ -38,6 +38,8 @@ const PACKAGES = [
 const TSCONFIGS_ONLY = ['packages/testkit/tsconfig.json', 'packages/bridge-pi/tsconfig.json'];
 let clone = '';
 let env: NodeJS.ProcessEnv = {};
+/** The package build with declarations, on a loaded 2-core machine (see its test). */
+const GATEWAY_BUILD_TIMEOUT_MS = 240_000;
 
 /** Copy what a clone of the working tree would hold of the workspace root and `PACKAGES`. */
 async function freshClone(): Promise<string> {
@@ -110,7 +112,14 @@ describe('building and starting the Gateway from a fresh clone', () => {
   it('regression: `pnpm --filter @agentmail/gateway build` works without the sibling packages built', async () => {
     expect(existsSync(join(clone, 'packages/protocol/dist'))).toBe(false);
     expect(existsSync(join(clone, 'packages/shared-policy/dist'))).toBe(false);
-    const built = await run('pnpm', ['--filter', '@agentmail/gateway', 'build'], { env, cwd: clone });
+    // CPU-bound (tsup's declaration step type-checks the Gateway and its siblings' sources: ~20 s
+    // of one core); beside the other test files on 2 cores it took 46–60+ s, so the default
+    // 60 s child limit was the run's, not the build's. The limit is the build's work under load.
+    const built = await run('pnpm', ['--filter', '@agentmail/gateway', 'build'], {
+      env,
+      cwd: clone,
+      timeoutMs: GATEWAY_BUILD_TIMEOUT_MS,
+    });
     expect(built.code, built.stdout + built.stderr).toBe(0);
     const dist = join(clone, 'packages/gateway/dist');
     expect(existsSync(join(dist, 'index.d.ts'))).toBe(true);

@@ -13,6 +13,7 @@ import type { PermissionView } from '@agentmail/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GATEWAY_URL, resolveConfig, writeConfigFile } from '../src/cli/config.js';
 import { parseIntOption } from '../src/cli/context.js';
+import { run as probe } from '../src/cli/doctor-report.js';
 import { CLI_ERRORS, isCliError } from '../src/cli/errors.js';
 import { HumanApi } from '../src/cli/http.js';
 import type { CliIo } from '../src/cli/output.js';
@@ -363,5 +364,18 @@ describe('send --wait without a Gateway to listen to', () => {
     for (const bad of ['0x2', '2e0', '+2', ' 2', '1.5', ''])
       expect(() => parseIntOption('--wait', bad, 1, 10), bad).toThrow(/must be an integer/);
     expect(parseIntOption('--wait', '7', 1, 10)).toBe(7);
+  });
+});
+
+describe('doctor probes', () => {
+  it('a probe stopped at its time limit is told apart from one that failed', async () => {
+    const slow = await probe('sleep', ['5'], process.env, 200);
+    expect(slow).toMatchObject({ ok: false, timedOut: true, missing: false });
+    const failed = await probe('sh', ['-c', 'echo no; exit 3'], process.env, 5000);
+    expect(failed).toMatchObject({ ok: false, timedOut: false, out: 'no' });
+    expect(await probe('/nonexistent/opencode', ['--version'], process.env, 5000)).toMatchObject({
+      missing: true,
+      timedOut: false,
+    });
   });
 });

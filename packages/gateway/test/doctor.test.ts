@@ -9,13 +9,18 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GatewayClient } from '@agentmail/shared-policy/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DoctorCheck } from '../src/cli/doctor.js';
 import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, serviceLayout } from '../src/cli/service-files.js';
-import { callApi } from './helpers/processes.js';
+import { callApi, PROCESS_TEST_TIMEOUT_MS } from './helpers/processes.js';
 import { cliRun, spoolPiReport, tempHome } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
+
+// Each test runs several real processes (the CLI, `opencode --version`, `systemd-analyze`): one
+// took over 30 s (the default) beside the other test files on 2 cores. Every probe is bounded by
+// the doctor's own PROBE_TIMEOUT_MS; this is the backstop.
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const CHECKOUT = findCheckout(process.env);
 const OPENCODE_BIN = join(

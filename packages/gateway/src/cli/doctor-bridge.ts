@@ -49,6 +49,14 @@ async function hostCheck(
     }
     const res = await run(bin, ['--version'], env);
     version = /\d+\.\d+\.\d+[\w.-]*/.exec(res.out)?.[0];
+    if (version === undefined && res.timedOut) {
+      // Not "not the host": a slow start says nothing about what the binary is.
+      r.add(area, 'host', 'warn', 'ops.doctor.host_slow', {
+        path: bin,
+        seconds: Math.round(PROBE_TIMEOUT_MS / 1000),
+      });
+      return;
+    }
     if (version === undefined) {
       r.add(
         area,

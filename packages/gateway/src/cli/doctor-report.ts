@@ -22,17 +22,24 @@ export interface DoctorCheck {
   fix?: string;
 }
 
+/**
+ * Run one external probe to its end, killed after `timeoutMs`; never rejects. `timedOut` tells a
+ * probe stopped at its limit from one that failed (a slow host is not a wrong one).
+ */
 export function run(
   bin: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ ok: boolean; out: string; missing: boolean }> {
+  timeoutMs: number = PROBE_TIMEOUT_MS,
+): Promise<{ ok: boolean; out: string; missing: boolean; timedOut: boolean }> {
   return new Promise((resolve) => {
-    execFile(bin, [...args], { env, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) =>
+    execFile(bin, [...args], { env, timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) =>
       resolve({
         ok: err === null,
         out: `${stdout}${stderr}`.trim(),
         missing: (err as NodeJS.ErrnoException | null)?.code === 'ENOENT',
+        // execFile kills a probe at its timeout: `killed` with no exit code of its own.
+        timedOut: err !== null && err.killed === true && typeof err.code !== 'number',
       }),
     );
   });

@@ -52,6 +52,8 @@ export const EN_OPS = {
   'ops.doctor.dir_bad': 'state directory {path} is missing or not writable',
   'ops.doctor.dir_not_dir': 'state directory {path} is a file, not a directory',
   'ops.doctor.host_no_version': '{path} --version printed no version: it does not look like {host}',
+  'ops.doctor.host_slow':
+    '{path} --version did not answer within {seconds} s (a busy machine?): its version is not known',
   'ops.doctor.report_key_ok': "the Gateway's crash reports have an agent key that works ({path})",
   'ops.doctor.report_key_missing':
     "no agent key for the Gateway's own crash reports in {path}: they would stay spooled, unseen",

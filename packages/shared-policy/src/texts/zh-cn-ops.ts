@@ -48,6 +48,7 @@ export const ZH_CN_OPS: Record<keyof typeof EN_OPS, string> = {
   'ops.doctor.dir_bad': '状态目录 {path} 不存在或不可写',
   'ops.doctor.dir_not_dir': '状态目录 {path} 是一个文件，不是目录',
   'ops.doctor.host_no_version': '{path} --version 没有输出版本：它看起来不是 {host}',
+  'ops.doctor.host_slow': '{path} --version 在 {seconds} 秒内没有回答（机器太忙？）：版本未知',
   'ops.doctor.report_key_ok': 'Gateway 自身崩溃报告的代理密钥可用（{path}）',
   'ops.doctor.report_key_missing':
     '{path} 中没有 Gateway 自身崩溃报告的代理密钥：报告会一直留在本地，无人看到',
