@@ -153,6 +153,46 @@ export function registerMailCommands(program: Command, ctx: CliContext): void {
   registerReadCommands(program, ctx);
 }
 
+/**
+ * `send --wait`: wait for the answer to `sent` (SPEC B-9: a reply or the failure mail), show it
+ * (`--json`: `json(answer)`) and mark it read; the session's requests and a lost Gateway are said
+ * on stderr meanwhile.
+ * @throws CliError `AM_CLI_ANSWER_FAILED` after showing a failure mail; `AM_CLI_WAIT_TIMEOUT`.
+ */
+async function showAnswer(
+  ctx: CliContext,
+  cmd: Command,
+  api: HumanApi,
+  sent: SendMailResponse,
+  waitS: number,
+  json: (answer: Mail) => unknown,
+): Promise<void> {
+  const { url, token } = await ctx.config(cmd);
+  const answer = await waitForAnswer({
+    api,
+    url,
+    token: token ?? '',
+    sent,
+    timeoutMs: waitS * 1000,
+    onRequest: (request) => ctx.io.err(requestLine(request)),
+    onConnection: (state) =>
+      ctx.io.err(
+        state === 'lost'
+          ? `lost the Gateway at ${url}; reconnecting (still waiting for the answer to ${sent.mail_id})`
+          : `reconnected to ${url}`,
+      ),
+  });
+  if (answer.status === 'unread') await api.markRead([answer.id]);
+  if (ctx.globals(cmd).json) printJson(ctx.io, json(answer));
+  else ctx.io.out(`\n${formatMail(answer)}`);
+  if (answer.failure === true)
+    throw new CliError(
+      'ANSWER_FAILED',
+      `the answer to ${sent.mail_id} is a failure mail: the mail was not processed`,
+      { suggestion: 'its cause is in the mail above; fix it, then send the mail again' },
+    );
+}
+
 /** `agentmail send`: every local check (mode, rounds, subject, files, body) before any upload. */
 function registerSendCommand(program: Command, ctx: CliContext): void {
   program
@@ -213,7 +253,7 @@ function registerSendCommand(program: Command, ctx: CliContext): void {
         opts.bodyFile === undefined ? undefined : String(opts.bodyFile),
       );
       const api = await ctx.api(cmd);
-      const attachments = [];
+      const attachments: AttachmentInfo[] = [];
       for (const file of files) attachments.push((await api.uploadFile(file)).attachment);
       const req: PersonSendRequest = { to, subject, body };
       const cc = opts.cc as string[] | undefined;
@@ -235,32 +275,7 @@ function registerSendCommand(program: Command, ctx: CliContext): void {
         return;
       }
       if (!json) ctx.io.out(sentLines(sent).join('\n'));
-      const { url, token } = await ctx.config(cmd);
-      const answer = await waitForAnswer({
-        api,
-        url,
-        token: token ?? '',
-        sent,
-        timeoutMs: waitS * 1000,
-        onRequest: (request) => ctx.io.err(requestLine(request)),
-        onConnection: (state) =>
-          ctx.io.err(
-            state === 'lost'
-              ? `lost the Gateway at ${url}; reconnecting (still waiting for the answer to ${sent.mail_id})`
-              : `reconnected to ${url}`,
-          ),
-      });
-      if (answer.status === 'unread') await api.markRead([answer.id]);
-      if (json) printJson(ctx.io, { ...sent, attachments, answer });
-      else ctx.io.out(`\n${formatMail(answer)}`);
-      if (answer.failure === true)
-        throw new CliError(
-          'ANSWER_FAILED',
-          `the answer to ${sent.mail_id} is a failure mail: the mail was not processed`,
-          {
-            suggestion: 'its cause is in the mail above; fix it, then send the mail again',
-          },
-        );
+      await showAnswer(ctx, cmd, api, sent, waitS, (answer) => ({ ...sent, attachments, answer }));
     });
 }
 
