@@ -1,5 +1,5 @@
 /**
- * The end of a permission or question request (SPEC G-21, G-38, P-6, P-7, P-11): a person's
+ * The end of a permission or question request (SPEC G-21, G-38, P-6, P-7): a person's
  * decision goes to every stream of the asking agent as `permission_decision`, with the note and
  * the mails that arrived meanwhile; a request whose call stopped waiting is withdrawn, and the
  * pending requests of a restarted bridge expire.

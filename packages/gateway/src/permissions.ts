@@ -1,5 +1,5 @@
 /**
- * Permission and question requests as the person sees them (SPEC G-38, P-11). Filing one is
+ * Permission and question requests as the person sees them (SPEC G-38). Filing one is
  * permission-request.ts; deciding, withdrawing and expiring one is permission-decision.ts.
  */
 import type { PermissionView } from '@agentmail/protocol';
