@@ -9,33 +9,21 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
+import { nodeBundle, ownDependencies } from '../../tooling/node-bundle.js';
 
 /** Root directory of the bridge-dsh package. */
 export const DSH_BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
 
 /** tsup options that bundle the plugin into `<outDir>/plugin.js`. */
 export function dshPluginBuild(outDir: string): Options {
-  return {
-    entry: { plugin: join(DSH_BRIDGE_ROOT, 'src', 'index.ts') },
+  return nodeBundle({
+    entries: { plugin: join(DSH_BRIDGE_ROOT, 'src', 'index.ts') },
     outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
     tsconfig: join(DSH_BRIDGE_ROOT, 'tsconfig.build.json'),
     sourcemap: true,
-    splitting: false,
     clean: true,
-    silent: true,
-    noExternal: [/^@agentmail\//],
-    external: [/^@deepseek-ai\//, /^pino(?:\/|$)/],
-    // Inlined CommonJS dependencies (undici) call `require`, which an ESM file on Node.js lacks.
-    banner: {
-      js: "import { createRequire as __amRequire } from 'node:module'; const require = __amRequire(import.meta.url);",
-    },
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-    },
-  };
+    keep: [...ownDependencies(DSH_BRIDGE_ROOT), '@deepseek-ai/'],
+  });
 }
 
 // No declarations: dsh loads the plugin's JavaScript; nothing compiles against it.

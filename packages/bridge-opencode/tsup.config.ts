@@ -7,10 +7,10 @@
  * config: `dist/plugin.js`) and by the test harness (`harness/build.ts`, into
  * node_modules/.cache).
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
+import { nodeBundle, ownDependencies } from '../../tooling/node-bundle.js';
 
 /** Root directory of the bridge-opencode package. */
 export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
@@ -18,46 +18,23 @@ export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
 /** Where `pnpm build` writes the distributable plugin (`plugin.js`). */
 export const DIST_DIR = join(BRIDGE_ROOT, 'dist');
 
-const pkg = JSON.parse(readFileSync(join(BRIDGE_ROOT, 'package.json'), 'utf8')) as {
-  dependencies: Record<string, string>;
-};
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** This package's registry dependencies (subpaths included): the only imports left in the bundle. */
-export const PLUGIN_EXTERNALS: readonly RegExp[] = Object.keys(pkg.dependencies)
-  .filter((name) => !name.startsWith('@agentmail/'))
-  .map((name) => new RegExp(`^${escapeRegExp(name)}(?:/|$)`));
-
 /**
- * tsup options that bundle `entry` (default `src/plugin.ts`) into `<outDir>/plugin.js`.
+ * tsup options that bundle `entry` (default `src/plugin.ts`) into `<outDir>/plugin.js`; this
+ * package's registry dependencies (subpaths included) are the only imports left in the bundle
+ * (Bun, which runs opencode, has a `require`; the shim is for Node.js).
  */
 export function pluginBuildOptions(
   outDir: string,
   { entry = join(BRIDGE_ROOT, 'src', 'plugin.ts') }: { entry?: string } = {},
 ): Options {
-  return {
-    entry: { plugin: entry },
+  return nodeBundle({
+    entries: { plugin: entry },
     outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
     tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
     sourcemap: true,
-    splitting: false,
     clean: true,
-    silent: true,
-    noExternal: [/^@agentmail\//],
-    external: [...PLUGIN_EXTERNALS],
-    // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a `require`
-    // (Bun, which runs opencode, has one; Node.js does not).
-    banner: {
-      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-    },
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      options.mainFields = ['module', 'main'];
-    },
-  };
+    keep: ownDependencies(BRIDGE_ROOT),
+  });
 }
 
 // No declarations: opencode loads the plugin's JavaScript; nothing compiles against it.

@@ -10,43 +10,25 @@
  * declares cannot be resolved from here under pnpm, so it is inlined too. No declarations: a
  * daemon, nothing compiles against it.
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { nodeBundle, ownDependencies } from '../../tooling/node-bundle.js';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  dependencies: Record<string, string>;
-};
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const own = Object.keys(pkg.dependencies)
-  .filter((name) => !name.startsWith('@agentmail/'))
-  .map(escapeRegExp);
 
-export default defineConfig({
-  entry: Object.fromEntries(
-    ['index', 'daemon-main', 'worker-main', 'launcher-main', 'extension'].map((name) => [
-      name,
-      join(ROOT, 'src', `${name}.ts`),
-    ]),
-  ),
-  outDir: join(ROOT, 'dist'),
-  format: ['esm'],
-  platform: 'node',
-  target: 'node22',
-  tsconfig: join(ROOT, 'tsconfig.build.json'),
-  dts: false,
-  clean: true,
-  splitting: true,
-  // Everything but the bridge's own dependencies is inlined.
-  noExternal: [new RegExp(`^(?!(${own.join('|')})(/|$))`)],
-  external: own.map((name) => new RegExp(`^${name}(?:/|$)`)),
-  // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
-  banner: {
-    js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-  },
-  esbuildOptions(options) {
-    options.conditions = ['@agentmail/source'];
-  },
-});
+export default defineConfig(
+  nodeBundle({
+    entries: Object.fromEntries(
+      ['index', 'daemon-main', 'worker-main', 'launcher-main', 'extension'].map((name) => [
+        name,
+        join(ROOT, 'src', `${name}.ts`),
+      ]),
+    ),
+    outDir: join(ROOT, 'dist'),
+    tsconfig: join(ROOT, 'tsconfig.build.json'),
+    clean: true,
+    splitting: true,
+    keep: ownDependencies(ROOT),
+  }),
+);

@@ -12,10 +12,10 @@
  * inlined too. The declarations are made the same way (tsconfig.build.json resolves siblings
  * through their sources) and keep `@agentmail/*` as imports.
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
+import { nodeBundle, ownDependencies } from '../../tooling/node-bundle.js';
 
 /** Root of the gateway package. */
 export const GATEWAY_ROOT = dirname(fileURLToPath(import.meta.url));
@@ -26,50 +26,26 @@ export const PACKAGE_ENTRIES: Readonly<Record<string, string>> = {
   'cli/main': 'src/cli/main.ts',
 };
 
-/** The packages the gateway declares, minus the workspace ones (those are inlined). */
-function declaredPackages(): string[] {
-  const pkg = JSON.parse(readFileSync(join(GATEWAY_ROOT, 'package.json'), 'utf8')) as {
-    dependencies?: Record<string, string>;
-    devDependencies?: Record<string, string>;
-  };
-  return Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter(
-    (name) => !name.startsWith('@agentmail/'),
-  );
-}
-
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * tsup options for an ESM bundle of `entries` (name → path relative to the gateway package) in
  * `outDir`, `@agentmail/*` inlined from sources, the gateway's own dependencies external, the rest
  * inlined. No declarations (the package build adds them with `--dts`).
  */
 export function bundleOptions(entries: Readonly<Record<string, string>>, outDir: string): Options {
-  return {
-    entry: Object.fromEntries(
+  return nodeBundle({
+    entries: Object.fromEntries(
       Object.entries(entries).map(([name, path]) => [name, join(GATEWAY_ROOT, path)]),
     ),
     outDir: resolve(GATEWAY_ROOT, outDir),
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
     tsconfig: join(GATEWAY_ROOT, 'tsconfig.build.json'),
-    dts: false,
     sourcemap: true,
     // Chunks keep `serve`'s dynamic import of the server lazy: client commands never load Fastify.
     splitting: true,
     // Keep declarations a `--dts` build left: `build:cli` replaces only the JavaScript.
     clean: ['!**/*.d.ts'],
-    silent: true,
-    config: false,
-    noExternal: [/^@agentmail\//],
-    external: declaredPackages().map((name) => new RegExp(`^${escapeRegExp(name)}(?:/|$)`)),
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      // Prefer a package's ESM build: a UMD `main` (jsonc-parser) hides its requires from esbuild.
-      options.mainFields = ['module', 'main'];
-    },
-  };
+    keep: ownDependencies(GATEWAY_ROOT, { dev: true }),
+    requireShim: false,
+  });
 }
 
 // `tsup` (build:cli) builds the JavaScript; `tsup --dts src/index.ts` (build) adds the library's

@@ -9,31 +9,23 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { nodeBundle, ownDependencies } from '../../tooling/node-bundle.js';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
-export default defineConfig({
-  entry: {
-    index: join(ROOT, 'src/index.ts'),
-    'model-server-cli': join(ROOT, 'src/model-server-cli.ts'),
-    'conformance/index': join(ROOT, 'src/conformance/index.ts'),
-    'zcode/index': join(ROOT, 'src/zcode/index.ts'),
-    'zcode/main': join(ROOT, 'src/zcode/main.ts'),
-  },
-  outDir: join(ROOT, 'dist'),
-  format: ['esm'],
-  platform: 'node',
-  target: 'node22',
-  tsconfig: join(ROOT, 'tsconfig.build.json'),
-  dts: false,
-  clean: true,
-  splitting: true,
-  noExternal: [/^@agentmail\//],
-  // Inlined CommonJS packages require node builtins: give the ESM bundle a require.
-  banner: {
-    js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-  },
-  esbuildOptions(options) {
-    options.conditions = ['@agentmail/source'];
-  },
-});
+export default defineConfig(
+  nodeBundle({
+    entries: {
+      index: join(ROOT, 'src/index.ts'),
+      'model-server-cli': join(ROOT, 'src/model-server-cli.ts'),
+      'conformance/index': join(ROOT, 'src/conformance/index.ts'),
+      'zcode/index': join(ROOT, 'src/zcode/index.ts'),
+      'zcode/main': join(ROOT, 'src/zcode/main.ts'),
+    },
+    outDir: join(ROOT, 'dist'),
+    tsconfig: join(ROOT, 'tsconfig.build.json'),
+    clean: true,
+    splitting: true,
+    keep: ownDependencies(ROOT),
+  }),
+);

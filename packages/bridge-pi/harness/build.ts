@@ -8,7 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cachedBuild, nodeBundleOptions } from '@agentmail/testkit';
+import { cachedBuild } from '@agentmail/testkit';
+import { nodeBundle, ownDependencies } from '../../../tooling/node-bundle.js';
 
 /**
  * Root of the bridge-pi package: the nearest package.json named `@agentmail/bridge-pi` above this
@@ -45,24 +46,25 @@ export async function buildBridge(): Promise<{
   remove: () => Promise<void>;
 }> {
   const { build } = await import('tsup');
-  const pkg = JSON.parse(readFileSync(join(BRIDGE_ROOT, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  const external = Object.keys(pkg.dependencies).filter((n) => !n.startsWith('@agentmail/'));
   const outDir = await cachedBuild({
     packageRoot: BRIDGE_ROOT,
     name: 'bridge-pi-daemon',
     build: async (dir) => {
-      await build({
-        ...nodeBundleOptions(dir, join(BRIDGE_ROOT, 'tsconfig.json')),
-        entry: {
-          'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
-          'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
-          'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
-        },
-        noExternal: [/^@agentmail\//],
-        external: external.map((n) => new RegExp(`^${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/|$)`)),
-      });
+      await build(
+        nodeBundle({
+          entries: {
+            'daemon-main': join(BRIDGE_ROOT, 'src/daemon-main.ts'),
+            'worker-main': join(BRIDGE_ROOT, 'src/worker-main.ts'),
+            'launcher-main': join(BRIDGE_ROOT, 'src/launcher-main.ts'),
+          },
+          outDir: dir,
+          tsconfig: join(BRIDGE_ROOT, 'tsconfig.json'),
+          keep: ownDependencies(BRIDGE_ROOT),
+          sourcemap: true,
+          splitting: true,
+          clean: true,
+        }),
+      );
     },
   });
   return {

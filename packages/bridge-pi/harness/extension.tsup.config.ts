@@ -7,32 +7,18 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { nodeBundle } from '../../../tooling/node-bundle.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The file `pi -e` loads (see the README, section "pi extension"). */
 export const EXTENSION_BUNDLE = join(ROOT, 'dist', 'agentmail-pi-extension.js');
 
-export default defineConfig({
-  entry: { 'agentmail-pi-extension': join(ROOT, 'src', 'extension.ts') },
-  outDir: dirname(EXTENSION_BUNDLE),
-  format: ['esm'],
-  platform: 'node',
-  target: 'node22',
-  tsconfig: join(ROOT, 'tsconfig.json'),
-  dts: false,
-  sourcemap: false,
-  splitting: false,
-  // The package build (`build`) cleans dist/ itself; this one only adds its file.
-  clean: false,
-  silent: true,
-  noExternal: [/.*/],
-  // Inlined CommonJS packages (undici) require node builtins: give the ESM bundle a require.
-  banner: {
-    js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-  },
-  esbuildOptions(options) {
-    options.conditions = ['@agentmail/source'];
-    options.mainFields = ['module', 'main'];
-  },
-});
+// The package build (`build`) cleans dist/ itself; this one only adds its file.
+export default defineConfig(
+  nodeBundle({
+    entries: { 'agentmail-pi-extension': join(ROOT, 'src', 'extension.ts') },
+    outDir: dirname(EXTENSION_BUNDLE),
+    tsconfig: join(ROOT, 'tsconfig.json'),
+  }),
+);

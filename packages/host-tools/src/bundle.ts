@@ -9,6 +9,7 @@ import { cp, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
+import { nodeBundle } from '../../../tooling/node-bundle.js';
 
 /** Root directory of the host-tools package. */
 // One level below the package root both as src/bundle.ts and as dist/bundle.js.
@@ -21,46 +22,26 @@ export const HOST_TOOL_ENTRIES: Readonly<Record<'mcp' | 'hook' | 'hook-interacti
   'hook-interactive': join(HOST_TOOLS_ROOT, 'src', 'hook-interactive.ts'),
 };
 
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * tsup options that bundle `entries` (output name → source file) into self-contained ESM files in
- * `outDir`: every dependency inlined, the AgentMail packages from their sources, except the
- * packages named in `external` (native modules such as `better-sqlite3`, resolved from
- * node_modules at run time). `dts` adds declaration files (a package build). Used for the plugin
- * scripts and for a bridge's daemon.
+ * `outDir` (the workspace's one recipe, tooling/node-bundle.ts): every dependency inlined, the
+ * AgentMail packages from their sources, except the packages named in `external` (native modules
+ * such as `better-sqlite3`, resolved from node_modules at run time), one file per entry (the hook
+ * must not load the MCP SDK or zod). `dts` adds declaration files (a package build). Used for the
+ * plugin scripts and for a bridge's daemon.
  */
 export function nodeBundleOptions(
   entries: Readonly<Record<string, string>>,
   outDir: string,
   { dts = false, external = [] }: { dts?: boolean; external?: readonly string[] } = {},
 ): Options {
-  const inline =
-    external.length === 0 ? /./ : new RegExp(`^(?!(${external.map(escapeRegExp).join('|')})(/|$))`);
-  return {
-    entry: { ...entries },
+  return nodeBundle({
+    entries,
     outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
     tsconfig: join(HOST_TOOLS_ROOT, 'tsconfig.build.json'),
     dts,
-    sourcemap: false,
-    // Separate files: the hook must not load the MCP SDK or zod.
-    splitting: false,
-    clean: false,
-    silent: true,
-    noExternal: [inline],
-    ...(external.length === 0 ? {} : { external: [...external] }),
-    // Inlined CommonJS packages (undici, ajv) require node builtins: give the ESM bundle a require.
-    banner: {
-      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-    },
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      options.mainFields = ['module', 'main'];
-    },
-  };
+    keep: external,
+  });
 }
 
 /** Bundle the tool and hook files into `outDir` (created). */

@@ -31,8 +31,6 @@ export {
   BUILD_CACHE_MAX_AGE_MS,
   type CachedBuildOptions,
   cachedBuild,
-  type NodeBundleOptions,
-  nodeBundleOptions,
   workspaceSourceHash,
 } from './harness/build-cache.js';
 export { type EventCheck, EventLog } from './harness/event-log.js';

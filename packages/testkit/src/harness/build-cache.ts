@@ -52,6 +52,8 @@ export function workspaceSourceHash(): string {
   for (const name of ['package.json', 'pnpm-lock.yaml', 'tsconfig.base.json'])
     if (existsSync(join(root, name))) files.push(join(root, name));
   listFiles(join(root, 'packages'), files);
+  // The build recipe every bundle uses (tooling/node-bundle.ts).
+  listFiles(join(root, 'tooling'), files);
   const hash = createHash('sha256');
   for (const file of files.sort()) {
     hash.update(relative(root, file));
@@ -169,51 +171,4 @@ async function pruneOld(cacheDir: string, name: string, keep: string): Promise<v
       // another process removed it
     }
   }
-}
-
-/** The tsup options of {@link nodeBundleOptions}. */
-export interface NodeBundleOptions {
-  outDir: string;
-  tsconfig: string;
-  format: 'esm'[];
-  platform: 'node';
-  target: 'node22';
-  dts: false;
-  sourcemap: true;
-  splitting: true;
-  clean: true;
-  silent: true;
-  config: false;
-  banner: { js: string };
-  esbuildOptions(options: { conditions?: string[]; mainFields?: string[] }): void;
-}
-
-/**
- * The tsup options every harness bundle of a Node program shares (spread them, then add `entry`,
- * `noExternal` and `external`): ESM for Node 22 into `outDir` with source maps and split chunks,
- * no declarations, no tsup config file; workspace packages resolved to their sources (the
- * `@agentmail/source` condition), a package's ESM build preferred (a UMD `main`, as jsonc-parser's,
- * hides its requires from esbuild), and a `require` for the CommonJS packages a bundle inlines.
- */
-export function nodeBundleOptions(outDir: string, tsconfig: string): NodeBundleOptions {
-  return {
-    outDir,
-    tsconfig,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node22',
-    dts: false,
-    sourcemap: true,
-    splitting: true,
-    clean: true,
-    silent: true,
-    config: false,
-    banner: {
-      js: "import { createRequire as __amCreateRequire } from 'node:module'; const require = __amCreateRequire(import.meta.url);",
-    },
-    esbuildOptions(options) {
-      options.conditions = ['@agentmail/source'];
-      options.mainFields = ['module', 'main'];
-    },
-  };
 }

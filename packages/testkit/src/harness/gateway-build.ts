@@ -20,8 +20,9 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeBundle } from '../../../../tooling/node-bundle.js';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
-import { cachedBuild, nodeBundleOptions } from './build-cache.js';
+import { cachedBuild } from './build-cache.js';
 
 /** Environment variable naming a prebuilt CLI (`…/dist/cli/main.js`) to run instead of building one. */
 export const GATEWAY_JS_ENV = 'AGENTMAIL_TESTKIT_GATEWAY_JS';
@@ -75,8 +76,6 @@ export function gatewayPackageRoot(): string {
 /** Dependencies with a native addon: loaded from node_modules, never inlined. */
 export const NATIVE_MODULES: readonly string[] = ['better-sqlite3'];
 
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 let built: Promise<string> | undefined;
 
 /**
@@ -96,19 +95,23 @@ export function gatewayCliPath(): Promise<string> {
 
 async function buildGatewayCli(): Promise<string> {
   const root = gatewayPackageRoot();
-  const external = NATIVE_MODULES.map((name) => new RegExp(`^${escapeRegExp(name)}(?:/|$)`));
   const dir = await cachedBuild({
     packageRoot: root,
     name: 'agentmail-testkit-gw',
     build: async (outDir) => {
       try {
         const { build } = await import('tsup');
-        await build({
-          ...nodeBundleOptions(outDir, join(root, 'tsconfig.json')),
-          entry: { main: join(root, 'src', 'cli', 'main.ts') },
-          noExternal: [new RegExp(`^(?!(${NATIVE_MODULES.map(escapeRegExp).join('|')})(/|$))`)],
-          external,
-        });
+        await build(
+          nodeBundle({
+            entries: { main: join(root, 'src', 'cli', 'main.ts') },
+            outDir,
+            tsconfig: join(root, 'tsconfig.json'),
+            keep: NATIVE_MODULES,
+            sourcemap: true,
+            splitting: true,
+            clean: true,
+          }),
+        );
       } catch (error) {
         throw new TestkitError(
           TESTKIT_ERROR_CODES.GATEWAY_BUILD,
