@@ -5,8 +5,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Stack } from '@agentmail/testkit';
-import { startConformanceStack } from '@agentmail/testkit/conformance';
-import { afterAll, afterEach, beforeEach } from 'vitest';
+import { fileTestbed, startConformanceStack } from '@agentmail/testkit/conformance';
+import { afterAll, afterEach, beforeEach, type TestContext } from 'vitest';
 import { type ClaudeRunReport, runClaude } from '../src/claude-run.js';
 import type { StreamLine } from '../src/stream-json.js';
 import { RUN_ENV } from '../src/turns.js';
@@ -73,6 +73,27 @@ export function stackPerTest(): () => Stack {
   afterAll(removeBundle);
   return () => {
     if (!stack) throw new Error('no stack: call inside a test');
+    return stack;
+  };
+}
+
+/**
+ * Stacks for tests that run concurrently: each test's own agent, person and bridge on the file's
+ * one Gateway (started on first use), closed when the test finishes (also on a timeout: the test's
+ * signal aborts the start). The bundle is removed at the end of the file.
+ * @example
+ * const stackFor = stacksOnOneGateway();
+ * it.concurrent('…', async (context) => { const stack = await stackFor(context); … });
+ */
+export function stacksOnOneGateway(): (context: TestContext) => Promise<Stack> {
+  const testbed = fileTestbed();
+  afterAll(removeBundle);
+  return async (context) => {
+    const stack = await startConformanceStack(claudeAdapter, {
+      signal: context.signal,
+      testbed: await testbed(),
+    });
+    context.onTestFinished(() => stack.close());
     return stack;
   };
 }

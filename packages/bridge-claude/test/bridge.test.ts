@@ -3,40 +3,43 @@ import { join } from 'node:path';
 import { formatText } from '@agentmail/shared-policy';
 import {
   agentKeyStaysInBridge,
+  CONFORMANCE_MAX_CONCURRENCY,
   marker,
   readMailThenAnswer,
   runDiesWithDriver,
   runEndsWithItsTurn,
 } from '@agentmail/testkit/conformance';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bundled, claudeAdapter, createClaudeAdapter } from '../harness/claude-adapter.js';
-import { stackPerTest } from '../harness/person.js';
+import { stacksOnOneGateway } from '../harness/person.js';
 
 // The daemon with the real `claude` binary on a real Gateway: what the conformance suite does not
 // look at — the agent key never reaches Claude Code's processes (B-21), a run does not outlive a
 // killed daemon (B-15), and a plugin whose hooks do not run is caught before any model request
-// (P-8, fail closed).
+// (P-8, fail closed). The tests run concurrently, each on its own stack (agent, person, bridge)
+// beside the others on one Gateway: most of each is waiting (the timed-out run waits its 30 s).
 
 const STEP_MS = 60_000;
-const current = stackPerTest();
+const stackFor = stacksOnOneGateway();
+vi.setConfig({ maxConcurrency: CONFORMANCE_MAX_CONCURRENCY });
 
-describe('agentmail-claude', () => {
-  it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async () => {
-    const stack = current();
+describe.concurrent('agentmail-claude', () => {
+  it("a Bash call cannot read the agent key: the run's environment has only the turn token (B-21)", async (context) => {
+    const stack = await stackFor(context);
     await agentKeyStaysInBridge(stack, claudeAdapter);
     expect(stack.bridge?.bridgeEvents('claude_hook').map((e) => e.hook)).toContain('PreToolUse:Bash');
   });
 
-  it('a timed-out run is stopped whole: no process of it (also the Bash command) is alive once the failure mail is sent (B-7, B-15)', async () => {
-    await runEndsWithItsTurn(current(), claudeAdapter);
+  it('a timed-out run is stopped whole: no process of it (also the Bash command) is alive once the failure mail is sent (B-7, B-15)', async (context) => {
+    await runEndsWithItsTurn(await stackFor(context), claudeAdapter);
   });
 
-  it('kill -9 of the daemon during a run: no process of the run (claude, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async () => {
-    await runDiesWithDriver(current(), claudeAdapter);
+  it('kill -9 of the daemon during a run: no process of the run (claude, its MCP server, the Bash command) is alive 2 s later; the restart answers once (B-15)', async (context) => {
+    await runDiesWithDriver(await stackFor(context), claudeAdapter);
   });
 
-  it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before the model is asked (P-8)', async () => {
-    const stack = current();
+  it('a plugin without its hooks: advisory enforcement, and a mail fails with the setup cause before the model is asked (P-8)', async (context) => {
+    const stack = await stackFor(context);
     const { pluginDir } = await bundled();
     const broken = join(stack.bridgeStateDir, 'broken-plugin');
     await cp(pluginDir, broken, { recursive: true });
@@ -72,8 +75,8 @@ describe('agentmail-claude', () => {
     expect(failed).toMatchObject({ kind: 'bridge_setup' });
   });
 
-  it('regression: a mail-tool server that takes 3 s to start is waited for, not failed as "pending" (P-8 on a cold, loaded machine)', async () => {
-    const stack = current();
+  it('regression: a mail-tool server that takes 3 s to start is waited for, not failed as "pending" (P-8 on a cold, loaded machine)', async (context) => {
+    const stack = await stackFor(context);
     const { pluginDir } = await bundled();
     const plugin = join(stack.bridgeStateDir, 'slow-plugin');
     await cp(pluginDir, plugin, { recursive: true });
@@ -104,8 +107,8 @@ describe('agentmail-claude', () => {
     expect(reply.body).toContain(`RESULT ${task}`);
   });
 
-  it('hooks that stop loading after the start: the run is stopped at its init line, the mail fails with the setup cause (P-8)', async () => {
-    const stack = current();
+  it('hooks that stop loading after the start: the run is stopped at its init line, the mail fails with the setup cause (P-8)', async (context) => {
+    const stack = await stackFor(context);
     const { pluginDir } = await bundled();
     const plugin = join(stack.bridgeStateDir, 'plugin-copy');
     await cp(pluginDir, plugin, { recursive: true });
