@@ -418,7 +418,7 @@ describe('agentmail doctor', () => {
     });
   });
 
-  it('zcode: an online driver alone does not prove the plugin loaded; native mode enforcement does', async () => {
+  it("zcode: an online driver alone does not prove the plugin loaded; native mode enforcement does; the warning gives the agent's own reason, not a journal search", async () => {
     const plugin = async (mode: 'advisory' | 'native') => {
       const env = home();
       const zcode = join(tempDir(), 'zcode');
@@ -427,14 +427,17 @@ describe('agentmail doctor', () => {
       const issued = (await admin.issueAgentKey(name)).key;
       const agent = new GatewayClient({ baseUrl: gw.url, key: issued });
       await agent.register({ name, platform: 'zcode' });
-      await agent.heartbeat({ mode_enforcement: mode });
+      await agent.heartbeat({
+        mode_enforcement: mode,
+        ...(mode === 'advisory' ? { mode_enforcement_reason: 'its hooks did not load' } : {}),
+      });
       await install(env, ['zcode', '--agent-name', name, '--agent-key', issued, '--bin', zcode]);
       return find((await doctor(env)).checks, 'zcode', 'plugin');
     };
     expect(await plugin('advisory')).toMatchObject({
       status: 'warn',
-      message: expect.stringContaining('mode enforcement is advisory, not native'),
-      fix: expect.stringContaining('"event":"enforcement"'),
+      message: expect.stringContaining('mode enforcement is advisory, not native (its hooks did not load)'),
+      fix: expect.stringMatching(/^agentmail service install zcode --force, then .*README/),
     });
     expect((await plugin('native'))?.status).toBe('ok');
   });

@@ -99,7 +99,7 @@ async function pluginCheck(
   checkout: string,
   env: NodeJS.ProcessEnv,
   online: boolean,
-  enforcement: string | null | undefined,
+  enforcement: { mode_enforcement?: string | null; mode_enforcement_reason?: string | null } | undefined,
   start: string,
   restart: string,
 ): Promise<void> {
@@ -153,14 +153,20 @@ async function pluginCheck(
     );
   // A driver (its own process connects, the plugin runs inside the host) is online even when its
   // host did not load the plugin: only native mode enforcement (the plugin's gate) proves it.
-  else if (facts.exec.kind === 'node-entry' && enforcement !== 'native')
+  // The reason is the agent's own, from its last heartbeat (the Gateway keeps it).
+  else if (facts.exec.kind === 'node-entry' && enforcement?.mode_enforcement !== 'native')
     r.add(
       area,
       'plugin',
       'warn',
       'ops.doctor.plugin_unproven',
-      { host: facts.service, path: where, mode: enforcement ?? r.t('ops.doctor.unknown') },
-      `journalctl --user -u ${unitName(facts.service)} -o cat | grep '"event":"enforcement"'   (the reason; see ${facts.readme})`,
+      {
+        host: facts.service,
+        path: where,
+        mode: enforcement?.mode_enforcement ?? r.t('ops.doctor.unknown'),
+        reason: enforcement?.mode_enforcement_reason ?? r.t('ops.doctor.unknown'),
+      },
+      `${reinstall}   (see ${facts.readme})`,
     );
   // The plugin is what connects to the Gateway: an online agent proves its host loaded it.
   else r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_loaded', { host: facts.service, path: where });
@@ -224,7 +230,7 @@ export async function bridgeChecks(
   const contacts = await agentChecks(r, b);
   const online = contacts?.find((c) => c.name === name)?.online === true;
   const said = enforcement.asked ? enforcement.agents.get(name) : undefined;
-  await pluginCheck(r, facts, settings, checkout, env, online, said?.mode_enforcement, b.start, restart);
+  await pluginCheck(r, facts, settings, checkout, env, online, said, b.start, restart);
   enforcementCheck(r, b, enforcement);
 }
 

@@ -78,7 +78,7 @@ export const EN_OPS = {
   'ops.doctor.plugin_configured':
     'the plugin is configured ({path}); loaded is not known while the agent is offline',
   'ops.doctor.plugin_unproven':
-    'the driver is online, but its host may not have loaded the plugin ({path}): mode enforcement is {mode}, not native',
+    'the driver is online, but its host may not have loaded the plugin ({path}): mode enforcement is {mode}, not native ({reason})',
   'ops.doctor.enforcement_native': 'permission modes are enforced natively',
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
   'ops.doctor.enforcement_unknown':

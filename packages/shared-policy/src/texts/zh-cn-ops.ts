@@ -72,7 +72,7 @@ export const ZH_CN_OPS: Record<keyof typeof EN_OPS, string> = {
   'ops.doctor.plugin_loaded': '插件已配置（{path}）并已加载：它的智能体在线',
   'ops.doctor.plugin_configured': '插件已配置（{path}）；智能体离线时无法确认是否已加载',
   'ops.doctor.plugin_unproven':
-    '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native',
+    '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native（{reason}）',
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
   'ops.doctor.enforcement_unknown': '未知权限模式执行方式：智能体 {name} 尚未有心跳报告它',
