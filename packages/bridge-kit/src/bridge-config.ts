@@ -42,6 +42,12 @@ export interface BridgeSettings {
    * `AGENTMAIL_QUESTION_TIMEOUT_MS` is given. @default half the turn timeout ({@link questionTimeoutOf})
    */
   questionTimeoutMs?: number;
+  /**
+   * How long the bridge lock of a bridge that died without letting go (SIGKILL, a crash) keeps a
+   * new bridge of the agent waiting, in ms (see SPEC G-22): the holder refreshes it at half this.
+   * Set only when `AGENTMAIL_BRIDGE_LOCK_STALE_MS` is given. @default BRIDGE_LOCK_STALE_MS (15 s)
+   */
+  lockStaleMs?: number;
   /** Locale of the texts (`en`, `zh-CN`). */
   locale: string;
 }
@@ -69,6 +75,9 @@ export type { SettingSource };
 
 /** Shortest heartbeat period and turn timeout a bridge accepts, in ms: shorter ones flood or kill every turn. @default 1_000 */
 export const BRIDGE_MIN_PERIOD_MS = 1_000;
+
+/** The shortest bridge-lock stale time a setting may give, in ms (the holder refreshes at half). */
+const BRIDGE_LOCK_MIN_STALE_MS = 2_000;
 
 function positiveInt(source: SettingSource, name: string, fallback: number, min = 1): number {
   const raw = source[name];
@@ -123,7 +132,8 @@ export function checkBridgeSettings(settings: BridgeSettings): void {
  * (default `defaults.agentName`), `AGENTMAIL_REPLY_PROVIDER` + `AGENTMAIL_REPLY_MODEL` (both or
  * neither), `AGENTMAIL_CONCURRENCY` (4), `AGENTMAIL_TURN_TIMEOUT_MS` (600000),
  * `AGENTMAIL_HEARTBEAT_MS` (30000), `AGENTMAIL_LOCALE` (en), `AGENTMAIL_QUESTION_TIMEOUT_MS`
- * (optional: half the turn timeout when absent).
+ * (optional: half the turn timeout when absent), `AGENTMAIL_BRIDGE_LOCK_STALE_MS` (optional, at
+ * least 2000: 15 s when absent).
  * @param source Environment-style values, e.g. `process.env` merged with a plugin's options.
  * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` naming the setting and the fix.
  */
@@ -163,6 +173,9 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
     locale: source.AGENTMAIL_LOCALE || 'en',
     ...(source.AGENTMAIL_QUESTION_TIMEOUT_MS
       ? { questionTimeoutMs: positiveInt(source, 'AGENTMAIL_QUESTION_TIMEOUT_MS', 1) }
+      : {}),
+    ...(source.AGENTMAIL_BRIDGE_LOCK_STALE_MS
+      ? { lockStaleMs: positiveInt(source, 'AGENTMAIL_BRIDGE_LOCK_STALE_MS', 1, BRIDGE_LOCK_MIN_STALE_MS) }
       : {}),
   };
   checkBridgeSettings(settings);

@@ -40,7 +40,7 @@ export interface BridgeLockOptions {
   staleMs?: number;
   /** @default BRIDGE_LOCK_UPDATE_MS (at most staleMs / 2) */
   updateMs?: number;
-  /** @default BRIDGE_LOCK_RETRY_MS */
+  /** @default BRIDGE_LOCK_RETRY_MS, or a fifth of a shorter `staleMs` (at least 250) */
   retryMs?: number;
   /** The held lock was lost (not refreshed in time, or taken over): stop acting as the bridge. */
   onLost?: (err: Error) => void;
@@ -82,7 +82,8 @@ export class BridgeLock {
     this.ownerPath = `${base}.owner.json`;
     this.#staleMs = Math.max(2_000, options.staleMs ?? BRIDGE_LOCK_STALE_MS);
     this.#updateMs = Math.min(options.updateMs ?? BRIDGE_LOCK_UPDATE_MS, this.#staleMs / 2);
-    this.#retryMs = options.retryMs ?? BRIDGE_LOCK_RETRY_MS;
+    // A short stale time (a setting) is looked at as often: a standby takes over soon after it.
+    this.#retryMs = options.retryMs ?? Math.min(BRIDGE_LOCK_RETRY_MS, Math.max(250, this.#staleMs / 5));
     this.#onLost = options.onLost;
   }
 

@@ -391,7 +391,9 @@ export function createBridge<H extends { type: string } = never>(options: Create
         ? {}
         : { redeliveryBackoffMs: timing.redeliveryBackoffMs }),
       ...(timing.sseSleep === undefined ? {} : { sseSleep: timing.sseSleep }),
-      ...(timing.lockStaleMs === undefined ? {} : { lockStaleMs: timing.lockStaleMs }),
+      ...((timing.lockStaleMs ?? config.lockStaleMs) === undefined
+        ? {}
+        : { lockStaleMs: timing.lockStaleMs ?? config.lockStaleMs }),
       ...(timing.lockRetryMs === undefined ? {} : { lockRetryMs: timing.lockRetryMs }),
     },
     {

@@ -142,3 +142,17 @@ describe('withPluginOptions (plugin options over the environment)', () => {
     expect(e.message).toContain(named);
   });
 });
+
+describe('AGENTMAIL_BRIDGE_LOCK_STALE_MS (SPEC G-22)', () => {
+  it('is read when given, absent otherwise, and must be an integer >= 2000 (the holder refreshes at half)', () => {
+    expect(
+      readBridgeSettings({ ...base, AGENTMAIL_BRIDGE_LOCK_STALE_MS: '6000' }, { agentName: 'pi' }),
+    ).toMatchObject({ lockStaleMs: 6000 });
+    expect(readBridgeSettings(base, { agentName: 'pi' })).not.toHaveProperty('lockStaleMs');
+    const e = codeAndMessage(() =>
+      readBridgeSettings({ ...base, AGENTMAIL_BRIDGE_LOCK_STALE_MS: '500' }, { agentName: 'pi' }),
+    );
+    expect(e).toMatchObject({ code: 'AM_BRIDGE_CONFIG_INVALID' });
+    expect(e.message).toContain('AGENTMAIL_BRIDGE_LOCK_STALE_MS must be an integer >= 2000');
+  });
+});

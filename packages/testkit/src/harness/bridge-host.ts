@@ -14,6 +14,8 @@ import {
   type BridgeAdapter,
   type BridgeEnv,
   type BridgeSettings,
+  CONFORMANCE_LOCK_STALE_MS,
+  LOCK_STALE_ENV,
   QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
 } from './bridge.js';
@@ -222,6 +224,9 @@ export class BridgeHost {
       AGENTMAIL_AGENT_KEY: this.agent.key,
       AGENTMAIL_REPLY_PROVIDER: this.modelProvider,
       AGENTMAIL_REPLY_MODEL: modelId,
+      // A bridge killed by a scenario (kill -9, crash windows) keeps the next one waiting this long for
+      // its lock, not the 15 s of a real machine: the takeover is what is tested, not its length.
+      [LOCK_STALE_ENV]: String(CONFORMANCE_LOCK_STALE_MS),
       ...(settings.turnTimeoutMs === undefined ? {} : { [TURN_TIMEOUT_ENV]: String(settings.turnTimeoutMs) }),
       ...(settings.questionTimeoutMs === undefined
         ? {}

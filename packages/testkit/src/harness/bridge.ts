@@ -172,5 +172,15 @@ export const TURN_TIMEOUT_ENV = 'AGENTMAIL_TURN_TIMEOUT_MS';
 /** Environment variable carrying {@link BridgeSettings.questionTimeoutMs} (SPEC §8, P-9). */
 export const QUESTION_TIMEOUT_ENV = 'AGENTMAIL_QUESTION_TIMEOUT_MS';
 
+/** Environment variable of the bridge lock's stale time (SPEC G-22), which every harness bridge gets. */
+export const LOCK_STALE_ENV = 'AGENTMAIL_BRIDGE_LOCK_STALE_MS';
+
+/**
+ * The bridge lock's stale time of every bridge the harness starts, in ms: a killed bridge's
+ * successor waits up to this (plus a fifth) instead of 15 s. The holder refreshes at half of it,
+ * so a test process's event loop may stall for 3 s before the lock counts as lost. @default 6_000
+ */
+export const CONFORMANCE_LOCK_STALE_MS = 6_000;
+
 /** Default of {@link BridgeAdapter.readyTimeoutMs}, in ms. */
 export const BRIDGE_READY_TIMEOUT_MS = 30_000;
