@@ -14,12 +14,18 @@
  * Run: `pnpm --filter @agentmail/bridge-claude bench` (or `pnpm bench` at the root).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import type { Stack } from '@agentmail/testkit';
+import {
+  benchReport,
+  formatMegabytes,
+  formatMs,
+  loadAverage,
+  runStackBench,
+  type StackRef,
+} from '@agentmail/testkit';
 import {
   answerAtOnce,
   marker,
-  shellCall,
+  shellThenAnswer,
   startConformanceStack,
   turnStart,
 } from '@agentmail/testkit/conformance';
@@ -30,6 +36,8 @@ import { claudeVersion } from '../harness/claude-bin.js';
 export const MAILS = 5;
 /** Time one step may take, in ms. @default 120_000 */
 export const STEP_MS = 120_000;
+/** The whole bench is stopped after this long, in ms. @default 600_000 */
+export const BENCH_TIMEOUT_MS = 600_000;
 
 /** Every process with its parent and resident set in bytes, from /proc. */
 function processes(): Array<{ pid: number; ppid: number; name: string; rssBytes: number }> {
@@ -65,12 +73,13 @@ function tree(root: number): ReturnType<typeof processes> {
   return found;
 }
 
-const ms = (n: number): string => `${Math.round(n).toLocaleString('en')} ms`;
-const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(0)} MB`;
 const median = (xs: number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function bench(stack: Stack): Promise<void> {
+async function bench(ref: StackRef): Promise<void> {
+  const loadBefore = loadAverage();
+  const stack = await startConformanceStack(claudeAdapter);
+  ref.stack = stack;
   await bundled(); // the build is not part of the start
   const t0 = Date.now();
   const bridge = await stack.startBridge(claudeAdapter);
@@ -100,14 +109,7 @@ async function bench(stack: Stack): Promise<void> {
 
   // The process tree at its fullest: a Bash call waiting in its PreToolUse hook for a person.
   const mark = marker('rss');
-  stack.model.addScenarios([
-    { name: `${mark}:bash`, match: turnStart(mark), reply: shellCall(claudeAdapter, `echo ${mark}`) },
-    {
-      name: `${mark}:done`,
-      match: { lastUserMessage: mark, hasToolResult: true },
-      reply: { type: 'text', text: 'ok' },
-    },
-  ]);
+  stack.model.addScenarios(shellThenAnswer(claudeAdapter, mark, `echo ${mark}`));
   const sent = await stack.sendAs(undefined, stack.taskAddress(), {
     subject: `Rss ${mark}`,
     body: 'x',
@@ -122,38 +124,38 @@ async function bench(stack: Stack): Promise<void> {
 
   const total = run.reduce((n, p) => n + p.rssBytes, 0);
   const rows: Array<[string, string]> = [
-    ['claude-code', claudeVersion()],
-    ['machine', `${availableParallelism()} cores, load ${loadavg()[0]?.toFixed(2)}`],
-    ['daemon spawn → self-check done', check ? ms(Number(check.duration_ms)) : '?'],
-    ['daemon spawn → connected (event stream open)', ms(connectedMs)],
+    ['daemon spawn → self-check done', check ? formatMs(Number(check.duration_ms)) : '?'],
+    ['daemon spawn → connected (event stream open)', formatMs(connectedMs)],
     [
       `mail → first model request (median / max of ${MAILS}; 1st new session, rest --resume)`,
-      `${ms(median(firstRequest))} / ${ms(Math.max(...firstRequest))}`,
+      `${formatMs(median(firstRequest))} / ${formatMs(Math.max(...firstRequest))}`,
     ],
-    [`mail → reply relayed (median / max of ${MAILS})`, `${ms(median(reply))} / ${ms(Math.max(...reply))}`],
+    [
+      `mail → reply relayed (median / max of ${MAILS})`,
+      `${formatMs(median(reply))} / ${formatMs(Math.max(...reply))}`,
+    ],
     [
       'first mail (new session): → first request, → reply',
-      `${ms(firstRequest[0] ?? Number.NaN)}, ${ms(reply[0] ?? Number.NaN)}`,
+      `${formatMs(firstRequest[0] ?? Number.NaN)}, ${formatMs(reply[0] ?? Number.NaN)}`,
     ],
-    [`run's process tree RSS, a hook waiting (${run.length} processes)`, mb(total)],
-    ...run.map((p): [string, string] => [`  ${p.name} (${p.pid})`, mb(p.rssBytes)]),
-    ['daemon RSS', mb(daemonRss)],
+    [`run's process tree RSS, a hook waiting (${run.length} processes)`, formatMegabytes(total)],
+    ...run.map((p): [string, string] => [`  ${p.name} (${p.pid})`, formatMegabytes(p.rssBytes)]),
+    ['daemon RSS', formatMegabytes(daemonRss)],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(
-    `agentmail-claude bench\n${rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`,
+    benchReport(
+      `agentmail-claude bench: Claude Code ${claudeVersion()}, scripted model (Anthropic kind), Gateway on loopback`,
+      {
+        loadBefore,
+        rows,
+      },
+    ),
   );
 }
 
-const stack = await startConformanceStack(claudeAdapter);
-let code = 0;
-try {
-  await bench(stack);
-} catch (err) {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  code = 1;
-} finally {
-  await stack.close();
-  await removeBundle();
-}
-process.exit(code);
+await runStackBench({
+  name: 'agentmail-claude bench',
+  timeoutMs: BENCH_TIMEOUT_MS,
+  run: bench,
+  remove: removeBundle,
+});

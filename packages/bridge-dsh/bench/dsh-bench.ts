@@ -10,18 +10,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import {
   type BridgeAdapter,
+  benchReport,
   formatMegabytes,
   formatMs,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
-  markdownTable,
   peakRssBytes,
-  runBench,
-  type Stack,
+  runStackBench,
+  type StackRef,
   startStack,
   timeMailTurn,
 } from '@agentmail/testkit';
@@ -36,7 +35,7 @@ export const STEP_TIMEOUT_MS = 120_000;
 
 const MODEL_ID = 'scripted-model';
 
-async function run(ref: { stack?: Stack }): Promise<void> {
+async function run(ref: StackRef): Promise<void> {
   const loadBefore = loadAverage();
   const stack = await startStack({
     agentName: 'dsh',
@@ -104,39 +103,36 @@ async function run(ref: { stack?: Stack }): Promise<void> {
   );
   const rssAfterResume = peakRssBytes(proc.pid);
 
-  const out = [
-    '',
-    `bridge-dsh bench: dsh ${dshVersion()} (base profile over dsh-base), scripted model as llm-deepseek, Gateway on loopback`,
-    `machine: ${availableParallelism()} cores, load average ${loadBefore} before, ${loadAverage()} after`,
-    `plugin bundle: ${(statSync(bundle.pluginJs).size / 1024).toFixed(0)} KB (dsh packages not bundled)`,
-    '',
-    markdownTable(
-      ['step', 'measured'],
-      [
-        ['dsh spawn → bridge registered at the Gateway', formatMs(registeredAt - spawnedAt)],
-        ['dsh spawn → bridge connected (event stream open)', formatMs(connectedAt - spawnedAt)],
-        ['dsh spawn → ready (start catch-up done)', formatMs(readyAt - spawnedAt)],
-        ['mail 1, new session: send → first model request', formatMs(t1.firstRequestMs)],
-        ['mail 1: send → reply relayed', formatMs(t1.replyMs)],
-        ['mail 2, same session (agent live): send → first model request', formatMs(t2.firstRequestMs)],
-        ['mail 2: send → reply relayed', formatMs(t2.replyMs)],
-        ['dsh restart: spawn → bridge connected', formatMs(reconnectedAt - restartedAt)],
-        ['mail 3, same session resumed from disk: send → first model request', formatMs(t3.firstRequestMs)],
-        ['mail 3: send → reply relayed', formatMs(t3.replyMs)],
-        ['dsh peak RSS (VmHWM), first run (2 mails)', formatMegabytes(rss)],
-        ['dsh peak RSS (VmHWM), after the restart (1 resumed mail)', formatMegabytes(rssAfterResume)],
-      ],
+  process.stdout.write(
+    benchReport(
+      `bridge-dsh bench: dsh ${dshVersion()} (base profile over dsh-base), scripted model as llm-deepseek, Gateway on loopback`,
+      {
+        loadBefore,
+        notes: [
+          `plugin bundle: ${(statSync(bundle.pluginJs).size / 1024).toFixed(0)} KB (dsh packages not bundled)`,
+        ],
+        rows: [
+          ['dsh spawn → bridge registered at the Gateway', formatMs(registeredAt - spawnedAt)],
+          ['dsh spawn → bridge connected (event stream open)', formatMs(connectedAt - spawnedAt)],
+          ['dsh spawn → ready (start catch-up done)', formatMs(readyAt - spawnedAt)],
+          ['mail 1, new session: send → first model request', formatMs(t1.firstRequestMs)],
+          ['mail 1: send → reply relayed', formatMs(t1.replyMs)],
+          ['mail 2, same session (agent live): send → first model request', formatMs(t2.firstRequestMs)],
+          ['mail 2: send → reply relayed', formatMs(t2.replyMs)],
+          ['dsh restart: spawn → bridge connected', formatMs(reconnectedAt - restartedAt)],
+          ['mail 3, same session resumed from disk: send → first model request', formatMs(t3.firstRequestMs)],
+          ['mail 3: send → reply relayed', formatMs(t3.replyMs)],
+          ['dsh peak RSS (VmHWM), first run (2 mails)', formatMegabytes(rss)],
+          ['dsh peak RSS (VmHWM), after the restart (1 resumed mail)', formatMegabytes(rssAfterResume)],
+        ],
+      },
     ),
-    '',
-  ];
-  process.stdout.write(out.join('\n'));
+  );
 }
 
-const ref: { stack?: Stack } = {};
-await runBench({
+await runStackBench({
   name: 'bridge-dsh bench',
   timeoutMs: BENCH_TIMEOUT_MS,
-  run: () => run(ref),
-  cleanup: () => Promise.allSettled([ref.stack?.close(), removeSharedBundle()]),
-  onFailure: () => ref.stack?.logs(60),
+  run,
+  remove: removeSharedBundle,
 });

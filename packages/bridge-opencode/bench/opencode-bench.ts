@@ -15,10 +15,19 @@
  * Run: `pnpm --filter @agentmail/bridge-opencode bench` (or `pnpm bench` at the root).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import type { BridgeAdapter, ManagedProcess, Stack } from '@agentmail/testkit';
-import { startStack } from '@agentmail/testkit';
+import {
+  type BridgeAdapter,
+  benchReport,
+  formatMegabytes,
+  formatMs,
+  loadAverage,
+  loggedEventTime,
+  peakRssBytes,
+  runStackBench,
+  type StackRef,
+  startStack,
+  timeMailTurn,
+} from '@agentmail/testkit';
 import { createOpencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
 import { opencodeVersion } from '../harness/opencode-bin.js';
 
@@ -29,39 +38,8 @@ export const TURN_TIMEOUT_MS = 120_000;
 
 const MODEL_ID = 'scripted-model';
 
-/** When the bridge logged its first event of `type` (pino's `time`, ms). */
-async function eventTime(proc: ManagedProcess, type: string, timeoutMs: number): Promise<number> {
-  const event = await proc.waitForEvent(type, timeoutMs);
-  if (typeof event.time !== 'number')
-    throw new Error(`no time in the "${type}" event: ${JSON.stringify(event)}`);
-  return event.time;
-}
-
-/** Peak resident set size of `pid` in bytes (VmHWM), or undefined when /proc is not readable. */
-function peakRssBytes(pid: number): number | undefined {
-  try {
-    const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
-}
-
-const fmtMs = (n: number): string => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en')} ms` : '?');
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
-
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
-}
-
-async function run(stackRef: { stack?: Stack }): Promise<void> {
-  const loadBefore = load();
+async function run(stackRef: StackRef): Promise<void> {
+  const loadBefore = loadAverage();
   const stack = await startStack({
     agentName: 'opencode',
     platform: 'opencode',
@@ -105,32 +83,13 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
   const serve = await stack.startBridge(adapter, { AGENTMAIL_TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS) });
   const startMs = performance.now() - buildStart;
   const spawnedAt = clock.spawnedAt ?? Number.NaN;
-  const registeredAt = await eventTime(serve, 'registered', 30_000);
-  const sseOpenAt = await eventTime(serve, 'stream_open', 30_000);
-  const connectedAt = await eventTime(serve, 'ready', 30_000);
+  const registeredAt = await loggedEventTime(serve, 'registered', 30_000);
+  const sseOpenAt = await loggedEventTime(serve, 'stream_open', 30_000);
+  const connectedAt = await loggedEventTime(serve, 'ready', 30_000);
 
   // Turn 1: a new session. Turn 2: the person answers the reply, so it runs in the same session.
-  const turn = async (
-    mark: string,
-    send: () => Promise<{ mail_id: string; session_id: string }>,
-  ): Promise<{ firstRequestMs: number; replyMs: number; reply: { id: string; reply_address: string } }> => {
-    const sentAt = Date.now();
-    const sent = await send();
-    const reply = await stack.awaitReply({
-      inReplyTo: sent.mail_id,
-      from: stack.agent.name,
-      timeoutMs: TURN_TIMEOUT_MS,
-    });
-    const repliedAt = Date.now();
-    if (!reply.body.includes(`DONE ${mark}`))
-      throw new Error(`unexpected reply to ${mark}: ${reply.body.slice(0, 300)}`);
-    const first = stack.model.requests({ match: { lastUserMessage: mark, hasTools: true } })[0];
-    return {
-      firstRequestMs: (first?.receivedAtMs ?? Number.NaN) - sentAt,
-      replyMs: repliedAt - sentAt,
-      reply: { id: reply.id, reply_address: reply.reply_address },
-    };
-  };
+  const turn = (mark: string, send: () => Promise<{ mail_id: string }>) =>
+    timeMailTurn(stack, mark, send, { expected: `DONE ${mark}`, timeoutMs: TURN_TIMEOUT_MS });
   const [mark1 = '', mark2 = ''] = marks;
   let session1 = '';
   const first = await turn(mark1, async () => {
@@ -154,49 +113,33 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
   if (session2 !== session1) throw new Error(`the second mail went to ${session2}, not ${session1}`);
   const rss = peakRssBytes(serve.pid);
 
-  const out = [
-    '',
-    `bridge-opencode bench: opencode ${opencodeVersion()} (opencode serve), scripted model, Gateway on loopback`,
-    `machine: ${availableParallelism()} cores, load average ${loadBefore} before, ${load()} after`,
-    `setup: plugin bundle + opencode start until the event stream was open: ${fmtMs(startMs)}`,
-    '',
-    table(
-      ['step', 'measured'],
-      [
-        ['opencode spawn → listening', fmtMs((clock.listeningAt ?? Number.NaN) - spawnedAt)],
-        ['spawn → plugin registered at the Gateway', fmtMs(registeredAt - spawnedAt)],
-        ['spawn → event stream open (bridge ready)', fmtMs(sseOpenAt - spawnedAt)],
-        ['spawn → ready (start catch-up done)', fmtMs(connectedAt - spawnedAt)],
-        ['mail 1 (new session): send → first model request', fmtMs(first.firstRequestMs)],
-        ['mail 1: send → reply relayed', fmtMs(first.replyMs)],
-        ['mail 2 (same session): send → first model request', fmtMs(second.firstRequestMs)],
-        ['mail 2: send → reply relayed', fmtMs(second.replyMs)],
-        [
-          'opencode peak RSS (VmHWM of the serve process)',
-          rss === undefined ? 'unreadable' : `${(rss / 1024 / 1024).toFixed(0)} MB`,
+  process.stdout.write(
+    benchReport(
+      `bridge-opencode bench: opencode ${opencodeVersion()} (opencode serve), scripted model, Gateway on loopback`,
+      {
+        loadBefore,
+        notes: [
+          `setup: plugin bundle + opencode start until the event stream was open: ${formatMs(startMs)}`,
         ],
-      ],
+        rows: [
+          ['opencode spawn → listening', formatMs((clock.listeningAt ?? Number.NaN) - spawnedAt)],
+          ['spawn → plugin registered at the Gateway', formatMs(registeredAt - spawnedAt)],
+          ['spawn → event stream open (bridge ready)', formatMs(sseOpenAt - spawnedAt)],
+          ['spawn → ready (start catch-up done)', formatMs(connectedAt - spawnedAt)],
+          ['mail 1 (new session): send → first model request', formatMs(first.firstRequestMs)],
+          ['mail 1: send → reply relayed', formatMs(first.replyMs)],
+          ['mail 2 (same session): send → first model request', formatMs(second.firstRequestMs)],
+          ['mail 2: send → reply relayed', formatMs(second.replyMs)],
+          ['opencode peak RSS (VmHWM of the serve process)', formatMegabytes(rss)],
+        ],
+      },
     ),
-    '',
-  ];
-  process.stdout.write(out.join('\n'));
+  );
 }
 
-const stackRef: { stack?: Stack } = {};
-let exitCode = 1;
-const deadline = setTimeout(() => {
-  process.stderr.write(`bridge-opencode bench: no result within ${BENCH_TIMEOUT_MS} ms; stopping\n`);
-  void Promise.allSettled([stackRef.stack?.close(), removePluginBundle()]).then(() => process.exit(2));
-}, BENCH_TIMEOUT_MS);
-try {
-  await run(stackRef);
-  exitCode = 0;
-} catch (err) {
-  process.stderr.write(`bridge-opencode bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  if (stackRef.stack) process.stderr.write(`${stackRef.stack.logs(60)}\n`);
-} finally {
-  await stackRef.stack?.close();
-  await removePluginBundle();
-  clearTimeout(deadline);
-}
-process.exit(exitCode);
+await runStackBench({
+  name: 'bridge-opencode bench',
+  timeoutMs: BENCH_TIMEOUT_MS,
+  run,
+  remove: removePluginBundle,
+});

@@ -18,7 +18,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type ManagedProcess, type Stack, startStack } from '@agentmail/testkit';
+import {
+  formatMs,
+  type ManagedProcess,
+  markdownTable,
+  runStackBench,
+  type StackRef,
+  startStack,
+} from '@agentmail/testkit';
 import { piAdapter, prepareBundle, removeBundle } from '../harness/pi-adapter.js';
 import { WORKER_NICE } from '../src/constants.js';
 import type { LoopDelayStats } from '../src/loop-stats.js';
@@ -93,17 +100,9 @@ async function loopDelay(proc: ManagedProcess): Promise<LoopDelayStats> {
   return (await next) as unknown as LoopDelayStats;
 }
 
-const fmtMs = (n: number): string => `${Math.round(n).toLocaleString('en')} ms`;
 const fmtMb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
-}
-
-async function run(stackRef: { stack?: Stack }): Promise<boolean> {
+async function run(stackRef: StackRef): Promise<boolean> {
   const buildStart = performance.now();
   await prepareBundle();
   const buildMs = performance.now() - buildStart;
@@ -222,10 +221,10 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
       cells: [
         String(i + 1),
         `${fmtMb(sessions[i]?.bytes ?? 0)} (${first?.body?.messages.length ?? '?'} msgs sent)`,
-        fmtMs((first?.receivedAtMs ?? Number.NaN) - spawnMs),
+        formatMs((first?.receivedAtMs ?? Number.NaN) - spawnMs),
         `${(rssKb / 1024).toFixed(0)} MB`,
-        fmtMs((result?.turn.time ?? Number.NaN) - spawnMs),
-        fmtMs(result?.repliedAfterMs ?? Number.NaN),
+        formatMs((result?.turn.time ?? Number.NaN) - spawnMs),
+        formatMs(result?.repliedAfterMs ?? Number.NaN),
       ],
       contextMessages: first?.body?.messages.length ?? 0,
     };
@@ -239,9 +238,9 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
     `machine: ${availableParallelism()} cores, load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
-    `setup: daemon bundle ${fmtMs(buildMs)}, session files ${fmtMs(writeMs)}, daemon start → ready ${fmtMs(bridgeMs)}`,
+    `setup: daemon bundle ${formatMs(buildMs)}, session files ${formatMs(writeMs)}, daemon start → ready ${formatMs(bridgeMs)}`,
     '',
-    table(
+    markdownTable(
       [
         'daemon event-loop delay (perf_hooks, 1 ms ticks)',
         'max',
@@ -258,7 +257,7 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
           `${during.p99_ms} ms`,
           `${during.p50_ms} ms`,
           `${during.mean_ms} ms`,
-          fmtMs(during.window_ms),
+          formatMs(during.window_ms),
           gcCell(during),
         ],
         [
@@ -267,13 +266,13 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
           `${startup.p99_ms} ms`,
           `${startup.p50_ms} ms`,
           `${startup.mean_ms} ms`,
-          fmtMs(startup.window_ms),
+          formatMs(startup.window_ms),
           gcCell(startup),
         ],
       ],
     ),
     '',
-    table(
+    markdownTable(
       [
         'worker',
         'session file',
@@ -285,11 +284,11 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
       rows.map((r) => r.cells),
     ),
     '',
-    `all ${TURNS} turns: ${fmtMs(windowMs)} from the first send to the last turn done`,
+    `all ${TURNS} turns: ${formatMs(windowMs)} from the first send to the last turn done`,
     resumed
       ? 'every first model request carried the whole resumed session'
       : 'WARNING: a first model request did not carry the whole session (was it resumed?)',
-    `longest block (5 ms probe timer): ${during.block_max_ms} ms late, ${fmtMs(during.block_max_at - sendStart)} after the first send; nearest daemon log lines: ${nearest || 'none'}`,
+    `longest block (5 ms probe timer): ${during.block_max_ms} ms late, ${formatMs(during.block_max_at - sendStart)} after the first send; nearest daemon log lines: ${nearest || 'none'}`,
     ok
       ? `OK: the daemon's event-loop delay stayed under ${LOOP_DELAY_LIMIT_MS} ms (max ${during.max_ms} ms)`
       : `ABOVE TARGET: the daemon's event loop was blocked for ${during.max_ms} ms (target ${LOOP_DELAY_LIMIT_MS} ms)`,
@@ -299,20 +298,11 @@ async function run(stackRef: { stack?: Stack }): Promise<boolean> {
   return resumed;
 }
 
-const stackRef: { stack?: Stack } = {};
-let exitCode = 1;
-const deadline = setTimeout(() => {
-  process.stderr.write(`bridge-pi bench: no result within ${BENCH_TIMEOUT_MS} ms; stopping\n`);
-  void Promise.allSettled([stackRef.stack?.close(), removeBundle()]).then(() => process.exit(2));
-}, BENCH_TIMEOUT_MS);
-try {
-  exitCode = (await run(stackRef)) ? 0 : 1;
-} catch (err) {
-  process.stderr.write(`bridge-pi bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  if (stackRef.stack) process.stderr.write(`${stackRef.stack.logs(60)}\n`);
-} finally {
-  await stackRef.stack?.close();
-  await removeBundle();
-  clearTimeout(deadline);
-}
-process.exit(exitCode);
+await runStackBench({
+  name: 'bridge-pi bench',
+  timeoutMs: BENCH_TIMEOUT_MS,
+  run: async (ref) => {
+    if (!(await run(ref))) throw new Error('a first model request did not carry the whole resumed session');
+  },
+  remove: removeBundle,
+});

@@ -14,27 +14,20 @@
  * Exits 0 when it measured, 1 when a step failed, 2 on the overall deadline; everything it started
  * is stopped at the end. Run: `pnpm --filter @agentmail/bridge-zcode bench` (or `pnpm bench`).
  */
-import { availableParallelism } from 'node:os';
 import {
   type BridgeAdapter,
+  benchReport,
   formatMegabytes,
   formatMs,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
-  markdownTable,
   peakRssBytes,
-  runBench,
-  type Stack,
+  runStackBench,
+  type StackRef,
   timeMailTurn,
 } from '@agentmail/testkit';
-import {
-  answerAtOnce,
-  marker,
-  shellCall,
-  startConformanceStack,
-  turnStart,
-} from '@agentmail/testkit/conformance';
+import { answerAtOnce, marker, shellThenAnswer, startConformanceStack } from '@agentmail/testkit/conformance';
 import { ZCODE_STANDIN_VERSION } from '@agentmail/testkit/zcode';
 import { bundled, removeBundle, zcodeAdapter } from '../harness/zcode-adapter.js';
 
@@ -43,7 +36,7 @@ export const BENCH_TIMEOUT_MS = 300_000;
 /** Time one step may wait, in ms. @default 120_000 */
 export const STEP_TIMEOUT_MS = 120_000;
 
-async function run(ref: { stack?: Stack }): Promise<void> {
+async function run(ref: StackRef): Promise<void> {
   const loadBefore = loadAverage();
   const stack = await startConformanceStack(zcodeAdapter);
   ref.stack = stack;
@@ -96,14 +89,7 @@ async function run(ref: { stack?: Stack }): Promise<void> {
 
   // A guarded call asked by mail: send → permission mail; decision → reply.
   const mark = marker('approve');
-  stack.model.addScenarios([
-    { name: `${mark}:bash`, match: turnStart(mark), reply: shellCall(zcodeAdapter, `echo ${mark}`) },
-    {
-      name: `${mark}:done`,
-      match: { lastUserMessage: mark, hasToolResult: true },
-      reply: { type: 'text', text: 'ok' },
-    },
-  ]);
+  stack.model.addScenarios(shellThenAnswer(zcodeAdapter, mark, `echo ${mark}`));
   const askSentAt = Date.now();
   const sent = await stack.sendAs(undefined, stack.taskAddress(), {
     subject: `Approve ${mark}`,
@@ -122,39 +108,34 @@ async function run(ref: { stack?: Stack }): Promise<void> {
   const rss = peakRssBytes(proc.pid);
 
   const [t1, t2, t3] = turns;
-  const out = [
-    '',
-    `bridge-zcode bench: ZCode stand-in ${ZCODE_STANDIN_VERSION} (testkit), scripted model (Anthropic kind), Gateway on loopback`,
-    `machine: ${availableParallelism()} cores, load average ${loadBefore} before, ${loadAverage()} after`,
-    '',
-    markdownTable(
-      ['step', 'measured'],
-      [
-        ['daemon spawn → setup check done (`zcode plugins list --json`)', formatMs(checkedAt - spawnedAt)],
-        ['daemon spawn → connected (event stream open)', formatMs(connectedAt - spawnedAt)],
-        ['daemon spawn → ready (start catch-up done)', formatMs(readyAt - spawnedAt)],
-        ['mail 1, new session: send → stand-in run started', formatMs(t1?.runStartedMs ?? Number.NaN)],
-        ['mail 1: send → first model request', formatMs(t1?.firstRequestMs ?? Number.NaN)],
-        ['mail 1: send → reply relayed', formatMs(t1?.replyMs ?? Number.NaN)],
-        ['mail 2, --resume: send → stand-in run started', formatMs(t2?.runStartedMs ?? Number.NaN)],
-        ['mail 2: send → reply relayed', formatMs(t2?.replyMs ?? Number.NaN)],
-        ['mail 3, --resume: send → stand-in run started', formatMs(t3?.runStartedMs ?? Number.NaN)],
-        ['mail 3: send → reply relayed', formatMs(t3?.replyMs ?? Number.NaN)],
-        ['workspace Bash call: send → permission mail at the person', formatMs(askedMs)],
-        ['workspace Bash call: approve → reply relayed', formatMs(approvedReplyMs)],
-        ['daemon peak RSS (VmHWM)', formatMegabytes(rss)],
-      ],
+  process.stdout.write(
+    benchReport(
+      `bridge-zcode bench: ZCode stand-in ${ZCODE_STANDIN_VERSION} (testkit), scripted model (Anthropic kind), Gateway on loopback`,
+      {
+        loadBefore,
+        rows: [
+          ['daemon spawn → setup check done (`zcode plugins list --json`)', formatMs(checkedAt - spawnedAt)],
+          ['daemon spawn → connected (event stream open)', formatMs(connectedAt - spawnedAt)],
+          ['daemon spawn → ready (start catch-up done)', formatMs(readyAt - spawnedAt)],
+          ['mail 1, new session: send → stand-in run started', formatMs(t1?.runStartedMs ?? Number.NaN)],
+          ['mail 1: send → first model request', formatMs(t1?.firstRequestMs ?? Number.NaN)],
+          ['mail 1: send → reply relayed', formatMs(t1?.replyMs ?? Number.NaN)],
+          ['mail 2, --resume: send → stand-in run started', formatMs(t2?.runStartedMs ?? Number.NaN)],
+          ['mail 2: send → reply relayed', formatMs(t2?.replyMs ?? Number.NaN)],
+          ['mail 3, --resume: send → stand-in run started', formatMs(t3?.runStartedMs ?? Number.NaN)],
+          ['mail 3: send → reply relayed', formatMs(t3?.replyMs ?? Number.NaN)],
+          ['workspace Bash call: send → permission mail at the person', formatMs(askedMs)],
+          ['workspace Bash call: approve → reply relayed', formatMs(approvedReplyMs)],
+          ['daemon peak RSS (VmHWM)', formatMegabytes(rss)],
+        ],
+      },
     ),
-    '',
-  ];
-  process.stdout.write(out.join('\n'));
+  );
 }
 
-const ref: { stack?: Stack } = {};
-await runBench({
+await runStackBench({
   name: 'bridge-zcode bench',
   timeoutMs: BENCH_TIMEOUT_MS,
-  run: () => run(ref),
-  cleanup: () => Promise.allSettled([ref.stack?.close(), removeBundle()]),
-  onFailure: () => ref.stack?.logs(60),
+  run,
+  remove: removeBundle,
 });

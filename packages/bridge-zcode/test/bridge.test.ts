@@ -13,6 +13,7 @@ import {
   runDiesWithDriver,
   runEndsWithItsTurn,
   shellCall,
+  shellThenAnswer,
   textPattern,
   toolResultsSeen,
   turnStart,
@@ -42,14 +43,12 @@ const current = stackPerFile();
 
 /** The model of a turn carrying `mark`: one shell call of `command`, then a text with what it saw. */
 function shellThenEnd(mark: string, command: string): Scenario[] {
-  return [
-    { name: `${mark}:shell`, match: turnStart(mark), reply: shellCall(zcodeAdapter, command) },
-    {
-      name: `${mark}:answer`,
-      match: { lastUserMessage: mark, hasToolResult: true },
-      reply: (r) => ({ type: 'text', text: `END ${r.toolResults.map((t) => t.text).join(' | ')}` }),
-    },
-  ];
+  return shellThenAnswer(
+    zcodeAdapter,
+    mark,
+    command,
+    (r) => `END ${r.toolResults.map((t) => t.text).join(' | ')}`,
+  );
 }
 
 /**

@@ -3,7 +3,7 @@
  * bridge logged an event, a process's peak RSS, and the printed table.
  */
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import type { Mail } from '@agentmail/protocol';
 import type { ManagedProcess } from './harness/processes.js';
 import type { Stack } from './harness/stack.js';
@@ -93,6 +93,61 @@ export async function runBench(main: BenchMain): Promise<never> {
     clearTimeout(deadline);
   }
   process.exit(exitCode);
+}
+
+/** Where a bridge bench keeps the stack it started (closed at the end, its logs shown on failure). */
+export interface StackRef {
+  stack?: Stack;
+}
+
+/** What {@link runStackBench} runs. */
+export interface StackBench {
+  /** Name in the failure and deadline lines, e.g. `bridge-dsh bench`. */
+  name: string;
+  /** The whole bench is stopped after this long, in ms. */
+  timeoutMs: number;
+  /** Measures and prints; sets `ref.stack` as soon as it has one. A throw is a failed step (exit 1). */
+  run(ref: StackRef): Promise<void>;
+  /** Removes what else the bench made (a bundle), after the stack is closed. */
+  remove?(): Promise<unknown>;
+}
+
+/**
+ * The main of a bridge's bench script ({@link runBench} around one stack): exit 0 when it measured,
+ * 1 when a step failed (with the stack's last 60 log lines), 2 on the deadline; the stack is
+ * closed and `remove` called in every case.
+ */
+export function runStackBench(bench: StackBench): Promise<never> {
+  const ref: StackRef = {};
+  return runBench({
+    name: bench.name,
+    timeoutMs: bench.timeoutMs,
+    run: () => bench.run(ref),
+    cleanup: async () => {
+      await ref.stack?.close();
+      await bench.remove?.();
+    },
+    onFailure: () => ref.stack?.logs(60),
+  });
+}
+
+/**
+ * A bench's printed report: the title, the machine (cores, load before and after), any notes, then
+ * the `step | measured` table.
+ */
+export function benchReport(
+  title: string,
+  report: { loadBefore: string; notes?: readonly string[]; rows: ReadonlyArray<readonly [string, string]> },
+): string {
+  return [
+    '',
+    title,
+    `machine: ${availableParallelism()} cores, load average ${report.loadBefore} before, ${loadAverage()} after`,
+    ...(report.notes ?? []),
+    '',
+    markdownTable(['step', 'measured'], report.rows),
+    '',
+  ].join('\n');
 }
 
 /** What one timed mail turn took. */

@@ -1,6 +1,7 @@
 // Bench helpers (`pnpm bench` scripts of the bridge packages)
 export {
   type BenchMain,
+  benchReport,
   formatMegabytes,
   formatMs,
   loadAverage,
@@ -9,6 +10,9 @@ export {
   markdownTable,
   peakRssBytes,
   runBench,
+  runStackBench,
+  type StackBench,
+  type StackRef,
   timeMailTurn,
 } from './bench.js';
 // Scripted model server

@@ -42,6 +42,7 @@ export {
   readFileCall,
   readMailThenAnswer,
   shellCall,
+  shellThenAnswer,
   TITLE_SCENARIO,
   textPattern,
   toolResultsSeen,

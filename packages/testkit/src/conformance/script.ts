@@ -178,6 +178,23 @@ export function readMailThenAnswer(
   ];
 }
 
+/** A turn of `mark` whose model runs `command` in the host's shell, then ends with `text`. */
+export function shellThenAnswer(
+  adapter: BridgeAdapter,
+  mark: string,
+  command: string,
+  text: string | ((request: RecordedRequest) => string) = 'ok',
+): Scenario[] {
+  return [
+    { name: `${mark}:shell`, match: turnStart(mark), reply: shellCall(adapter, command) },
+    {
+      name: `${mark}:answer`,
+      match: { lastUserMessage: mark, hasToolResult: true },
+      reply: (request) => ({ type: 'text', text: typeof text === 'string' ? text : text(request) }),
+    },
+  ];
+}
+
 /** A turn the model ends at once with `text` (no tool call). */
 export function answerAtOnce(mark: string, text: string): Scenario {
   return { name: `${mark}:answer`, match: turnStart(mark), reply: { type: 'text', text } };
