@@ -251,11 +251,7 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
   });
 
   it("host-tools' hook process imports only the light RPC client (its start is on every tool call's path)", () => {
-    const hookFiles = [
-      'host-tools/src/hook-main.ts',
-      'host-tools/src/hook-runner.ts',
-      'host-tools/src/hosts.ts',
-    ];
+    const hookFiles = ['host-tools/src/hook-runner.ts', 'host-tools/src/hook-profile.ts'];
     const bad = edgesOf(join(PACKAGES, 'host-tools/src')).filter(
       (e) =>
         hookFiles.includes(e.file) &&
