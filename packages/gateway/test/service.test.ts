@@ -591,6 +591,24 @@ describe('service install: what to run next', () => {
   });
 });
 
+describe('service install: hosts discovered from packages/*/host.json', () => {
+  it('a bad descriptor is an error naming its file and field; nothing is written', async () => {
+    const checkout = tempDir('agentmail-checkout-');
+    cpSync(join(CHECKOUT, 'deploy'), join(checkout, 'deploy'), { recursive: true });
+    writeFileSync(join(checkout, 'pnpm-workspace.yaml'), 'packages: [packages/*]\n');
+    const descriptor = JSON.parse(readFileSync(join(CHECKOUT, 'packages/bridge-pi/host.json'), 'utf8'));
+    descriptor.service.exec.kind = 'binary';
+    mkdirSync(join(checkout, 'packages', 'bridge-odd'), { recursive: true });
+    const file = join(checkout, 'packages', 'bridge-odd', 'host.json');
+    writeFileSync(file, JSON.stringify(descriptor));
+    const { env } = tempHome({ AGENTMAIL_CHECKOUT: checkout });
+    const r = await cliRun(['service', 'install', 'pi', '--agent-key', 'amk_p'], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`${file}: service.exec.kind`);
+    expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
+  });
+});
+
 describe('service install: keys and options', () => {
   let gw: TestGateway;
   let admin: HumanApi;
