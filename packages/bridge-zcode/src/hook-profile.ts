@@ -5,13 +5,9 @@
  * descriptor only.
  */
 import {
-  HOOK_EVENTS,
   type HookEvent,
-  type HookEventName,
-  HookInputError,
   type HostProfile,
-  hookField,
-  isHookObject,
+  readHookStdin,
   writeClaudeStyleAnswer,
 } from '@agentmail/host-tools/hook';
 import { HOOK_HOST_ID, HOST_NAME, PLATFORM } from './constants.js';
@@ -24,23 +20,16 @@ import { GUARDED_TOOLS } from './host.js';
  * `toolName, toolInput, toolCallId` — with Claude-style aliases added beside them.
  */
 export function readZcodeEvent(value: unknown): HookEvent {
-  if (!isHookObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
-  const event = hookField(value, 'hookEventName', true);
-  if (!HOOK_EVENTS.has(event))
-    throw new HookInputError(
-      `hook input field "hookEventName": "${event}" is not handled; register the hook for ${[...HOOK_EVENTS].join(', ')}`,
-    );
-  const tool = event !== 'SessionStart';
-  return {
-    event: event as HookEventName,
-    sessionId: hookField(value, 'sessionId', true),
-    cwd: hookField(value, 'cwd', false),
-    toolName: tool ? hookField(value, 'toolName', true) : '',
-    input: value.toolInput ?? {},
-    toolCallId: tool ? hookField(value, 'toolCallId', true) : '',
-    promptId: hookField(value, 'turnId', false),
-    hostMode: hookField(value, 'mode', false),
-  };
+  return readHookStdin(value, {
+    event: 'hookEventName',
+    sessionId: 'sessionId',
+    toolName: 'toolName',
+    input: 'toolInput',
+    toolCallId: 'toolCallId',
+    promptId: 'turnId',
+    hostMode: 'mode',
+    callIdOn: ['PreToolUse', 'PermissionRequest'],
+  });
 }
 
 // ZCode's read-only built-ins (v3.15.1 `core/src/permission/service.ts` isReadOnlyTool): `plan`

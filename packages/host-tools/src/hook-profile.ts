@@ -141,6 +141,54 @@ export function writeClaudeStyleAnswer(event: HookEventName, verdict: HookVerdic
   return { stdout: `${JSON.stringify({ hookSpecificOutput: output })}\n`, stderr: '', exitCode: 0 };
 }
 
+/** Where a host's hook stdin puts each field of a {@link HookEvent} (its own JSON names). */
+export interface HookStdinFields {
+  event: string;
+  sessionId: string;
+  toolName: string;
+  input: string;
+  toolCallId: string;
+  promptId: string;
+  hostMode: string;
+  /** The events whose stdin carries a call id (others get ''). */
+  callIdOn: readonly HookEventName[];
+}
+
+/**
+ * Read a host's hook stdin by its field names; `cwd` is `cwd` on every host so far.
+ * @throws HookInputError naming the field that is missing or of the wrong type, or an event not handled.
+ */
+export function readHookStdin(value: unknown, f: HookStdinFields): HookEvent {
+  if (!isHookObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
+  const event = hookField(value, f.event, true);
+  if (!HOOK_EVENTS.has(event))
+    throw new HookInputError(
+      `hook input field "${f.event}": "${event}" is not handled; register the hook for ${[...HOOK_EVENTS].join(', ')}`,
+    );
+  const tool = event !== 'SessionStart';
+  return {
+    event: event as HookEventName,
+    sessionId: hookField(value, f.sessionId, true),
+    cwd: hookField(value, 'cwd', false),
+    toolName: tool ? hookField(value, f.toolName, true) : '',
+    input: value[f.input] ?? {},
+    toolCallId: f.callIdOn.includes(event as HookEventName) ? hookField(value, f.toolCallId, true) : '',
+    promptId: hookField(value, f.promptId, false),
+    hostMode: hookField(value, f.hostMode, false),
+  };
+}
+
+const CLAUDE_STYLE_FIELDS: HookStdinFields = {
+  event: 'hook_event_name',
+  sessionId: 'session_id',
+  toolName: 'tool_name',
+  input: 'tool_input',
+  toolCallId: 'tool_use_id',
+  promptId: 'prompt_id',
+  hostMode: 'permission_mode',
+  callIdOn: ['PreToolUse'],
+};
+
 /**
  * Claude Code's hook stdin (2.1.328): `{session_id, transcript_path, cwd, permission_mode,
  * hook_event_name, tool_name, tool_input, tool_use_id, prompt_id}`; PermissionRequest has no
@@ -149,21 +197,5 @@ export function writeClaudeStyleAnswer(event: HookEventName, verdict: HookVerdic
  * @throws HookInputError naming the field that is missing or of the wrong type.
  */
 export function readClaudeStyleEvent(value: unknown): HookEvent {
-  if (!isHookObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
-  const event = hookField(value, 'hook_event_name', true);
-  if (!HOOK_EVENTS.has(event))
-    throw new HookInputError(
-      `hook input field "hook_event_name": "${event}" is not handled; register the hook for ${[...HOOK_EVENTS].join(', ')}`,
-    );
-  const tool = event !== 'SessionStart';
-  return {
-    event: event as HookEventName,
-    sessionId: hookField(value, 'session_id', true),
-    cwd: hookField(value, 'cwd', false),
-    toolName: tool ? hookField(value, 'tool_name', true) : '',
-    input: value.tool_input ?? {},
-    toolCallId: event === 'PreToolUse' ? hookField(value, 'tool_use_id', true) : '',
-    promptId: hookField(value, 'prompt_id', false),
-    hostMode: hookField(value, 'permission_mode', false),
-  };
+  return readHookStdin(value, CLAUDE_STYLE_FIELDS);
 }

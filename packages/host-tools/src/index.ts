@@ -10,11 +10,13 @@ export {
   type HookEventName,
   HookInputError,
   type HookOutput,
+  type HookStdinFields,
   type HookVerdict,
   type HostProfile,
   hookField,
   isHookObject,
   readClaudeStyleEvent,
+  readHookStdin,
   writeClaudeStyleAnswer,
 } from './hook-profile.js';
 export {
