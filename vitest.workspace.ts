@@ -1,19 +1,15 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
- * The single list of test projects. vitest 4 silently ignores a `vitest.workspace.ts`
- * file, so `vitest.config.ts` imports this list into `test.projects`; add a package here
- * and nowhere else.
+ * The test projects: every package under `packages/` with a `test/` directory, discovered (a new
+ * package — a new host's bridge — is a project without an edit here; its name is the directory's).
+ * vitest 4 silently ignores a `vitest.workspace.ts` file, so `vitest.config.ts` imports this list
+ * into `test.projects`.
  */
-export const projects: string[] = [
-  'packages/protocol',
-  'packages/shared-policy',
-  'packages/bridge-kit',
-  'packages/gateway',
-  'packages/testkit',
-  'packages/bridge-pi',
-  'packages/bridge-opencode',
-  'packages/host-tools',
-  'packages/bridge-claude',
-  'packages/bridge-dsh',
-  'packages/bridge-zcode',
-  'packages/web',
-];
+const PACKAGES = join(import.meta.dirname, 'packages');
+
+export const projects: string[] = readdirSync(PACKAGES, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(PACKAGES, d.name, 'test')))
+  .map((d) => `packages/${d.name}`)
+  .sort();

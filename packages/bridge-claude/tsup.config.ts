@@ -11,6 +11,9 @@ import { HOST_TOOL_ENTRIES, nodeBundleOptions } from '../host-tools/src/bundle.j
 /** Root directory of the bridge-claude package. */
 export const BRIDGE_ROOT = dirname(fileURLToPath(import.meta.url));
 
+/** The plugin's `hook.js`: this host's hook main (host-tools runner with this host's profile). */
+export const HOOK_ENTRY = join(BRIDGE_ROOT, 'src', 'hook-main.ts');
+
 /** The daemon's entry files. */
 export const DAEMON_ENTRIES: Readonly<Record<string, string>> = {
   'daemon-main': join(BRIDGE_ROOT, 'src', 'daemon-main.ts'),
@@ -24,5 +27,5 @@ export default defineConfig([
     ...nodeBundleOptions({ index: join(BRIDGE_ROOT, 'src', 'index.ts') }, join(BRIDGE_ROOT, 'dist')),
     tsconfig: join(BRIDGE_ROOT, 'tsconfig.build.json'),
   },
-  nodeBundleOptions(HOST_TOOL_ENTRIES, join(BRIDGE_ROOT, 'plugin', 'dist')),
+  nodeBundleOptions({ ...HOST_TOOL_ENTRIES, hook: HOOK_ENTRY }, join(BRIDGE_ROOT, 'plugin', 'dist')),
 ]);

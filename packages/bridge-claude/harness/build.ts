@@ -6,7 +6,7 @@
  */
 import { type BuiltDriver, buildDriver, builtDriverAt } from '@agentmail/host-tools/bundle';
 import { cachedBuild } from '@agentmail/testkit';
-import { BRIDGE_ROOT, DAEMON_ENTRIES } from '../tsup.config.js';
+import { BRIDGE_ROOT, DAEMON_ENTRIES, HOOK_ENTRY } from '../tsup.config.js';
 
 /** A built bridge. */
 export type BuiltBridge = BuiltDriver;
@@ -21,6 +21,7 @@ export async function buildBridge(): Promise<BuiltBridge> {
         packageRoot: BRIDGE_ROOT,
         name: 'bridge-claude',
         daemonEntries: DAEMON_ENTRIES,
+        hookEntry: HOOK_ENTRY,
         root: dir,
       });
     },

@@ -11,6 +11,7 @@ import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_NAME, PLATFORM, PLUGIN_NAME } from './constants.js';
 import type { ClaudeEvent } from './events.js';
+import { GUARDED_TOOLS } from './host.js';
 import type { InitLine, StreamLine } from './stream-json.js';
 import { findTranscript, readSessionModel, readTranscriptHead } from './transcripts.js';
 
@@ -164,6 +165,7 @@ export function claudeTurns(
   const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
   return {
     platform: PLATFORM,
+    guardedTools: GUARDED_TOOLS,
     async findSession(ref) {
       const file =
         ref.locator &&

@@ -20,6 +20,7 @@ import type {} from '@deepseek-ai/dsh-session-title';
 import type {} from '@deepseek-ai/dsh-tools';
 import type { DshBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
+import { PLATFORM } from './host.js';
 import { type DshSeamEvent, installSeams, type SeamHost } from './seams.js';
 import { DshTurns } from './turns.js';
 
@@ -58,7 +59,7 @@ export class DshBridge {
       clearAgentError: (id) => this.#agentErrors.delete(id),
     });
     this.kit = createBridge<DshEvent>({
-      platform: 'dsh',
+      platform: PLATFORM,
       version: BRIDGE_VERSION,
       config,
       log,

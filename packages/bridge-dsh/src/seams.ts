@@ -31,6 +31,7 @@ import { isGuardedTool, type Question } from '@agentmail/shared-policy';
 import type { Context } from '@deepseek-ai/cordis';
 import type { ToolDispatchExecution, ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import type { ApprovalOutcome } from '@deepseek-ai/dsh-user-approval';
+import { GUARDED_TOOLS } from './host.js';
 import { detach } from './signals.js';
 import { dshMailTools } from './tools.js';
 
@@ -141,7 +142,7 @@ export function installSeams(agentCtx: Context, agentId: string, host: SeamHost)
         const downstream = await next();
         const turn = host.turnOf(agentId);
         if (turn === undefined || downstream.kind === 'deny') return downstream;
-        if (downstream.kind === 'allow' && !isGuardedTool('dsh', exec.name)) return downstream;
+        if (downstream.kind === 'allow' && !isGuardedTool(GUARDED_TOOLS, exec.name)) return downstream;
         const signal = detach(exec.signal);
         try {
           const outcome = await turn.decide(

@@ -21,6 +21,7 @@ import { SessionId } from '@deepseek-ai/dsh-session';
 import type {} from '@deepseek-ai/dsh-session-persistence';
 import type {} from '@deepseek-ai/dsh-session-title';
 import { MAIL_SESSION_PREFIX } from './constants.js';
+import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import { summarizeTurn } from './outcome.js';
 
 /** Most mail agents kept live between mails; older idle ones are disposed (their sessions stay on disk). @default 16 */
@@ -51,7 +52,8 @@ interface Live {
 
 /** The DSH {@link TurnAdapter}, plus the bridge's view of live mail agents. */
 export class DshTurns implements TurnAdapter {
-  readonly platform = 'dsh' as const;
+  readonly platform = PLATFORM;
+  readonly guardedTools = GUARDED_TOOLS;
   readonly #host: DshTurnHost;
   /** Mail agents this bridge opened (owned handles), most recently used last. */
   readonly #live = new Map<string, Live>();

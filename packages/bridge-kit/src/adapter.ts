@@ -100,6 +100,11 @@ export interface AttemptOutcome {
 export interface TurnAdapter {
   platform: Platform;
   /**
+   * The host's guarded tool names (its descriptor's `guardedTools`, SPEC P-3), for the calls its
+   * seam hands to `ActiveTurn.decide`. @default every tool is guarded (fail closed)
+   */
+  guardedTools?: readonly string[];
+  /**
    * Find a platform session (B-4): a bound mail session or an adopted one. `undefined` = gone.
    * A throw counts as gone for an adopted session (the turn fails `session_missing`), as a failed
    * turn otherwise.

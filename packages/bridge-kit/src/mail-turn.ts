@@ -352,6 +352,7 @@ async function runTurn(input: MailTurnInput, adapter: TurnAdapter): Promise<Mail
         },
         {
           platform: adapter.platform,
+          guardedTools: adapter.guardedTools,
           agentName: input.agentName,
           mode: () => mail.permission_mode,
           sessionId: () => mail.session_id,

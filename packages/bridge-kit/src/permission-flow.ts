@@ -40,6 +40,8 @@ export interface GuardedCall {
 /** What {@link decideGuardedCall} needs from its host (a worker, a plugin, a hook process). */
 export interface PermissionFlowOptions {
   platform: Platform;
+  /** The host's guarded tool names, from its descriptor (`host.json`); undefined guards every tool (P-3). */
+  guardedTools: readonly string[] | undefined;
   agentName: string;
   /** The session's permission mode as received (normalised here, P-2). */
   mode(): string | null | undefined;
@@ -126,7 +128,7 @@ async function decide(
   const alwaysGranted = sessionId ? await options.grants.has(sessionId, toolName).catch(() => false) : false;
   const decision = decideToolCall({
     mode: options.mode(),
-    platform: options.platform,
+    guardedTools: options.guardedTools,
     toolName,
     alwaysGranted,
     locale,

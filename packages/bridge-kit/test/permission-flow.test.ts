@@ -49,6 +49,7 @@ function setup(
   });
   const options: PermissionFlowOptions = {
     platform: 'pi',
+    guardedTools: ['bash', 'write', 'edit'],
     agentName: 'pi',
     mode: () => 'workspace',
     sessionId: () => 's1',

@@ -19,6 +19,7 @@ import {
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
+import { PLATFORM } from './host.js';
 import { listSessionsSnapshot, type OpencodeClient, readCatalogue } from './opencode-facts.js';
 import { type OpencodeEvent, PermissionSeam } from './permissions.js';
 import { opencodeMailTools } from './tools.js';
@@ -71,7 +72,7 @@ export class OpencodeBridge {
     this.#client = client;
     this.#dataDir = config.dataDir;
     this.kit = createBridge<OpencodeEvent>({
-      platform: 'opencode',
+      platform: PLATFORM,
       version: BRIDGE_VERSION,
       config,
       log,

@@ -18,6 +18,7 @@
 
 import type { ActiveTurn, EmitEvent } from '@agentmail/bridge-kit';
 import { isGuardedTool } from '@agentmail/shared-policy';
+import { GUARDED_TOOLS } from './host.js';
 import { type OpencodeClient, replyPermission } from './opencode-facts.js';
 
 /** Properties of opencode's `permission.asked` event (v2 shape, as 1.18 publishes it). */
@@ -78,7 +79,7 @@ export class PermissionSeam {
     if (outcome.allow === true) {
       // Only a guarded call was really decided here; an unguarded one passed without a decision,
       // so opencode's own ask about it must still go to a person.
-      if (isGuardedTool('opencode', input.tool)) this.#approved.add(input.callID);
+      if (isGuardedTool(GUARDED_TOOLS, input.tool)) this.#approved.add(input.callID);
       return;
     }
     throw new Error(outcome.reason);

@@ -5,6 +5,7 @@
  * `session.idle` / `session.error`, matched by {@link TurnTracker}).
  */
 import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
+import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import {
   createSession,
   finalAssistantMessage,
@@ -51,7 +52,8 @@ async function lastModel(
 export function opencodeTurns(host: OpencodeTurnHost): TurnAdapter {
   const { client, tracker } = host;
   return {
-    platform: 'opencode',
+    platform: PLATFORM,
+    guardedTools: GUARDED_TOOLS,
     findSession: async (ref) => {
       const session = await getSession(client, ref.platformSessionId);
       return session ? { cwd: session.directory } : undefined;

@@ -29,6 +29,7 @@ import {
   WORKER_STOP_GRACE_MS,
 } from './constants.js';
 import type { PiEvent } from './events.js';
+import { PLATFORM } from './host.js';
 import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
 import { type WorkerHandle, WorkerLauncher } from './launcher.js';
 import { listPiSessions } from './session-files.js';
@@ -59,7 +60,7 @@ export class PiBridgeDaemon {
   constructor(config: PiBridgeConfig, log?: BridgeLogger) {
     this.#config = config;
     this.bridge = createBridge<PiEvent>({
-      platform: 'pi',
+      platform: PLATFORM,
       version: BRIDGE_VERSION,
       config,
       ...(log ? { log } : {}),

@@ -16,6 +16,7 @@ import {
 import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
 import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
+import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import { createPermissionHandler, type DecideToolCall } from './permission-seam.js';
 import { type MailToolContextSource, piMailTools } from './pi-tools.js';
 
@@ -124,7 +125,7 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
   };
   const toolContext = (signal: AbortSignal | undefined): MailToolContext => ({
     client,
-    identity: { name: agentName, platform: 'pi' },
+    identity: { name: agentName, platform: PLATFORM },
     locale,
     reconnect: ({ client: next }) => {
       client = next;
@@ -134,7 +135,7 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
     ...(signal ? { signal } : {}),
   });
   // The name may be one no daemon registered (`AGENTMAIL_AGENT_NAME=mypi`): register it (idempotent).
-  const ensureRegistered = registration(() => client.register({ name: agentName, platform: 'pi' }));
+  const ensureRegistered = registration(() => client.register({ name: agentName, platform: PLATFORM }));
   const grantFile = process.env.AGENTMAIL_GRANT_FILE;
   const grants = new GrantStore(grantFile ? { file: grantFile } : {});
   const factory = createMailExtension({
@@ -147,7 +148,8 @@ export default function agentMailExtension(pi: ExtensionAPI): void {
             decideGuardedCall(
               call,
               {
-                platform: 'pi',
+                platform: PLATFORM,
+                guardedTools: GUARDED_TOOLS,
                 agentName,
                 mode: () => process.env.AGENTMAIL_PERMISSION_MODE,
                 sessionId: () => sessionId,

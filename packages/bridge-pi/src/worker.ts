@@ -20,6 +20,7 @@ import { resolveLocale } from '@agentmail/shared-policy';
 import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
 import type { PiEvent } from './events.js';
 import { createMailExtension } from './extension.js';
+import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import type { TurnReport, WorkerJob } from './ipc.js';
 import { importPiSdk } from './pi-sdk.js';
 import { findPiSessionFile, mailSessionFile, parseHeader, readFirstLine } from './session-files.js';
@@ -98,7 +99,8 @@ export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
   };
 
   return {
-    platform: 'pi',
+    platform: PLATFORM,
+    guardedTools: GUARDED_TOOLS,
     async findSession(ref, how) {
       // B-4: an adopted session is found by its id (first lines only) and never silently replaced.
       const file = how.adopted ? await findPiSessionFile(agentDir, ref.platformSessionId) : ref.locator;

@@ -13,7 +13,7 @@ import {
 } from '@agentmail/host-tools/bundle';
 import { cachedBuild } from '@agentmail/testkit';
 import { ZCODE_STANDIN_ENTRY } from '@agentmail/testkit/zcode';
-import { BRIDGE_ROOT, DAEMON_ENTRIES, DAEMON_EXTERNAL } from '../tsup.config.js';
+import { BRIDGE_ROOT, DAEMON_ENTRIES, DAEMON_EXTERNAL, HOOK_ENTRY } from '../tsup.config.js';
 
 /** A built bridge and stand-in. */
 export interface BuiltBridge extends BuiltDriver {
@@ -36,6 +36,7 @@ async function buildInto(root: string): Promise<void> {
     packageRoot: BRIDGE_ROOT,
     name: 'bridge-zcode',
     daemonEntries: DAEMON_ENTRIES,
+    hookEntry: HOOK_ENTRY,
     external: DAEMON_EXTERNAL,
     root,
   });

@@ -1,7 +1,7 @@
 /** Names and ids the bridge, its plugin and ZCode share. */
 
-/** The platform the bridge registers (SPEC G-26: the admin's model selection is per platform). */
-export const PLATFORM = 'zcode';
+/** The platform the bridge registers (SPEC G-26: the admin's model selection is per platform) and its human name: from host.json. */
+export { DISPLAY_NAME as HOST_NAME, PLATFORM } from './host.js';
 
 /** The bridge version sent with register and heartbeat. */
 export const BRIDGE_VERSION = 'agentmail-zcode/0.1.0';
@@ -23,6 +23,3 @@ export const MAIL_TOOL_PREFIX = `mcp__plugin_${PLUGIN_NAME}_${MCP_SERVER_KEY}__`
 
 /** The hook runner's id for ZCode (`agentmail-hook zcode`, host-tools `ZCODE_HOST`). */
 export const HOOK_HOST_ID = 'zcode';
-
-/** Human name in texts. */
-export const HOST_NAME = 'ZCode';

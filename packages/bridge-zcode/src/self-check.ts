@@ -10,10 +10,11 @@ import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runHostCli, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
-import { formatText, GUARDED_TOOLS, type Locale } from '@agentmail/shared-policy';
+import { formatText, type Locale } from '@agentmail/shared-policy';
 import { z } from 'zod';
 import type { ZcodeBridgeConfig } from './config.js';
 import { HOOK_HOST_ID, HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_KEY, PLUGIN_ID } from './constants.js';
+import { GUARDED_TOOLS } from './host.js';
 import { zcodeConfigPath } from './zcode-home.js';
 
 /** One entry of `zcode plugins list --json`, as far as the check reads it. */
@@ -39,7 +40,7 @@ type PluginEntry = z.infer<typeof PluginEntry>;
 
 /** Tool names the plugin's PreToolUse hook must cover: the guarded built-ins and the mail tools. */
 export function gatedToolNames(): string[] {
-  return [...GUARDED_TOOLS.zcode, `${MAIL_TOOL_PREFIX}read_mail`, `${MAIL_TOOL_PREFIX}send_mail`];
+  return [...GUARDED_TOOLS, `${MAIL_TOOL_PREFIX}read_mail`, `${MAIL_TOOL_PREFIX}send_mail`];
 }
 
 /** ZCode's matcher rule (empty or `*`: all; `A|B`: exact names; else an unanchored RegExp). */

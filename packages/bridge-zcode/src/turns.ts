@@ -16,6 +16,7 @@ import { formatText, type Locale, normalizePermissionMode } from '@agentmail/sha
 import type { WorkspaceMode, ZcodeBridgeConfig } from './config.js';
 import { HOST_NAME, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';
+import { GUARDED_TOOLS } from './host.js';
 import { isZcodeSessionId, parseStreamLine } from './stream-json.js';
 import { findZcodeSession, readSessionModel, readZcodeModels } from './zcode-home.js';
 
@@ -103,6 +104,7 @@ export function zcodeTurns(
   const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
   return {
     platform: PLATFORM,
+    guardedTools: GUARDED_TOOLS,
     findSession: async (ref) => findZcodeSession(config.zcodeHome, ref.platformSessionId),
     catalogue: async () => readZcodeModels(config.zcodeHome).map((m) => m.key),
     async runAttempt(attempt, ctx): Promise<AttemptOutcome> {

@@ -3,10 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PERMISSION_WAIT_ENV } from '@agentmail/host-tools';
-import { GUARDED_TOOLS, isGuardedTool } from '@agentmail/shared-policy';
+import { isGuardedTool } from '@agentmail/shared-policy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultPluginDir, readZcodeConfig } from '../src/config.js';
 import { MAIL_TOOL_PREFIX, PLUGIN_ID } from '../src/constants.js';
+import { GUARDED_TOOLS } from '../src/host.js';
 import { checkPluginEntry, gatedToolNames, hookMatcherCovers } from '../src/self-check.js';
 import { parseStreamLine } from '../src/stream-json.js';
 import { runArgs, runEnv, zcodeModeFor } from '../src/turns.js';
@@ -154,10 +155,10 @@ describe('the plugin directory', () => {
   it('the PreToolUse matcher covers every guarded built-in and the mail tools, and nothing read-only', () => {
     const matcher = hooks.hooks.PreToolUse?.[0]?.matcher;
     for (const tool of gatedToolNames()) expect(hookMatcherCovers(matcher, tool), tool).toBe(true);
-    for (const tool of GUARDED_TOOLS.zcode) expect(hookMatcherCovers(matcher, tool), tool).toBe(true);
+    for (const tool of GUARDED_TOOLS) expect(hookMatcherCovers(matcher, tool), tool).toBe(true);
     for (const tool of ['Read', 'Grep', 'BashOutput', 'mcp__other__x', `${MAIL_TOOL_PREFIX}`])
       expect(hookMatcherCovers(matcher, tool), tool).toBe(false);
-    expect(isGuardedTool('zcode', 'js')).toBe(true);
+    expect(isGuardedTool(GUARDED_TOOLS, 'js')).toBe(true);
   });
 
   it('hooks are argv processes (no shell) running the bundled hook for zcode, with a day of timeout', () => {

@@ -21,11 +21,15 @@ import { bridgeDataDir, dataDirVariable, STOP_GRACE_MS } from '@agentmail/shared
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HumanApi } from '../src/cli/http.js';
 import { findCheckout, parseEnvFile, renderService, serviceLayout } from '../src/cli/service-files.js';
-import { BRIDGES, bridgeDataDirVariable, SERVICE_NAMES, unitName } from '../src/cli/service-platforms.js';
+import { bridges, serviceNames } from '../src/cli/service-hosts.js';
+import { type BridgeFacts, bridgeDataDirVariable, unitName } from '../src/cli/service-platforms.js';
 import { cliRun, tempHome, verifyUnit } from './helpers/service-env.js';
 import { startGateway, type TestGateway, tempDir } from './helpers.js';
 
 const CHECKOUT = findCheckout(process.env);
+/** The services and bridges the CLI discovers in this checkout (the five hosts' host.json). */
+const SERVICE_NAMES = serviceNames(process.env);
+const BRIDGES: Readonly<Record<string, BridgeFacts>> = Object.fromEntries(bridges(process.env));
 /** The opencode binary `pnpm install` fetched (the bridge's pinned 1.18.33). */
 const OPENCODE_BIN = join(
   CHECKOUT,
@@ -113,7 +117,7 @@ describe('rendered units pass systemd-analyze verify', () => {
           expect(setting(rendered.unit, key), key).toHaveLength(1);
         expect(setting(rendered.unit, 'ReadWritePaths')).toEqual([layout.stateDir]);
       } else {
-        const facts = BRIDGES[service];
+        const facts = BRIDGES[service] as BridgeFacts;
         // B-15: the stop timeout outlasts the bridge's own shutdown (kit grace + goodbye at least).
         const stopSec = Number(setting(rendered.unit, 'TimeoutStopSec')[0]?.replace(/s$/, ''));
         expect(stopSec * 1000).toBeGreaterThan(facts.stopBudgetMs);
@@ -358,7 +362,8 @@ describe('agentmail service install / uninstall', () => {
     expect(badName.stderr).toContain('--agent-name "pi laptop" is not a name the Gateway takes');
     const unknown = await cliRun(['service', 'install', 'hermes'], env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('gateway, pi, opencode, dsh, claude, zcode');
+    // The discovered bridges, in package-directory order.
+    expect(unknown.stderr).toContain('gateway, claude, dsh, opencode, pi, zcode');
     expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
   });
 
@@ -495,7 +500,7 @@ describe('service install claude finds the pinned Claude Code', () => {
     // The executable pnpm install gives is Claude Code itself, not the stub that asks for its postinstall.
     // A checkout installed before the postinstall was allowed: pnpm rebuild @anthropic-ai/claude-code.
     expect(execFileSync(bin ?? '', ['--version'], { encoding: 'utf8' })).toMatch(
-      new RegExp(`^${BRIDGES.claude.supportedHostVersion?.replaceAll('.', '\\.')} `),
+      new RegExp(`^${BRIDGES.claude?.supportedHostVersion?.replaceAll('.', '\\.')} `),
     );
   });
 });
@@ -583,6 +588,24 @@ describe('service install: what to run next', () => {
     expect(r.stdout).toContain(
       `${join(checkout, 'packages/web/dist/index.html')} is not built yet: run pnpm build:web`,
     );
+  });
+});
+
+describe('service install: hosts discovered from packages/*/host.json', () => {
+  it('a bad descriptor is an error naming its file and field; nothing is written', async () => {
+    const checkout = tempDir('agentmail-checkout-');
+    cpSync(join(CHECKOUT, 'deploy'), join(checkout, 'deploy'), { recursive: true });
+    writeFileSync(join(checkout, 'pnpm-workspace.yaml'), 'packages: [packages/*]\n');
+    const descriptor = JSON.parse(readFileSync(join(CHECKOUT, 'packages/bridge-pi/host.json'), 'utf8'));
+    descriptor.service.exec.kind = 'binary';
+    mkdirSync(join(checkout, 'packages', 'bridge-odd'), { recursive: true });
+    const file = join(checkout, 'packages', 'bridge-odd', 'host.json');
+    writeFileSync(file, JSON.stringify(descriptor));
+    const { env } = tempHome({ AGENTMAIL_CHECKOUT: checkout });
+    const r = await cliRun(['service', 'install', 'pi', '--agent-key', 'amk_p'], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`${file}: service.exec.kind`);
+    expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
   });
 });
 

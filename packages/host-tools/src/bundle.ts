@@ -1,9 +1,10 @@
 /**
  * Self-contained builds for Node.js. Above all the tool and hook processes for a host's plugin directory:
- * `mcp.js` (src/mcp-main.ts), `hook.js` (src/hook-main.ts) and `hook-interactive.js` (loaded by
- * the hook only in a person's own session), each one ESM file with every dependency inlined (the
- * AgentMail packages from their sources, the MCP SDK, zod), so a plugin directory needs nothing
- * but Node.js >= 22.19. Used by the bridges' builds (Claude Code, ZCode) and their test harnesses.
+ * `mcp.js` (src/mcp-main.ts), `hook.js` (the bridge's own `src/hook-main.ts`, calling
+ * `runHookMain` with its host's profile) and `hook-interactive.js` (loaded by the hook only in a
+ * person's own session), each one ESM file with every dependency inlined (the AgentMail packages
+ * from their sources, the MCP SDK, zod), so a plugin directory needs nothing but Node.js >= 22.19.
+ * Used by the bridges' builds (Claude Code, ZCode) and their test harnesses.
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -15,12 +16,16 @@ import { nodeBundle } from '../../../tooling/node-bundle.js';
 // One level below the package root both as src/bundle.ts and as dist/bundle.js.
 export const HOST_TOOLS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The entry files, by output name. */
-export const HOST_TOOL_ENTRIES: Readonly<Record<'mcp' | 'hook' | 'hook-interactive', string>> = {
+/** The host-neutral entry files, by output name; a bridge adds its own `hook` entry. */
+export const HOST_TOOL_ENTRIES: Readonly<Record<'mcp' | 'hook-interactive', string>> = {
   mcp: join(HOST_TOOLS_ROOT, 'src', 'mcp-main.ts'),
-  hook: join(HOST_TOOLS_ROOT, 'src', 'hook-main.ts'),
   'hook-interactive': join(HOST_TOOLS_ROOT, 'src', 'hook-interactive.ts'),
 };
+
+/** The plugin scripts of a host: {@link HOST_TOOL_ENTRIES} plus its own `hook` entry (its `src/hook-main.ts`). */
+export function pluginEntries(hookEntry: string): Readonly<Record<string, string>> {
+  return { ...HOST_TOOL_ENTRIES, hook: hookEntry };
+}
 
 /**
  * tsup options that bundle `entries` (output name → source file) into self-contained ESM files in
@@ -44,10 +49,13 @@ export function nodeBundleOptions(
   });
 }
 
-/** Bundle the tool and hook files into `outDir` (created). */
-export async function buildHostTools(outDir: string): Promise<{ mcpJs: string; hookJs: string }> {
+/** Bundle the tool files and the host's hook (`hookEntry`, its hook main) into `outDir` (created). */
+export async function buildHostTools(
+  outDir: string,
+  hookEntry: string,
+): Promise<{ mcpJs: string; hookJs: string }> {
   const { build } = await import('tsup');
-  await build({ ...nodeBundleOptions(HOST_TOOL_ENTRIES, outDir), config: false });
+  await build({ ...nodeBundleOptions(pluginEntries(hookEntry), outDir), config: false });
   return { mcpJs: join(outDir, 'mcp.js'), hookJs: join(outDir, 'hook.js') };
 }
 
@@ -70,6 +78,8 @@ export interface BuildDriverOptions {
   name: string;
   /** The daemon's entry files (output name → source; one named `daemon-main`). */
   daemonEntries: Readonly<Record<string, string>>;
+  /** The host's hook main (`src/hook-main.ts`, calling `runHookMain` with its profile). */
+  hookEntry: string;
   /** Packages the daemon loads from node_modules instead of inlining them. */
   external?: readonly string[];
   /**
@@ -98,7 +108,7 @@ export async function buildDriver(options: BuildDriverOptions): Promise<BuiltDri
   const external = options.external ?? [];
   await Promise.all([
     build({ ...nodeBundleOptions(options.daemonEntries, join(root, 'daemon'), { external }), config: false }),
-    build({ ...nodeBundleOptions(HOST_TOOL_ENTRIES, join(pluginDir, 'dist')), config: false }),
+    build({ ...nodeBundleOptions(pluginEntries(options.hookEntry), join(pluginDir, 'dist')), config: false }),
   ]);
   return builtDriverAt(root);
 }

@@ -23,7 +23,7 @@ import { isAbsolute, join } from 'node:path';
 import { decideGuardedCall, GrantStore } from '@agentmail/bridge-kit';
 import { decideToolCall, isGuardedTool, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
-import type { HookEvent, HookVerdict, HostProfile } from './hosts.js';
+import type { HookEvent, HookVerdict, HostProfile } from './hook-profile.js';
 
 /** Time the hook's own event stream may take to open before it gives up (yield), in ms. @default 10_000 */
 export const INTERACTIVE_STREAM_OPEN_MS = 10_000;
@@ -83,11 +83,11 @@ export async function decideInteractive(host: HostProfile, event: HookEvent, env
     const grants = new GrantStore(grantFile ? { file: grantFile } : {});
 
     if (event.event === 'PreToolUse') {
-      if (!isGuardedTool(host.platform, event.toolName)) return none;
+      if (!isGuardedTool(host.guardedTools, event.toolName)) return none;
       const alwaysGranted = await grants.has(sessionId, event.toolName).catch(() => false);
       const d = decideToolCall({
         mode,
-        platform: host.platform,
+        guardedTools: host.guardedTools,
         toolName: event.toolName,
         alwaysGranted,
         locale,
@@ -119,6 +119,7 @@ export async function decideInteractive(host: HostProfile, event: HookEvent, env
         },
         {
           platform: host.platform,
+          guardedTools: host.guardedTools,
           agentName: env.AGENTMAIL_AGENT_NAME || host.platform,
           mode: () => mode,
           sessionId: () => sessionId,

@@ -28,7 +28,9 @@ import {
   type HookOutput,
   type HookVerdict,
   type HostProfile,
-} from './hosts.js';
+} from './hook-profile.js';
+
+export * from './hook-profile.js';
 
 /** What the SessionStart hook writes to stderr once the bridge answered with the turn's context. */
 export const HOOK_READY_MARKER = 'agentmail-hook: ready';
@@ -104,7 +106,7 @@ function callIdOf(event: HookEvent): string {
  * Run one hook event: read the host's stdin, decide, and return what to write and the exit code.
  * Never throws: in a mail-driven run every failure is a denial in the host's shape.
  * @example
- * const out = await runHook({ host: CLAUDE_CODE_HOST, stdin: await readStdin() });
+ * const out = await runHook({ host: CLAUDE_CODE_HOST, stdin }); // a bridge's profile
  * process.stdout.write(out.stdout); process.stderr.write(out.stderr); process.exitCode = out.exitCode;
  */
 export async function runHook(options: RunHookOptions): Promise<HookOutput> {
@@ -186,4 +188,30 @@ export async function runHook(options: RunHookOptions): Promise<HookOutput> {
   );
   const verdict: HookVerdict = answer.allow ? { kind: 'allow' } : { kind: 'deny', reason: answer.reason };
   return host.write(event.event, verdict);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The main of a host's hook process (`node hook.js <host id>`, each bridge's own bundled
+ * `hook.js`): reads the event from stdin, writes the decision in `host`'s shape and sets the exit
+ * code. The id argument must be `host.id`: a hook registered for another host exits 2, which
+ * blocks the call (a hook that cannot tell its host must not let a call pass).
+ */
+export async function runHookMain(host: HostProfile, id: string = process.argv[2] ?? ''): Promise<void> {
+  if (id !== host.id) {
+    process.stderr.write(
+      `agentmail-hook: unknown host "${id}"; this hook.js is ${host.displayName}'s: run it as \`node hook.js ${host.id}\`\n`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const out = await runHook({ host, stdin: await readStdin() });
+  if (out.stderr) process.stderr.write(out.stderr);
+  if (out.stdout) process.stdout.write(out.stdout);
+  process.exitCode = out.exitCode;
 }

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type TurnRpcEnv, type TurnRpcHandlers, TurnRpcServer } from '@agentmail/bridge-kit';
 import { buildHostTools } from '../src/bundle.js';
 
@@ -18,7 +19,7 @@ export async function bundle(): Promise<{
   remove: () => Promise<void>;
 }> {
   const dir = await mkdtemp(join(tmpdir(), 'am-host-tools-'));
-  const files = await buildHostTools(dir);
+  const files = await buildHostTools(dir, fileURLToPath(new URL('./fixtures/hook-main.ts', import.meta.url)));
   return { ...files, dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 

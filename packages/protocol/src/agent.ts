@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { ModeEnforcement, Timestamp } from './common.js';
 
-/** Platforms with a bridge; other names are accepted for third-party clients (see SPEC G-40). */
-export const KNOWN_PLATFORMS = ['pi', 'opencode', 'dsh', 'zcode', 'claude-code'] as const;
-
 /** Agent or user name: letters, digits, `_`, `-`, `.`; no `@`. */
 export const Name = z
   .string()

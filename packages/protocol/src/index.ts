@@ -11,6 +11,7 @@ export * from './directory.js';
 export { renderEndpointReference } from './doc.js';
 export * from './endpoints.js';
 export * from './events.js';
+export * from './host.js';
 export * from './human.js';
 export * from './mail.js';
 export * from './permission.js';

@@ -98,7 +98,6 @@ export {
 export {
   DEFAULT_PERMISSION_MODE,
   decideToolCall,
-  GUARDED_TOOLS,
   isGuardedTool,
   normalizePermissionMode,
   type PermissionMode,

@@ -1,10 +1,10 @@
-import type { KNOWN_PLATFORMS, PermissionMode } from '@agentmail/protocol';
+import type { PermissionMode } from '@agentmail/protocol';
 import { formatText, type Locale } from './texts/index.js';
 
 export type { PermissionMode } from '@agentmail/protocol';
 
-/** A platform that has a bridge: `pi`, `opencode`, `dsh`, `zcode` or `claude-code`. */
-export type Platform = (typeof KNOWN_PLATFORMS)[number];
+/** A platform id as a bridge registers it (`pi`, `claude-code`, …: its host descriptor's `platform`). */
+export type Platform = string;
 
 /** The mode a session gets when none (or an unknown one) is given. @default 'workspace' (see SPEC P-1, P-2) */
 export const DEFAULT_PERMISSION_MODE: PermissionMode = 'workspace';
@@ -24,49 +24,25 @@ export function normalizePermissionMode(value: unknown): PermissionMode {
 }
 
 /**
- * Guarded tools of each platform, by the names the platform gives them: shell, file write, file
- * edit, patch apply (see SPEC P-3). Sources: research notes pi.md (`bash, write, edit`),
- * opencode.md (serve mode offers `bash, edit, write`; `patch`/`apply_patch`/`multiedit` are the
- * editing tools some model families get), dsh 0.1.0-rc.8 packages `dsh-tool-bash`,
- * `dsh-tool-pwsh`, `dsh-tool-fs` (`write`, `edit`) and `dsh-tool-str-replace-editor`.
- * ZCode v3.15.1 (its open-sourced CLI, `core/src/tool/handlers/index.ts` and
- * `core/src/permission/service.ts`): the side-effecting built-ins are `Bash`, `Write`, `Edit` and
- * `ApplyPatch` (registered in some builds), plus `js`, the Node.js REPL the official browser-use
- * plugin switches on (code execution, so guarded like the shell); it has no `MultiEdit` or
- * `NotebookEdit`. Claude Code
- * 2.1.328 offers `Bash`, `Write`, `Edit`, `NotebookEdit` in `-p` (its init event's tool list);
- * `MultiEdit` is kept for older versions that still have it.
- */
-export const GUARDED_TOOLS: Readonly<Record<Platform, readonly string[]>> = Object.freeze({
-  pi: Object.freeze(['bash', 'write', 'edit']),
-  opencode: Object.freeze(['bash', 'write', 'edit', 'patch', 'apply_patch', 'multiedit']),
-  dsh: Object.freeze(['bash', 'pwsh', 'write', 'edit', 'str_replace_editor']),
-  zcode: Object.freeze(['Bash', 'Write', 'Edit', 'ApplyPatch', 'js']),
-  'claude-code': Object.freeze(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']),
-});
-
-const GUARDED_LOWER: Readonly<Record<string, ReadonlySet<string>>> = Object.fromEntries(
-  Object.entries(GUARDED_TOOLS).map(([p, names]) => [p, new Set(names.map((n) => n.toLowerCase()))]),
-);
-
-/**
- * True when `toolName` is a guarded tool on `platform` (see SPEC P-3).
+ * True when `toolName` is one of the host's `guardedTools` (see SPEC P-3): the names its host
+ * descriptor lists (`host.json` of the bridge package, `HostDescriptor.guardedTools`).
  *
- * The comparison ignores case: a host that reports `Bash` where the table says `bash` must still
- * be guarded (guarding too much fails closed; guarding too little would let a shell run unasked).
- * An unknown platform (a caller outside TypeScript) guards every tool.
+ * The comparison ignores case: a host that reports `Bash` where the descriptor says `bash` must
+ * still be guarded (guarding too much fails closed; guarding too little would let a shell run
+ * unasked). No list (a caller that does not know its host's names) guards every tool.
  */
-export function isGuardedTool(platform: Platform, toolName: string): boolean {
-  const names = GUARDED_LOWER[platform];
-  if (names === undefined) return true;
-  return names.has(toolName.toLowerCase());
+export function isGuardedTool(guardedTools: readonly string[] | undefined, toolName: string): boolean {
+  if (guardedTools === undefined) return true;
+  const name = toolName.toLowerCase();
+  return guardedTools.some((g) => g.toLowerCase() === name);
 }
 
 /** Input of {@link decideToolCall}. */
 export interface ToolCallContext {
   /** The session's permission mode as received; normalised with {@link normalizePermissionMode}. */
   mode: string | null | undefined;
-  platform: Platform;
+  /** The host's guarded tool names (its descriptor's `guardedTools`); undefined guards every tool (P-3). */
+  guardedTools: readonly string[] | undefined;
   /** The tool name as the platform reports it. */
   toolName: string;
   /** The bridge verified that a sandbox confines this tool. @default false */
@@ -96,10 +72,11 @@ export interface ToolCallDecision {
  * - `workspace` (also any unknown mode, P-2) → `ask`, unless `sandboxVerified` or `alwaysGranted`;
  * - `full` → `allow`.
  *
- * @example decideToolCall({ mode: 'plan', platform: 'pi', toolName: 'bash' }) // { decision: 'deny', reason: '…' }
+ * @example decideToolCall({ mode: 'plan', guardedTools: ['bash'], toolName: 'bash' }) // { decision: 'deny', reason: '…' }
  */
 export function decideToolCall(ctx: ToolCallContext): ToolCallDecision {
-  if (ctx.forceGuarded !== true && !isGuardedTool(ctx.platform, ctx.toolName)) return { decision: 'allow' };
+  if (ctx.forceGuarded !== true && !isGuardedTool(ctx.guardedTools, ctx.toolName))
+    return { decision: 'allow' };
   const mode = normalizePermissionMode(ctx.mode);
   switch (mode) {
     case 'full':

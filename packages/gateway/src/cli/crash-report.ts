@@ -16,11 +16,17 @@ import { GatewayClient, isTransient, readAgentKey } from '@agentmail/shared-poli
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-file.js';
 import { CliError } from './errors.js';
-import { BRIDGES, type ServiceName, unitName } from './service-platforms.js';
+import { bridges } from './service-hosts.js';
+import { type ServiceName, unitName } from './service-platforms.js';
 
 /** The platform a service's agent registers with (the Gateway's reporter: `agentmail`). */
-function platformOf(service: string): string {
-  return service in BRIDGES ? BRIDGES[service as keyof typeof BRIDGES].platform : 'agentmail';
+function platformOf(service: string, env: NodeJS.ProcessEnv): string {
+  try {
+    return bridges(env).get(service)?.platform ?? 'agentmail';
+  } catch {
+    // A report must still go out when the checkout's descriptors cannot be read.
+    return 'agentmail';
+  }
 }
 
 /** Lines of the unit's journal put into a report. @default 30 */
@@ -254,7 +260,7 @@ export async function reportFailure(options: ReportOptions, env: NodeJS.ProcessE
   if (!isFailure(result)) return { status: 'not_a_failure', result };
   const report = await buildReport(options, env);
   try {
-    const sent = await sendReport(report, env, platformOf(report.service));
+    const sent = await sendReport(report, env, platformOf(report.service, env));
     return { status: 'sent', id: report.id, ...sent };
   } catch (err) {
     return {
@@ -306,7 +312,7 @@ export async function flushSpool(
   for (const { file, report } of spooled) {
     for (;;) {
       try {
-        const sent = await sendReport(report, env, platformOf(report.service));
+        const sent = await sendReport(report, env, platformOf(report.service, env));
         await unlink(file);
         outcomes.push({ status: 'sent', id: report.id, ...sent });
         break;

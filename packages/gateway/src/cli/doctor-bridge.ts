@@ -14,8 +14,9 @@ import { PROBE_TIMEOUT_MS, type Report, run } from './doctor-report.js';
 import { startCommand, type UnitFacts, writable } from './doctor-units.js';
 import { shortTime } from './output.js';
 import type { ServiceLayout } from './service-files.js';
-import { BRIDGES, type BridgeFacts, bridgeDataDirVariable, unitName } from './service-platforms.js';
-import { hasPluginEntry, opencodeConfigFile, zcodeConfigFile } from './service-plugins.js';
+import { bridgeFactsIn, hostFilePath } from './service-hosts.js';
+import { type BridgeFacts, bridgeDataDirVariable, unitName } from './service-platforms.js';
+import { hasPluginEntry } from './service-plugins.js';
 
 async function hostCheck(
   r: Report,
@@ -112,22 +113,19 @@ async function pluginCheck(
     case 'none':
       r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_builtin');
       return;
-    case 'opencode-config':
-      where = opencodeConfigFile(env);
-      present = await hasPluginEntry(where, ['plugin'], join(checkout, step.pluginPath));
+    case 'json-list-entry':
+      where = hostFilePath(step.file, env);
+      present = await hasPluginEntry(where, step.keyPath, join(checkout, step.value));
       break;
-    case 'zcode-config':
-      where = zcodeConfigFile(env);
-      present = await hasPluginEntry(where, ['plugins', 'dirs'], join(checkout, step.pluginDir));
+    case 'env-dir':
+      where = settings.get(step.variable) ?? join(checkout, step.dir);
+      present = existsSync(join(where, step.proof));
       break;
-    case 'plugin-dir-env':
-      where = settings.get(step.variable) ?? join(checkout, step.pluginDir);
-      present = existsSync(join(where, 'dist', 'hook.js'));
-      break;
-    case 'dsh-plugin-add': {
-      where = join(env.HOME ?? '', '.dsh', 'profiles', step.profile, 'package.json');
-      present = await readFile(where, 'utf8').then(
-        (t) => t.includes('@agentmail/bridge-dsh'),
+    case 'host-command': {
+      const file = hostFilePath(step.check.file, env);
+      where = file;
+      present = await readFile(file, 'utf8').then(
+        (t) => t.includes(step.check.contains),
         () => false,
       );
       break;
@@ -209,7 +207,7 @@ export async function bridgeChecks(
 ): Promise<void> {
   if (layout.service === 'gateway') return;
   const { settings } = unitFacts;
-  const facts = BRIDGES[layout.service];
+  const facts = bridgeFactsIn(checkout, layout.service);
   const name = settings.get('AGENTMAIL_AGENT_NAME') || facts.defaultAgentName;
   const restart = startCommand(layout, unitFacts, 'restart');
   const b: BridgeUnderCheck = {

@@ -17,13 +17,14 @@ import {
   type ServiceScope,
   serviceLayout,
 } from './service-files.js';
-import { BRIDGES, GATEWAY_FACTS, SERVICE_NAMES, type ServiceName, unitName } from './service-platforms.js';
+import { bridgeFactsIn, serviceNames } from './service-hosts.js';
+import { GATEWAY_FACTS, type ServiceName, unitName } from './service-platforms.js';
 
 /** The installed services: those with a unit or an env file in their layout. */
 export function installedLayouts(env: NodeJS.ProcessEnv, root: string): ServiceLayout[] {
   const out: ServiceLayout[] = [];
   const scopes: Array<[ServiceName, ServiceScope]> = [
-    ...SERVICE_NAMES.map((s) => [s, 'user'] as [ServiceName, ServiceScope]),
+    ...serviceNames(env).map((s) => [s, 'user'] as [ServiceName, ServiceScope]),
     ['gateway', 'system'],
   ];
   for (const [service, scope] of scopes) {
@@ -107,7 +108,7 @@ function programCheck(
   checkout: string,
 ): void {
   const area = layout.service;
-  const facts = layout.service === 'gateway' ? undefined : BRIDGES[layout.service];
+  const facts = layout.service === 'gateway' ? undefined : bridgeFactsIn(checkout, layout.service);
   const built =
     facts === undefined
       ? [{ file: GATEWAY_FACTS.cli, build: GATEWAY_FACTS.buildCommand }]

@@ -7,19 +7,19 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { bridgeDataDir } from '@agentmail/shared-policy';
 import { AGENT_KEY_CREDENTIAL } from '@agentmail/shared-policy/client';
 import { CliError } from './errors.js';
+import { bridgeFacts, bridgeFactsIn } from './service-hosts.js';
 import {
-  BRIDGES,
   type BridgeFacts,
   bridgeDataDirVariable,
   GATEWAY_FACTS,
-  OPENCODE_SERVE_PORT,
   type ServiceName,
   unitName,
 } from './service-platforms.js';
+
+export { findCheckout } from './checkout.js';
 
 /** user: `systemctl --user` (the default); system: the Gateway only, `/etc/systemd/system`. */
 export type ServiceScope = 'user' | 'system';
@@ -111,7 +111,7 @@ export function serviceLayout(
   const stateDir =
     service === 'gateway'
       ? join(data, 'agentmail', 'gateway')
-      : bridgeDataDir(BRIDGES[service].platform, { XDG_DATA_HOME: data }, '/');
+      : bridgeDataDir(bridgeFacts(service, env).platform, { XDG_DATA_HOME: data }, '/');
   return {
     service,
     scope,
@@ -125,28 +125,6 @@ export function serviceLayout(
     keyFile: under(join(configDir, 'agent-key')),
     stateDir,
   };
-}
-
-/**
- * The AgentMail checkout this CLI runs from: the nearest ancestor of this module with
- * `deploy/systemd/` and `pnpm-workspace.yaml` (sources, `dist/cli/main.js` and the test builds all
- * live inside it), or `$AGENTMAIL_CHECKOUT`.
- * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` when none is found.
- */
-export function findCheckout(env: NodeJS.ProcessEnv): string {
-  const given = env.AGENTMAIL_CHECKOUT;
-  let dir = given !== undefined && given !== '' ? given : dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'deploy', 'systemd')) && existsSync(join(dir, 'pnpm-workspace.yaml')))
-      return dir;
-    const up = dirname(dir);
-    if (up === dir)
-      throw new CliError('SERVICE_SETUP_FAILED', 'cannot find the AgentMail checkout (deploy/systemd/)', {
-        suggestion:
-          'run the agentmail of a checkout (node <checkout>/packages/gateway/dist/cli/main.js), or set AGENTMAIL_CHECKOUT',
-      });
-    dir = up;
-  }
 }
 
 /** The major version of this machine's systemd (`systemd-analyze --version`), or undefined. */
@@ -345,7 +323,7 @@ export function renderService(input: RenderInput): RenderedService {
       reportUnit,
     };
   }
-  const facts = BRIDGES[layout.service];
+  const facts = bridgeFactsIn(checkout, layout.service);
   const unit = fill(readTemplate(checkout, 'agentmail-bridge.service.in'), {
     ...common,
     PLATFORM: facts.service,
@@ -353,8 +331,7 @@ export function renderService(input: RenderInput): RenderedService {
     README: facts.readme,
     EXEC_START: bridgeExecStart(facts, input),
     // opencode serve loads the plugin only on the first request naming a directory: boot it.
-    BOOT_FLAG:
-      facts.service === 'opencode' ? ` --boot-url http://127.0.0.1:${OPENCODE_SERVE_PORT}/config` : '',
+    BOOT_FLAG: facts.bootUrl === undefined ? '' : ` --boot-url ${facts.bootUrl}`,
     STOP_BUDGET: `${facts.stopBudgetWords}: ${facts.stopBudgetMs / 1000} s`,
     TIMEOUT_STOP_SEC: `${facts.timeoutStopSec}s`,
     MEMORY_MAX: facts.memoryMax,

@@ -15,7 +15,7 @@ import {
   STATE_DIR_VARIABLE,
   serviceLayout,
 } from './service-files.js';
-import { SERVICE_NAMES } from './service-platforms.js';
+import { serviceNamesHelp } from './service-hosts.js';
 import { serviceArg } from './service-scope.js';
 
 /**
@@ -64,7 +64,7 @@ function registerReportHook(service: Command, ctx: CliContext): void {
     .description(
       'ExecStopPost / OnFailure hook: mail a failure report (SERVICE_RESULT other than success), else spool it',
     )
-    .argument('<service>', SERVICE_NAMES.join(' | '))
+    .argument('<service>', serviceNamesHelp(env))
     .option('--state-dir <dir>', `the service's state directory (spool; default $${STATE_DIR_VARIABLE})`)
     .option('--unit <name>', 'the unit name (systemd %n)')
     .option('--monitor', "read the failed unit's MONITOR_* variables (an OnFailure= unit, systemd >= 251)")
@@ -76,7 +76,7 @@ function registerReportHook(service: Command, ctx: CliContext): void {
         opts: { stateDir?: string; unit?: string; monitor?: boolean; system?: boolean },
         cmd: Command,
       ) => {
-        const service = serviceArg(name);
+        const service = serviceArg(name, env);
         const stateDir = opts.stateDir ?? env[STATE_DIR_VARIABLE];
         if (stateDir === undefined || stateDir === '')
           throw new CliError('USAGE', `report needs --state-dir (or ${STATE_DIR_VARIABLE} in the env file)`, {
@@ -113,7 +113,7 @@ function registerFlushHook(service: Command, ctx: CliContext): void {
     .description(
       "ExecStartPost hook: send the crash reports spooled while the Gateway was unreachable (with the service's env file)",
     )
-    .argument('<service>', SERVICE_NAMES.join(' | '))
+    .argument('<service>', serviceNamesHelp(env))
     .option('--state-dir <dir>', "the service's state directory (spool; default: its env file's)")
     .option('--wait-ms <ms>', 'how long to wait for a Gateway that is still starting', String(FLUSH_WAIT_MS))
     .option('--boot-url <url>', 'first wait until this URL answers (opencode serve: boots its instance)')
@@ -125,7 +125,7 @@ function registerFlushHook(service: Command, ctx: CliContext): void {
         opts: { stateDir?: string; waitMs: string; bootUrl?: string; system?: boolean },
         cmd: Command,
       ) => {
-        const service = serviceArg(name);
+        const service = serviceArg(name, env);
         const waitMs = Number(opts.waitMs);
         if (!Number.isInteger(waitMs) || waitMs < 0)
           throw new CliError('USAGE', `--wait-ms must be an integer >= 0, got "${opts.waitMs}"`, {

@@ -9,7 +9,8 @@ import { readConfigFile, writeConfigFile } from './config.js';
 import type { CliContext } from './context.js';
 import { say } from './output.js';
 import { parseEnvFile, type ServiceLayout, serviceLayout } from './service-files.js';
-import { SERVICE_NAMES, unitName } from './service-platforms.js';
+import { serviceNames } from './service-hosts.js';
+import { unitName } from './service-platforms.js';
 import { readIfExists } from './service-scope.js';
 
 /** A new Gateway's admin token, and the CLI config it was saved in (undefined: not saved). */
@@ -77,7 +78,7 @@ export async function portWarnings(
   if (cliPort !== undefined && cliPort !== port)
     out.push(say(env, 'ops.service.port_cli', { file: config.configPath, old: file.url ?? '', url }));
   if (layout.scope !== 'user' || existing.get('AGENTMAIL_PORT') === port) return out;
-  for (const bridge of SERVICE_NAMES) {
+  for (const bridge of serviceNames(env)) {
     if (bridge === 'gateway') continue;
     const envFile = serviceLayout(bridge, 'user', env, layout.root).envFile;
     const old = parseEnvFile((await readIfExists(envFile).catch(() => undefined)) ?? '').get(

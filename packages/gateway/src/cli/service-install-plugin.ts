@@ -7,14 +7,9 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
 import { say } from './output.js';
 import type { ServiceLayout } from './service-files.js';
+import { hostFilePath } from './service-hosts.js';
 import type { BridgeFacts } from './service-platforms.js';
-import {
-  addPluginEntry,
-  opencodeConfigFile,
-  removePluginEntry,
-  runDshPluginAdd,
-  zcodeConfigFile,
-} from './service-plugins.js';
+import { addPluginEntry, removePluginEntry, runHostCommand } from './service-plugins.js';
 import { readIfExists } from './service-scope.js';
 
 /** A host-config entry the install added (and so uninstall may take out). */
@@ -55,7 +50,7 @@ async function recordAdded(
 }
 
 /**
- * Put the bridge's plugin in place (a host-config entry, an env variable, `dsh plugin add`),
+ * Put the bridge's plugin in place (a host-config entry, an env variable, a host command),
  * recording what it added and how to take it back.
  * @returns the line that says what was done, undefined when the bridge loads its own
  */
@@ -71,45 +66,26 @@ export async function installPlugin(
   switch (step.kind) {
     case 'none':
       return undefined;
-    case 'plugin-dir-env':
-      return say(env, 'ops.service.plugin_env', {
-        path: join(checkout, step.pluginDir),
-        variable: step.variable,
-      });
-    case 'opencode-config': {
-      const file = opencodeConfigFile(env);
-      const added = await addPluginEntry(file, ['plugin'], join(checkout, step.pluginPath));
+    case 'env-dir':
+      return say(env, 'ops.service.plugin_env', { path: join(checkout, step.dir), variable: step.variable });
+    case 'json-list-entry': {
+      const file = hostFilePath(step.file, env);
+      const value = join(checkout, step.value);
+      const list = [...step.keyPath];
+      const added = await addPluginEntry(file, list, value);
       if (added) {
-        undo.push(() => removePluginEntry(file, ['plugin'], join(checkout, step.pluginPath)));
-        await recordAdded(record, { file, list: ['plugin'], value: join(checkout, step.pluginPath) }, undo);
+        undo.push(() => removePluginEntry(file, list, value));
+        await recordAdded(record, { file, list, value }, undo);
       }
       return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
-        path: join(checkout, step.pluginPath),
-        list: 'plugin',
+        path: value,
+        list: list.join('.'),
         file,
       });
     }
-    case 'zcode-config': {
-      const file = zcodeConfigFile(env);
-      const added = await addPluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir));
-      if (added) {
-        undo.push(() => removePluginEntry(file, ['plugins', 'dirs'], join(checkout, step.pluginDir)));
-        await recordAdded(
-          record,
-          { file, list: ['plugins', 'dirs'], value: join(checkout, step.pluginDir) },
-          undo,
-        );
-      }
-      return say(env, added ? 'ops.service.plugin_added' : 'ops.service.plugin_present', {
-        path: join(checkout, step.pluginDir),
-        list: 'plugins.dirs',
-        file,
-      });
-    }
-    case 'dsh-plugin-add': {
-      if (bin === undefined) throw new Error('dsh: no executable');
-      await runDshPluginAdd(bin, step.profile, join(checkout, step.packageDir), env);
-      return `dsh plugin --profile ${step.profile} add ${join(checkout, step.packageDir)}`;
+    case 'host-command': {
+      if (bin === undefined) throw new Error(`${facts.service}: no executable`);
+      return runHostCommand(bin, step, join(checkout, facts.packageDir), env);
     }
   }
 }

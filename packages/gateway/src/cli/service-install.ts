@@ -27,10 +27,12 @@ import {
   systemdVersion,
   UNIT_FILE_MODE,
 } from './service-files.js';
+import { bridgeFactsIn, hostFilePath } from './service-hosts.js';
 import { type AdminToken, initGatewayData, portWarnings } from './service-install-gateway.js';
 import { installedFile, installPlugin } from './service-install-plugin.js';
-import { BRIDGES, type BridgeFacts, type ServiceName, unitName } from './service-platforms.js';
-import { checkPluginList, opencodeConfigFile, zcodeConfigFile } from './service-plugins.js';
+import type { BridgeFacts, ServiceName } from './service-platforms.js';
+import { unitName } from './service-platforms.js';
+import { checkPluginList } from './service-plugins.js';
 import { readIfExists, scopeOf, systemctl, wantsLink } from './service-scope.js';
 import { checkOptions, hostBin, type InstallOptions, settingsFor } from './service-settings.js';
 /** What happened to one file. */
@@ -68,10 +70,8 @@ export async function installService(
   const plan = await planInstall(ctx, cmd, service, opts);
   refuseChangedFiles(plan);
   // The host's config is checked before anything is changed (and before a key is issued).
-  if (plan.facts?.plugin.kind === 'opencode-config')
-    await checkPluginList(opencodeConfigFile(env), ['plugin']);
-  if (plan.facts?.plugin.kind === 'zcode-config')
-    await checkPluginList(zcodeConfigFile(env), ['plugins', 'dirs']);
+  if (plan.facts?.plugin.kind === 'json-list-entry')
+    await checkPluginList(hostFilePath(plan.facts.plugin.file, env), plan.facts.plugin.keyPath);
   const { files, plugin, warnings, admin } = await applyInstall(ctx, cmd, plan);
   const { scope, layout } = plan;
   const sc = systemctl(scope);
@@ -129,7 +129,7 @@ async function planInstall(
 ): Promise<InstallPlan> {
   const env = ctx.io.env;
   const scope = scopeOf(service, opts);
-  checkOptions(service, opts);
+  checkOptions(service, opts, env);
   // An admin token is needed to issue a key: known before anything is checked or written.
   const api = opts.issueKey ? await ctx.api(cmd) : undefined;
   const layout = serviceLayout(service, scope, env, opts.root ? resolve(opts.root) : '/');
@@ -138,7 +138,7 @@ async function planInstall(
   // The env file's settings and the key from the key file (or one an older install left in the env file).
   await readIfExists(layout.envFile); // an env file that cannot be read is an error, not "none"
   const existing = readServiceSettings(layout);
-  const facts = service === 'gateway' ? undefined : BRIDGES[service];
+  const facts = service === 'gateway' ? undefined : bridgeFactsIn(checkout, service);
   const bin = facts === undefined ? undefined : hostBin(facts, opts, existing, checkout, env);
   const settings = await settingsFor(ctx, cmd, service, layout, opts, existing, checkout, node, bin);
   settings.push([STATE_DIR_VARIABLE, layout.stateDir]);

@@ -1,10 +1,10 @@
 /**
- * Putting a bridge's plugin where its host looks for it (the steps the bridge READMEs document):
- * an entry in a JSON config list (opencode's `plugin`, ZCode's `plugins.dirs`), or `dsh plugin add`.
+ * Putting a bridge's plugin where its host looks for it (the generic steps of the host
+ * descriptors): an entry in a JSON config list, or a command of the host.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { basename } from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
 import { CliError } from './errors.js';
 
@@ -122,49 +122,32 @@ export async function hasPluginEntry(file: string, path: readonly string[], valu
 }
 
 /**
- * `dsh plugin --profile <profile> add <packageDir>` (the bridge-dsh README's install; idempotent in
- * dsh). dsh runs pnpm, so it needs it on PATH.
- * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` with dsh's own words when it fails.
+ * Run the host executable with a descriptor's `host-command` args (`{package}` replaced by
+ * `packageDir`), the bridge README's install; it must be idempotent in the host.
+ * @returns the command line as run, for the install's output
+ * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` with the host's own words and `failureHint` when it fails.
  */
-export function runDshPluginAdd(
-  dsh: string,
-  profile: string,
+export function runHostCommand(
+  bin: string,
+  step: { readonly args: readonly string[]; readonly failureHint: string },
   packageDir: string,
   env: NodeJS.ProcessEnv,
-): Promise<void> {
+): Promise<string> {
+  const args = step.args.map((a) => a.replaceAll('{package}', packageDir));
+  const shown = `${basename(bin)} ${args.join(' ')}`;
   return new Promise((resolve, reject) => {
-    execFile(
-      dsh,
-      ['plugin', '--profile', profile, 'add', packageDir],
-      { env, timeout: 300_000 },
-      (err, _out, stderr) => {
-        if (!err) return resolve();
-        reject(
-          new CliError(
-            'SERVICE_SETUP_FAILED',
-            `dsh plugin --profile ${profile} add failed: ${stderr.trim().split('\n').slice(-3).join(' / ') || err.message}`,
-            {
-              suggestion:
-                'dsh needs pnpm on PATH; see packages/bridge-dsh/README.md "Install in DSH"; nothing was kept (the install took back its files), run it again once dsh works',
-              cause: err,
-            },
-          ),
-        );
-      },
-    );
+    execFile(bin, args, { env, timeout: 300_000 }, (err, _out, stderr) => {
+      if (!err) return resolve(shown);
+      reject(
+        new CliError(
+          'SERVICE_SETUP_FAILED',
+          `${shown} failed: ${stderr.trim().split('\n').slice(-3).join(' / ') || err.message}`,
+          {
+            suggestion: `${step.failureHint}; nothing was kept (the install took back its files), run it again once it works`,
+            cause: err,
+          },
+        ),
+      );
+    });
   });
-}
-
-/** opencode's global config file: `$XDG_CONFIG_HOME/opencode/opencode.json`. */
-export function opencodeConfigFile(env: NodeJS.ProcessEnv): string {
-  const base =
-    env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME)
-      ? env.XDG_CONFIG_HOME
-      : join(env.HOME ?? '', '.config');
-  return join(base, 'opencode', 'opencode.json');
-}
-
-/** ZCode's CLI config file: `~/.zcode/cli/config.json`. */
-export function zcodeConfigFile(env: NodeJS.ProcessEnv): string {
-  return join(env.HOME ?? '', '.zcode', 'cli', 'config.json');
 }

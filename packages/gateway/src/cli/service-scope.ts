@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { CliError } from './errors.js';
 import type { ServiceLayout, ServiceScope } from './service-files.js';
-import { isServiceName, SERVICE_NAMES, type ServiceName, unitName } from './service-platforms.js';
+import { isServiceName, serviceNames } from './service-hosts.js';
+import { type ServiceName, unitName } from './service-platforms.js';
 
 /**
  * The scope a command names; a bridge runs as a user service only.
@@ -32,10 +33,10 @@ export function scopeOf(service: ServiceName, opts: { user?: boolean; system?: b
  * A service name from the command line.
  * @throws CliError `AM_CLI_USAGE` listing the services
  */
-export function serviceArg(name: string): ServiceName {
-  if (isServiceName(name)) return name;
+export function serviceArg(name: string, env: NodeJS.ProcessEnv): ServiceName {
+  if (isServiceName(name, env)) return name;
   throw new CliError('USAGE', `unknown service "${name}"`, {
-    suggestion: `one of: ${SERVICE_NAMES.join(', ')}`,
+    suggestion: `one of: ${serviceNames(env).join(', ')}`,
   });
 }
 

@@ -11,7 +11,8 @@ import type { CliContext } from './context.js';
 import { GATEWAY_REPORT_AGENT } from './crash-report.js';
 import { CliError } from './errors.js';
 import { dataDirSetting, onPath, type ServiceLayout } from './service-files.js';
-import { BRIDGES, type BridgeFacts, type ServiceName } from './service-platforms.js';
+import { bridgeFacts, bridgeFactsIn } from './service-hosts.js';
+import type { BridgeFacts, ServiceName } from './service-platforms.js';
 
 /** Options of `service install`. */
 export interface InstallOptions {
@@ -88,7 +89,7 @@ const AGENT_KEY_SHAPE = /^amk_[A-Za-z0-9_-]+$/;
  * Options that mean nothing for this service are refused, not silently ignored.
  * @throws CliError `AM_CLI_USAGE` naming the option.
  */
-export function checkOptions(service: ServiceName, opts: InstallOptions): void {
+export function checkOptions(service: ServiceName, opts: InstallOptions, env: NodeJS.ProcessEnv): void {
   if (opts.issueKey && opts.agentKey !== undefined)
     throw new CliError('USAGE', 'give --issue-key or --agent-key, not both', {
       suggestion: `--issue-key issues a new key now (admin); --agent-key uses one you have: agentmail service install ${service} --agent-key amk_…`,
@@ -105,9 +106,8 @@ export function checkOptions(service: ServiceName, opts: InstallOptions): void {
     throw new CliError('USAGE', `--port is for the gateway; the ${service} bridge does not serve a port`, {
       suggestion: `the bridge reaches the Gateway at --url (or your CLI config's url): agentmail --url http://127.0.0.1:<port> service install ${service}`,
     });
-  const takesBin =
-    service !== 'gateway' &&
-    (BRIDGES[service].exec.kind === 'host' || BRIDGES[service].hostBinVariable !== undefined);
+  const facts = service === 'gateway' ? undefined : bridgeFacts(service, env);
+  const takesBin = facts !== undefined && (facts.exec.kind === 'host' || facts.hostBinVariable !== undefined);
   if (opts.bin !== undefined && !takesBin)
     throw new CliError(
       'USAGE',
@@ -152,7 +152,7 @@ export async function settingsFor(
       ...(key === undefined || key === '' ? [] : [['AGENTMAIL_AGENT_KEY', key] as const]),
     ];
   }
-  const facts = BRIDGES[service];
+  const facts = bridgeFactsIn(checkout, service);
   const agentName = checkName(
     '--agent-name',
     opts.agentName ?? existing.get('AGENTMAIL_AGENT_NAME') ?? facts.defaultAgentName,
@@ -170,8 +170,14 @@ export async function settingsFor(
     ['AGENTMAIL_REPORT_TO', reportTo],
   ];
   if (facts.hostBinVariable !== undefined && bin !== undefined) settings.push([facts.hostBinVariable, bin]);
-  if (facts.plugin.kind === 'plugin-dir-env' || facts.plugin.kind === 'zcode-config')
-    settings.push([facts.plugin.variable, join(checkout, facts.plugin.pluginDir)], ['AGENTMAIL_NODE', node]);
-  if (service === 'opencode') settings.push(['OPENCODE_DISABLE_AUTOUPDATE', '1']);
+  // A driver gives its host runs the plugin dir and the unit's Node.js.
+  const pluginDir =
+    facts.plugin.kind === 'env-dir'
+      ? { variable: facts.plugin.variable, dir: facts.plugin.dir }
+      : facts.plugin.kind === 'json-list-entry' && facts.plugin.variable !== undefined
+        ? { variable: facts.plugin.variable, dir: facts.plugin.value }
+        : undefined;
+  if (pluginDir) settings.push([pluginDir.variable, join(checkout, pluginDir.dir)], ['AGENTMAIL_NODE', node]);
+  settings.push(...facts.env);
   return settings;
 }

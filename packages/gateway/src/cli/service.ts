@@ -7,8 +7,9 @@ import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { printJson, say } from './output.js';
 import { registerServiceHooks } from './service-hooks.js';
+import { serviceNamesHelp } from './service-hosts.js';
 import { installService } from './service-install.js';
-import { SERVICE_NAMES, unitName } from './service-platforms.js';
+import { unitName } from './service-platforms.js';
 import { scopeOptions, serviceArg } from './service-scope.js';
 import type { InstallOptions } from './service-settings.js';
 import { uninstallService } from './service-uninstall.js';
@@ -25,7 +26,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
       .description(
         "write the systemd unit and env file of a service with this machine's paths, and put its plugin in place",
       )
-      .argument('<service>', SERVICE_NAMES.join(' | '))
+      .argument('<service>', serviceNamesHelp(env))
       .option('--force', 'replace a unit or env file that differs (edited, or other options)')
       .option('--port <port>', 'gateway: the port it serves (default 8787)')
       .option(
@@ -38,7 +39,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
       .option('--bin <path>', 'the host executable (opencode, dsh, claude, zcode)')
       .option('--node <path>', 'Node.js >= 22.19 for the unit (default: the one running this command)'),
   ).action(async (name: string, opts: InstallOptions, cmd: Command) => {
-    const result = await installService(ctx, cmd, serviceArg(name), opts);
+    const result = await installService(ctx, cmd, serviceArg(name, env), opts);
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
     const lines = result.files.map((f) => `${f.status.padEnd(9)} ${f.path} (mode ${f.mode})`);
     if (result.plugin) lines.push(`plugin    ${result.plugin}`);
@@ -58,9 +59,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     service
       .command('uninstall')
       .description('remove the unit, env file and plugin entry of a service (its data is kept)')
-      .argument('<service>', SERVICE_NAMES.join(' | ')),
+      .argument('<service>', serviceNamesHelp(env)),
   ).action(async (name: string, opts: { user?: boolean; system?: boolean; root?: string }, cmd: Command) => {
-    const result = await uninstallService(ctx, serviceArg(name), opts);
+    const result = await uninstallService(ctx, serviceArg(name, env), opts);
     if (ctx.globals(cmd).json) return printJson(ctx.io, result);
     const unit = unitName(result.service);
     ctx.io.out(

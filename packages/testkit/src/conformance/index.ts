@@ -4,6 +4,7 @@
  * it imports vitest, the harness (`@agentmail/testkit`) does not.
  */
 
+export { type HostDescriptorSuiteOptions, hostDescriptorSuite } from './host-descriptor.js';
 export { agentKeyOutOfShellReach, agentKeyStaysInBridge } from './host-env.js';
 export type { ConformanceMeta } from './meta.js';
 export { runDiesWithDriver, runEndsWithItsTurn } from './run-lifetime.js';

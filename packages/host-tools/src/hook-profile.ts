@@ -1,7 +1,9 @@
 /**
- * The hosts whose tools and hooks are separate processes, as one table: how each one hands a
- * hook its event on stdin and reads the decision from stdout, and the few places where the hosts'
- * permission systems differ. Everything else in this package is host-neutral.
+ * The contract of a host whose tools and hooks are separate processes ({@link HostProfile}): how it
+ * hands a hook its event on stdin and reads the decision from stdout, and the few places where
+ * hosts' permission systems differ. Each bridge writes its host's profile (bridge-claude,
+ * bridge-zcode `src/hook-profile.ts`) and builds its own `hook.js` calling `runHookMain(profile)`;
+ * this package knows no host. Also the pieces of the Claude Code hooks contract other hosts reuse.
  *
  * Imports nothing but types: this module is bundled into the hook process.
  */
@@ -47,8 +49,10 @@ export interface HookOutput {
 export interface HostProfile {
   /** The id the hook command names (`agentmail-hook <id>`). */
   id: string;
-  /** The platform the bridge registers (its guarded tool names, SPEC P-3). */
+  /** The platform the bridge registers. */
   platform: Platform;
+  /** The host's guarded tool names (its descriptor's `guardedTools`, SPEC P-3). */
+  guardedTools: readonly string[];
   /** Human name for texts (`Claude Code`). */
   displayName: string;
   /**
@@ -88,17 +92,23 @@ export class HookInputError extends Error {
   }
 }
 
-const EVENTS: ReadonlySet<string> = new Set<HookEventName>([
+/** The hook events a host may register the runner for. */
+export const HOOK_EVENTS: ReadonlySet<string> = new Set<HookEventName>([
   'SessionStart',
   'PreToolUse',
   'PermissionRequest',
 ]);
 
-function isObject(v: unknown): v is Record<string, unknown> {
+/** True for a JSON object (not null, not an array). */
+export function isHookObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function field(o: Record<string, unknown>, name: string, required: boolean): string {
+/**
+ * The string field `name` of a hook's stdin object ('' when optional and absent).
+ * @throws HookInputError naming the field when it is missing (required) or not a string.
+ */
+export function hookField(o: Record<string, unknown>, name: string, required: boolean): string {
   const v = o[name];
   if (typeof v === 'string') return v;
   if (v === undefined && !required) return '';
@@ -108,37 +118,13 @@ function field(o: Record<string, unknown>, name: string, required: boolean): str
 }
 
 /**
- * Claude Code's hook stdin (2.1.328): `{session_id, transcript_path, cwd, permission_mode,
- * hook_event_name, tool_name, tool_input, tool_use_id, prompt_id}`; PermissionRequest has no
- * `tool_use_id`, SessionStart no tool fields.
- */
-function readClaudeStyleEvent(value: unknown): HookEvent {
-  if (!isObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
-  const event = field(value, 'hook_event_name', true);
-  if (!EVENTS.has(event))
-    throw new HookInputError(
-      `hook input field "hook_event_name": "${event}" is not handled; register the hook for ${[...EVENTS].join(', ')}`,
-    );
-  const tool = event !== 'SessionStart';
-  return {
-    event: event as HookEventName,
-    sessionId: field(value, 'session_id', true),
-    cwd: field(value, 'cwd', false),
-    toolName: tool ? field(value, 'tool_name', true) : '',
-    input: value.tool_input ?? {},
-    toolCallId: event === 'PreToolUse' ? field(value, 'tool_use_id', true) : '',
-    promptId: field(value, 'prompt_id', false),
-    hostMode: field(value, 'permission_mode', false),
-  };
-}
-
-/**
  * Claude Code's hook answers: PreToolUse `hookSpecificOutput.permissionDecision` (`deny` blocks in
  * every mode, the model reads the reason; `allow` lifts the host's own ask); PermissionRequest
  * `hookSpecificOutput.decision.behavior`. No decision = exit 0 with empty stdout. SessionStart
- * never decides: its stdout would become model context, so the runner writes only stderr.
+ * never decides: its stdout would become model context, so the runner writes only stderr. ZCode
+ * reads the same shapes (its `core/src/hooks/output.ts`).
  */
-function writeClaudeStyle(event: HookEventName, verdict: HookVerdict): HookOutput {
+export function writeClaudeStyleAnswer(event: HookEventName, verdict: HookVerdict): HookOutput {
   if (verdict.kind === 'none' || event === 'SessionStart') return { stdout: '', stderr: '', exitCode: 0 };
   const output =
     event === 'PreToolUse'
@@ -155,88 +141,61 @@ function writeClaudeStyle(event: HookEventName, verdict: HookVerdict): HookOutpu
   return { stdout: `${JSON.stringify({ hookSpecificOutput: output })}\n`, stderr: '', exitCode: 0 };
 }
 
-/** Claude Code (`@anthropic-ai/claude-code`, checked on 2.1.328). */
-export const CLAUDE_CODE_HOST: HostProfile = {
-  id: 'claude-code',
-  platform: 'claude-code',
-  displayName: 'Claude Code',
-  readEvent: readClaudeStyleEvent,
-  write: writeClaudeStyle,
-  mailDrivenPermissionRequest: 'decide',
-  standalone: 'yield',
-};
+/** Where a host's hook stdin puts each field of a {@link HookEvent} (its own JSON names). */
+export interface HookStdinFields {
+  event: string;
+  sessionId: string;
+  toolName: string;
+  input: string;
+  toolCallId: string;
+  promptId: string;
+  hostMode: string;
+  /** The events whose stdin carries a call id (others get ''). */
+  callIdOn: readonly HookEventName[];
+}
 
 /**
- * ZCode's hook stdin (read in v3.15.1 source, `core/src/hooks/configured-runner-input.ts`
- * `createCompatibleHookStdin`): its own camelCase fields are the main contract — `hookEventName,
- * sessionId, turnId?, cwd, mode` and, for tool events (PermissionRequest included),
- * `toolName, toolInput, toolCallId` — with Claude-style aliases added beside them.
+ * Read a host's hook stdin by its field names; `cwd` is `cwd` on every host so far.
+ * @throws HookInputError naming the field that is missing or of the wrong type, or an event not handled.
  */
-function readZcodeEvent(value: unknown): HookEvent {
-  if (!isObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
-  const event = field(value, 'hookEventName', true);
-  if (!EVENTS.has(event))
+export function readHookStdin(value: unknown, f: HookStdinFields): HookEvent {
+  if (!isHookObject(value)) throw new HookInputError('hook input: expected a JSON object on stdin');
+  const event = hookField(value, f.event, true);
+  if (!HOOK_EVENTS.has(event))
     throw new HookInputError(
-      `hook input field "hookEventName": "${event}" is not handled; register the hook for ${[...EVENTS].join(', ')}`,
+      `hook input field "${f.event}": "${event}" is not handled; register the hook for ${[...HOOK_EVENTS].join(', ')}`,
     );
   const tool = event !== 'SessionStart';
   return {
     event: event as HookEventName,
-    sessionId: field(value, 'sessionId', true),
-    cwd: field(value, 'cwd', false),
-    toolName: tool ? field(value, 'toolName', true) : '',
-    input: value.toolInput ?? {},
-    toolCallId: tool ? field(value, 'toolCallId', true) : '',
-    promptId: field(value, 'turnId', false),
-    hostMode: field(value, 'mode', false),
+    sessionId: hookField(value, f.sessionId, true),
+    cwd: hookField(value, 'cwd', false),
+    toolName: tool ? hookField(value, f.toolName, true) : '',
+    input: value[f.input] ?? {},
+    toolCallId: f.callIdOn.includes(event as HookEventName) ? hookField(value, f.toolCallId, true) : '',
+    promptId: hookField(value, f.promptId, false),
+    hostMode: hookField(value, f.hostMode, false),
   };
 }
 
-// ZCode's read-only built-ins (v3.15.1 `core/src/permission/service.ts` isReadOnlyTool): `plan`
-// allows these and non-destructive MCP tools, and refuses everything else.
-const ZCODE_READ_ONLY = new Set([
-  'Read',
-  'Glob',
-  'Grep',
-  'WebSearch',
-  'WebFetch',
-  'TodoRead',
-  'TodoWrite',
-  'AskUserQuestion',
-  'Agent',
-  'Task',
-  'Skill',
-]);
-
-/**
- * ZCode (z.ai; contract read in its v3.15.1 source, see research/zcode.md). It reads the same
- * `hookSpecificOutput` shapes as Claude Code (`core/src/hooks/output.ts`); what differs: in
- * `plan` it refuses side-effecting built-ins itself (a PreToolUse `allow` lifts only an ask), its
- * headless PermissionRequest hook races an immediate deny (`permission-responder-race.ts`), and
- * in a person's own ZCode the hook asks by mail with the person's key.
- */
-export const ZCODE_HOST: HostProfile = {
-  id: 'zcode',
-  platform: 'zcode',
-  displayName: 'ZCode',
-  readEvent: readZcodeEvent,
-  write: writeClaudeStyle,
-  hostRefuses: (event) =>
-    event.event === 'PreToolUse' &&
-    event.hostMode === 'plan' &&
-    !event.toolName.startsWith('mcp__') &&
-    !ZCODE_READ_ONLY.has(event.toolName),
-  mailDrivenPermissionRequest: 'none',
-  standalone: 'own-stream',
+const CLAUDE_STYLE_FIELDS: HookStdinFields = {
+  event: 'hook_event_name',
+  sessionId: 'session_id',
+  toolName: 'tool_name',
+  input: 'tool_input',
+  toolCallId: 'tool_use_id',
+  promptId: 'prompt_id',
+  hostMode: 'permission_mode',
+  callIdOn: ['PreToolUse'],
 };
 
-/** Every host the runner knows, by id. */
-export const HOSTS: Readonly<Record<string, HostProfile>> = Object.freeze({
-  [CLAUDE_CODE_HOST.id]: CLAUDE_CODE_HOST,
-  [ZCODE_HOST.id]: ZCODE_HOST,
-});
-
-/** The host named `id`, or undefined. */
-export function hostProfile(id: string): HostProfile | undefined {
-  return Object.hasOwn(HOSTS, id) ? HOSTS[id] : undefined;
+/**
+ * Claude Code's hook stdin (2.1.328): `{session_id, transcript_path, cwd, permission_mode,
+ * hook_event_name, tool_name, tool_input, tool_use_id, prompt_id}`; PermissionRequest has no
+ * `tool_use_id`, SessionStart no tool fields. A host following Claude Code's hooks contract reads
+ * its events with this.
+ * @throws HookInputError naming the field that is missing or of the wrong type.
+ */
+export function readClaudeStyleEvent(value: unknown): HookEvent {
+  return readHookStdin(value, CLAUDE_STYLE_FIELDS);
 }

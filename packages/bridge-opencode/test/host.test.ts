@@ -1,0 +1,10 @@
+import { hostDescriptorSuite } from '@agentmail/testkit/conformance';
+import { GUARDED_TOOLS, PLATFORM } from '../src/host.js';
+
+// This bridge's host.json: valid for the Gateway CLI, and the one place of its guarded tools (P-3).
+hostDescriptorSuite({
+  file: new URL('../host.json', import.meta.url),
+  code: { platform: PLATFORM, guardedTools: GUARDED_TOOLS },
+  guarded: ['bash', 'write', 'edit', 'patch', 'apply_patch', 'multiedit'],
+  why: "opencode's shell, file writing/editing and patch tools are guarded (P-3)",
+});
