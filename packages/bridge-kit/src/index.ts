@@ -44,6 +44,29 @@ export {
   type BridgeLockOwner,
 } from './bridge-lock.js';
 export { FAILPOINT_VARIABLE, FIRST_SSE_OPEN_WAIT_MS, TurnLostError } from './bridge-runtime.js';
+export type { WorkerEntry } from './child-turns/launcher.js';
+export type {
+  ChildTurnEvent,
+  LauncherEvent,
+  LauncherRequest,
+  RunnerMessage,
+  WorkerMessage,
+  WorkerReport,
+} from './child-turns/messages.js';
+export {
+  CHILD_STOP_GRACE_MS,
+  type ChildProcessTurns,
+  type ChildProcessTurnsOptions,
+  type ChildTaskOutcome,
+  type ChildTurnsBridge,
+  childProcessTurns,
+} from './child-turns/runner.js';
+export {
+  type ChildTurnWorkerOptions,
+  ORPHAN_EXIT_MS,
+  runChildTurnWorker,
+  type WorkerEmit,
+} from './child-turns/worker.js';
 export {
   type Bridge,
   type BridgeAdapter,
