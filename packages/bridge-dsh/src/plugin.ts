@@ -35,7 +35,7 @@ export function apply(ctx: Context, options: DshPluginOptions): void {
   dropCredentialVariables(process.env);
   const log = createLogger();
   const bridge = new DshBridge(ctx, config, log);
-  feedDshLog(bridge.kit.events, ctx.logger, config.agentName);
+  feedDshLog(bridge.bridge.events, ctx.logger, config.agentName);
   // B-15: the kit's stop aborts the mail turns before dsh's own shutdown disposes their agents
   // (a turn that ended "disposed" first would look like a model failure and send a failure mail).
   const onSignal = (): void => void bridge.stop().catch(() => undefined);
@@ -46,7 +46,7 @@ export function apply(ctx: Context, options: DshPluginOptions): void {
       await ctx.get('loader')?.await();
       await bridge.start();
     })().catch((err: unknown) =>
-      bridge.kit.emit({ type: 'start_failed', error: String(err), permanent: false, retry_ms: 0 }),
+      bridge.bridge.emit({ type: 'start_failed', error: String(err), permanent: false, retry_ms: 0 }),
     );
     return async () => {
       process.removeListener('SIGTERM', onSignal);

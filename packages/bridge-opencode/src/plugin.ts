@@ -25,7 +25,7 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   // opencode's shell tool spawns with opencode's environment: the key is read, now out of it (B-21).
   dropCredentialVariables(process.env);
   const bridge = new OpencodeBridge(config, input.client, createLogger());
-  feedOpencodeLog(bridge.kit.events, input.client, config.agentName);
+  feedOpencodeLog(bridge.bridge.events, input.client, config.agentName);
   g[BRIDGE_GLOBAL_KEY] = bridge;
   // opencode does not call the plugin's dispose on SIGTERM of `serve`: stop on the signal too
   // (B-15), then raise it again. This listener is gone by then (`once`), so the signal gets what
