@@ -120,6 +120,14 @@ export {
   type PermissionFlowOptions,
   type PermissionOutcome,
 } from './permission-flow.js';
+export {
+  type HostLogSink,
+  type PluginBridge,
+  type PluginBridgeOptions,
+  type PluginHostBridge,
+  type PluginLogEvent,
+  runPluginBridge,
+} from './plugin-bridge.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
 export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
 export { CREDENTIAL_VARIABLES, dropCredentialVariables, turnProcessEnv } from './turn-env.js';
