@@ -61,12 +61,9 @@ export {
   type ChildTurnsBridge,
   childProcessTurns,
 } from './child-turns/runner.js';
-export {
-  type ChildTurnWorkerOptions,
-  ORPHAN_EXIT_MS,
-  runChildTurnWorker,
-  type WorkerEmit,
-} from './child-turns/worker.js';
+// The worker side (`runChildTurnWorker`) is its own entry, `@agentmail/bridge-kit/child-worker`: it
+// loads the turn code lazily (a dynamic import), which would keep the rest of this entry from
+// being tree-shaken away in a bundle that needs one part of it.
 export {
   type Bridge,
   type BridgeAdapter,
