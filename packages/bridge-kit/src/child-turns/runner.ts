@@ -76,55 +76,49 @@ export interface ChildProcessTurns {
  * await bridge.start(); … await bridge.stop(); children.close();
  */
 export function childProcessTurns(options: ChildProcessTurnsOptions): ChildProcessTurns {
-  const graceMs = options.stopGraceMs ?? CHILD_STOP_GRACE_MS;
-  const workers = new Set<WorkerHandle>();
-  const emit = (event: ChildTurnEvent | BridgeEvent | { type: string }): void => options.bridge().emit(event);
-  const launcher = new ChildLauncher(
-    options.launcherPath,
-    options.env ?? (() => turnProcessEnv(process.env)),
-    emit,
-  );
-  let stopped = false;
-  const stopping = (): boolean => stopped || options.bridge().stopSignal.aborted;
-  /** Forks go one per event-loop turn (each blocks the launcher's loop 5–25 ms): see {@link forkSlot}. */
-  let lastFork: Promise<void> = Promise.resolve();
-  /**
-   * Resolves in an event-loop turn of its own, one caller per turn: three mails arriving in one SSE
-   * chunk ask the launcher for their forks one after the other.
-   */
-  const forkSlot = (): Promise<void> => {
-    const slot = lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    lastFork = slot;
-    return slot;
+  const runner = new ChildTurnRunner(options);
+  return {
+    adapter: {
+      runTurn: (job, turn) => runner.runTurn(job, turn),
+      onDecision: (event: PermissionDecisionEvent) =>
+        runner.broadcast({ type: 'permission_decision', event: { ...event } }),
+      stop: () => runner.stopWorkers(),
+    },
+    runTask: (task, { timeoutMs }) => runner.runTask(task, timeoutMs),
+    close: () => runner.close(),
   };
-  const broadcast = (message: RunnerMessage): void => {
-    for (const child of workers) child.send(message);
-  };
+}
 
-  /** B-15, P-7: workers deny pending questions and stop; stragglers are killed after the grace. */
-  const stopWorkers = async (): Promise<void> => {
-    stopped = true;
-    emit({ type: 'workers_stopping', workers: workers.size });
-    const exits = [...workers].map(
-      (child) => new Promise<void>((resolve) => child.onceExit(() => resolve())),
+/** The runner's state: its launcher, its running workers, the fork order. */
+class ChildTurnRunner {
+  readonly #options: ChildProcessTurnsOptions;
+  readonly #graceMs: number;
+  readonly #workers = new Set<WorkerHandle>();
+  readonly #launcher: ChildLauncher;
+  #stopped = false;
+  /** Forks go one per event-loop turn (each blocks the launcher's loop 5–25 ms): see {@link #forkSlot}. */
+  #lastFork: Promise<void> = Promise.resolve();
+
+  constructor(options: ChildProcessTurnsOptions) {
+    this.#options = options;
+    this.#graceMs = options.stopGraceMs ?? CHILD_STOP_GRACE_MS;
+    this.#launcher = new ChildLauncher(
+      options.launcherPath,
+      options.env ?? (() => turnProcessEnv(process.env)),
+      (e) => this.#emit(e),
     );
-    broadcast({ type: 'shutdown' });
-    const grace = setTimeout(() => {
-      for (const child of workers) child.kill();
-    }, graceMs);
-    await Promise.all(exits);
-    clearTimeout(grace);
-  };
+  }
 
-  const runTurn = async (job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> => {
+  /** One worker for one turn (see {@link ChildProcessTurns.adapter}). */
+  async runTurn(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> {
     const { signal } = turn;
-    await forkSlot();
-    if (stopping() || signal.aborted) throw new TurnLostError('the bridge is stopping');
+    await this.#forkSlot();
+    if (this.#stopping() || signal.aborted) throw new TurnLostError('the bridge is stopping');
     // The launcher forks it detached: it leads its own process group, so a kill also ends its tools.
-    const child = await launcher.spawn(options.worker);
-    workers.add(child);
-    child.onceExit(() => workers.delete(child));
-    emit({
+    const child = await this.#launcher.spawn(this.#options.worker);
+    this.#workers.add(child);
+    child.onceExit(() => this.#workers.delete(child));
+    this.#emit({
       type: 'worker_spawned',
       mail_id: job.mail.mail_id,
       attempt: job.attempt,
@@ -133,33 +127,31 @@ export function childProcessTurns(options: ChildProcessTurnsOptions): ChildProce
     let killTimer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
       if (signal.reason !== 'shutdown') child.send({ type: 'abort', reason: 'turn timeout' });
-      killTimer = setTimeout(() => child.kill(), graceMs);
+      killTimer = setTimeout(() => child.kill(), this.#graceMs);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort(); // aborted while the launcher forked
     let report: WorkerReport;
     try {
-      report = await workerReport(child, job, turn, options.bridge);
+      report = await workerReport(child, job, turn, this.#options.bridge);
     } finally {
       signal.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
     }
     const { type: _type, maxRssKb, ...result } = report;
     return maxRssKb === undefined ? result : { ...result, logFields: { worker_max_rss_kb: maxRssKb } };
-  };
+  }
 
-  const runTask = async <R>(
-    task: unknown,
-    { timeoutMs }: { timeoutMs: number },
-  ): Promise<ChildTaskOutcome<R>> => {
-    await forkSlot();
+  /** A one-shot task in a worker of its own (see {@link ChildProcessTurns.runTask}). */
+  async runTask<R>(task: unknown, timeoutMs: number): Promise<ChildTaskOutcome<R>> {
+    await this.#forkSlot();
     // A heartbeat that was under way when the shutdown began must not start a task nobody stops.
-    if (stopping()) return { started: false };
-    const child = await launcher.spawn(options.worker);
+    if (this.#stopping()) return { started: false };
+    const child = await this.#launcher.spawn(this.#options.worker);
     const result = await new Promise<R | undefined>((resolve) => {
       let answer: R | undefined;
-      workers.add(child);
-      if (stopping()) child.kill(); // the shutdown began while it was being forked
+      this.#workers.add(child);
+      if (this.#stopping()) child.kill(); // the shutdown began while it was being forked
       const timer = setTimeout(() => child.kill(), timeoutMs);
       child.onMessage((m) => {
         if (m.type === 'ready') child.send({ type: 'task', task });
@@ -167,26 +159,54 @@ export function childProcessTurns(options: ChildProcessTurnsOptions): ChildProce
       });
       child.onceExit(() => {
         clearTimeout(timer);
-        workers.delete(child);
+        this.#workers.delete(child);
         resolve(answer);
       });
     });
     return { started: true, result };
-  };
+  }
 
-  return {
-    adapter: {
-      runTurn,
-      onDecision: (event: PermissionDecisionEvent) =>
-        broadcast({ type: 'permission_decision', event: { ...event } }),
-      stop: stopWorkers,
-    },
-    runTask,
-    close() {
-      stopped = true;
-      launcher.stop();
-    },
-  };
+  /** B-15, P-7: workers deny pending questions and stop; stragglers are killed after the grace. */
+  async stopWorkers(): Promise<void> {
+    this.#stopped = true;
+    this.#emit({ type: 'workers_stopping', workers: this.#workers.size });
+    const exits = [...this.#workers].map(
+      (child) => new Promise<void>((resolve) => child.onceExit(() => resolve())),
+    );
+    this.broadcast({ type: 'shutdown' });
+    const grace = setTimeout(() => {
+      for (const child of this.#workers) child.kill();
+    }, this.#graceMs);
+    await Promise.all(exits);
+    clearTimeout(grace);
+  }
+
+  broadcast(message: RunnerMessage): void {
+    for (const child of this.#workers) child.send(message);
+  }
+
+  close(): void {
+    this.#stopped = true;
+    this.#launcher.stop();
+  }
+
+  #emit(event: ChildTurnEvent | BridgeEvent | { type: string }): void {
+    this.#options.bridge().emit(event);
+  }
+
+  #stopping(): boolean {
+    return this.#stopped || this.#options.bridge().stopSignal.aborted;
+  }
+
+  /**
+   * Resolves in an event-loop turn of its own, one caller per turn: three mails arriving in one SSE
+   * chunk ask the launcher for their forks one after the other.
+   */
+  #forkSlot(): Promise<void> {
+    const slot = this.#lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.#lastFork = slot;
+    return slot;
+  }
 }
 
 /**

@@ -40,61 +40,11 @@ export interface ChildTurnWorkerOptions<T, R> {
  * runChildTurnWorker({ turns: (job, emit) => myHostTurns(job, emit) });
  */
 export function runChildTurnWorker<T = unknown, R = unknown>(options: ChildTurnWorkerOptions<T, R>): void {
-  const send = (message: WorkerMessage): Promise<void> =>
-    new Promise((resolve) => {
-      if (!process.send || !process.connected) return resolve();
-      process.send(message, undefined, {}, () => resolve());
-    });
   const abort = new AbortController();
   const shutdown = new AbortController();
   const pending = new PendingPermissions({ signal: shutdown.signal });
-  const commits = new Map<number, (granted: boolean) => void>();
-  let nextCommit = 1;
-  /**
-   * The relay's commit gate lives in the runner's process (its runtime gives a timed-out turn up):
-   * ask it before the relay goes out, report when it settled (one outcome per mail, B-7, B-10). No
-   * answer (the parent went away) is a refusal.
-   */
-  const commit: CommitFn = async (fn) => {
-    const id = nextCommit++;
-    const granted = await new Promise<boolean>((resolve) => {
-      commits.set(id, resolve);
-      void send({ type: 'commit_request', id });
-    });
-    if (!granted) return undefined;
-    let ok = false;
-    try {
-      const value = await fn();
-      ok = true;
-      return value;
-    } finally {
-      void send({ type: 'commit_done', id, ok });
-    }
-  };
-
+  const commits = commitRoundTrip();
   let started = false;
-  const runJob = async (job: TurnJob): Promise<void> => {
-    const emit: WorkerEmit = (event) => void send({ type: 'event', event });
-    const adapter = await options.turns(job, emit);
-    const { runTurnJob } = await import('../turn-job.js');
-    const report = await runTurnJob(job, adapter, {
-      pending,
-      signal: abort.signal,
-      emit,
-      commit,
-      onReconnect: (url, key) => void send({ type: 'reconnect', url, key }),
-    });
-    // A stopped turn's pending request is being withdrawn (the person is told): let that finish.
-    await (await import('../withdraw.js')).withdrawalsSettled();
-    // The peak RSS rides along for the runner's log (and a bench).
-    await send({ type: 'result', ...report, maxRssKb: process.resourceUsage().maxRSS });
-    process.exit(0);
-  };
-  const runTask = async (task: T): Promise<void> => {
-    if (!options.task) throw new Error('this worker entry runs no tasks');
-    await send({ type: 'task_result', result: await options.task(task) });
-    process.exit(0);
-  };
   /** One job or task per worker; a failure to run it ends the worker unreported (a lost turn). */
   const once = (run: () => Promise<void>): void => {
     if (started) return;
@@ -104,14 +54,15 @@ export function runChildTurnWorker<T = unknown, R = unknown>(options: ChildTurnW
       process.exit(1);
     });
   };
+  const io = { pending, signal: abort.signal, commit: commits.commit };
 
   process.on('message', (raw: RunnerMessage) => {
     switch (raw.type) {
       case 'job':
-        once(() => runJob(raw.job));
+        once(() => runJob(raw.job, options, io));
         break;
       case 'task':
-        once(() => runTask(raw.task as T));
+        once(() => runTask(raw.task as T, options));
         break;
       case 'permission_decision':
         pending.resolve(raw.event);
@@ -125,8 +76,7 @@ export function runChildTurnWorker<T = unknown, R = unknown>(options: ChildTurnW
         abort.abort('shutdown');
         break;
       case 'commit_answer':
-        commits.get(raw.id)?.(raw.granted);
-        commits.delete(raw.id);
+        commits.answer(raw.id, raw.granted);
         break;
     }
   });
@@ -134,11 +84,88 @@ export function runChildTurnWorker<T = unknown, R = unknown>(options: ChildTurnW
   // This is a shutdown for the turn: no failure mail (the mail stays unread and is delivered
   // again, B-14, B-20), unlike a turn timeout.
   process.on('disconnect', () => {
-    for (const answer of commits.values()) answer(false);
-    commits.clear();
+    commits.refuseAll();
     shutdown.abort();
     abort.abort('shutdown');
     setTimeout(() => process.exit(1), ORPHAN_EXIT_MS).unref();
   });
   void send({ type: 'ready' });
+}
+
+/** Send a message to the parent; resolves once it is written (at once when the channel is gone). */
+function send(message: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+/**
+ * The relay's commit gate lives in the runner's process (its runtime gives a timed-out turn up):
+ * `commit` asks it before the relay goes out and reports when it settled (one outcome per mail,
+ * B-7, B-10); `answer` delivers its reply; no answer (the parent went away: `refuseAll`) is a
+ * refusal.
+ */
+function commitRoundTrip(): {
+  commit: CommitFn;
+  answer(id: number, granted: boolean): void;
+  refuseAll(): void;
+} {
+  const waiting = new Map<number, (granted: boolean) => void>();
+  let nextId = 1;
+  const commit: CommitFn = async (fn) => {
+    const id = nextId++;
+    const granted = await new Promise<boolean>((resolve) => {
+      waiting.set(id, resolve);
+      void send({ type: 'commit_request', id });
+    });
+    if (!granted) return undefined;
+    let ok = false;
+    try {
+      const value = await fn();
+      ok = true;
+      return value;
+    } finally {
+      void send({ type: 'commit_done', id, ok });
+    }
+  };
+  return {
+    commit,
+    answer(id, granted) {
+      waiting.get(id)?.(granted);
+      waiting.delete(id);
+    },
+    refuseAll() {
+      for (const answer of waiting.values()) answer(false);
+      waiting.clear();
+    },
+  };
+}
+
+/** The worker's turn: the host's adapter under the kit's `runTurnJob`, reported, then exit 0. */
+async function runJob<T, R>(
+  job: TurnJob,
+  options: ChildTurnWorkerOptions<T, R>,
+  io: { pending: PendingPermissions; signal: AbortSignal; commit: CommitFn },
+): Promise<void> {
+  const emit: WorkerEmit = (event) => void send({ type: 'event', event });
+  const adapter = await options.turns(job, emit);
+  const { runTurnJob } = await import('../turn-job.js');
+  const report = await runTurnJob(job, adapter, {
+    ...io,
+    emit,
+    onReconnect: (url, key) => void send({ type: 'reconnect', url, key }),
+  });
+  // A stopped turn's pending request is being withdrawn (the person is told): let that finish.
+  await (await import('../withdraw.js')).withdrawalsSettled();
+  // The peak RSS rides along for the runner's log (and a bench).
+  await send({ type: 'result', ...report, maxRssKb: process.resourceUsage().maxRSS });
+  process.exit(0);
+}
+
+/** The worker's one-shot task, its result sent back, then exit 0. */
+async function runTask<T, R>(task: T, options: ChildTurnWorkerOptions<T, R>): Promise<void> {
+  if (!options.task) throw new Error('this worker entry runs no tasks');
+  await send({ type: 'task_result', result: await options.task(task) });
+  process.exit(0);
 }
