@@ -4,12 +4,7 @@
  * DSH's own log (`ctx.logger`), so a person reading dsh's output sees "AgentMail connected" when
  * the bridge's event stream first opens. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import {
-  type BridgeEvent,
-  type BridgeEventBus,
-  type BridgeLogger,
-  hostLogEntry,
-} from '@agentmail/bridge-kit';
+import type { BridgeLogger, HostLogSink } from '@agentmail/bridge-kit';
 import { pino } from 'pino';
 import { PLUGIN_NAME } from './constants.js';
 
@@ -29,27 +24,19 @@ export interface DshLogger {
 }
 
 /**
- * Copy milestones, warnings and errors to DSH's own log (the kit's {@link hostLogEntry}):
- * "AgentMail connected" when the event stream first opens (mail can arrive from then on). Only the
- * event type and ids are written: mail text never reaches DSH's log (H-1).
- * @returns the unsubscribe function.
+ * DSH's own log as the plugin's host log (the kit's `runPluginBridge`, entries from the kit's
+ * `hostLogEntry`): "AgentMail connected" when the event stream first opens (mail can arrive from
+ * then on), milestones, warnings and errors. Only the event type and ids are written: mail text
+ * never reaches DSH's log (H-1).
  */
-export function feedDshLog(
-  bus: BridgeEventBus<BridgeEvent | { type: string }>,
-  logger: DshLogger,
-  agent: string,
-): () => void {
-  return bus.subscribe((event) => {
-    const entry = hostLogEntry(event);
-    if (entry === undefined) return;
-    const mail = (event as { mail_id?: unknown }).mail_id;
-    const at = typeof mail === 'string' ? ` (mail ${mail})` : '';
-    try {
+export function dshHostLog(logger: DshLogger, agent: string): HostLogSink {
+  return {
+    write: (entry, event) => {
+      const mail = event.mail_id;
+      const at = typeof mail === 'string' ? ` (mail ${mail})` : '';
       logger[entry.level](
         `${PLUGIN_NAME}: ${entry.message}${entry.message === 'AgentMail connected' ? ` as ${agent}` : at}`,
       );
-    } catch {
-      // DSH's logger failing must not break the bus
-    }
-  });
+    },
+  };
 }

@@ -7,7 +7,7 @@
  * `apply` connects the bridge to the Gateway once DSH's whole tree is loaded, and stops it when the
  * plugin is unloaded (dsh's SIGTERM, HMR, a config change).
  */
-import { dropCredentialVariables } from '@agentmail/bridge-kit';
+import { runPluginBridge } from '@agentmail/bridge-kit';
 import type { Context } from '@deepseek-ai/cordis';
 import type {} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-agent-default-model';
@@ -15,7 +15,7 @@ import type {} from '@deepseek-ai/dsh-session';
 import { DshBridge } from './bridge.js';
 import { type DshPluginOptions, readDshConfig } from './config.js';
 import { PLUGIN_NAME } from './constants.js';
-import { createLogger, feedDshLog } from './log.js';
+import { createLogger, dshHostLog } from './log.js';
 
 export { Config } from './config.js';
 
@@ -26,32 +26,24 @@ export const name = PLUGIN_NAME;
 export const inject = ['agents', 'sessions', 'agentDefaultModel', 'tools'];
 
 /**
- * Mount the bridge. A bad setting throws (DSH reports the plugin as failed, naming the setting);
- * everything after that is caught: an unhandled rejection would take the whole dsh process down.
+ * Mount the bridge (the kit's `runPluginBridge`). A bad setting throws (DSH reports the plugin as
+ * failed, naming the setting); everything after that is caught: an unhandled rejection would take
+ * the whole dsh process down.
  */
 export function apply(ctx: Context, options: DshPluginOptions): void {
-  const config = readDshConfig(options, process.env);
-  // dsh's tools run in this process or its children: the key is read, now out of its environment (B-21).
-  dropCredentialVariables(process.env);
-  const log = createLogger();
-  const bridge = new DshBridge(ctx, config, log);
-  feedDshLog(bridge.kit.events, ctx.logger, config.agentName);
-  // B-15: the kit's stop aborts the mail turns before dsh's own shutdown disposes their agents
-  // (a turn that ended "disposed" first would look like a model failure and send a failure mail).
-  const onSignal = (): void => void bridge.stop().catch(() => undefined);
-  process.prependOnceListener('SIGTERM', onSignal);
-  process.prependOnceListener('SIGINT', onSignal);
+  const plugin = runPluginBridge({
+    readConfig: () => readDshConfig(options, process.env),
+    log: createLogger(),
+    create: (config, log) => new DshBridge(ctx, config, log),
+    hostLog: (config) => dshHostLog(ctx.logger, config.agentName),
+    // B-15: the kit's stop aborts the mail turns before dsh's own shutdown disposes their agents
+    // (a turn that ended "disposed" first would look like a model failure and send a failure mail).
+    signals: 'host-continues',
+  });
   ctx.effect(() => {
-    void (async () => {
+    void plugin.start(async () => {
       await ctx.get('loader')?.await();
-      await bridge.start();
-    })().catch((err: unknown) =>
-      bridge.kit.emit({ type: 'start_failed', error: String(err), permanent: false, retry_ms: 0 }),
-    );
-    return async () => {
-      process.removeListener('SIGTERM', onSignal);
-      process.removeListener('SIGINT', onSignal);
-      await bridge.stop().catch(() => undefined);
-    };
+    });
+    return () => plugin.stop();
   }, 'agentmail bridge');
 }

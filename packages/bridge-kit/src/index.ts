@@ -44,6 +44,26 @@ export {
   type BridgeLockOwner,
 } from './bridge-lock.js';
 export { FAILPOINT_VARIABLE, FIRST_SSE_OPEN_WAIT_MS, TurnLostError } from './bridge-runtime.js';
+export type { WorkerEntry } from './child-turns/launcher.js';
+export type {
+  ChildTurnEvent,
+  LauncherEvent,
+  LauncherRequest,
+  RunnerMessage,
+  WorkerMessage,
+  WorkerReport,
+} from './child-turns/messages.js';
+export {
+  CHILD_STOP_GRACE_MS,
+  type ChildProcessTurns,
+  type ChildProcessTurnsOptions,
+  type ChildTaskOutcome,
+  type ChildTurnsBridge,
+  childProcessTurns,
+} from './child-turns/runner.js';
+// The worker side (`runChildTurnWorker`) is its own entry, `@agentmail/bridge-kit/child-worker`: it
+// loads the turn code lazily (a dynamic import), which would keep the rest of this entry from
+// being tree-shaken away in a bundle that needs one part of it.
 export {
   type Bridge,
   type BridgeAdapter,
@@ -97,6 +117,14 @@ export {
   type PermissionFlowOptions,
   type PermissionOutcome,
 } from './permission-flow.js';
+export {
+  type HostLogSink,
+  type PluginBridge,
+  type PluginBridgeOptions,
+  type PluginHostBridge,
+  type PluginLogEvent,
+  runPluginBridge,
+} from './plugin-bridge.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
 export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
 export { CREDENTIAL_VARIABLES, dropCredentialVariables, turnProcessEnv } from './turn-env.js';

@@ -4,15 +4,9 @@
  * (`client.app.log`), so `opencode serve --print-logs` and opencode's log files show the bridge
  * too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import {
-  type BridgeEvent,
-  type BridgeEventBus,
-  type BridgeLogger,
-  hostLogEntry,
-} from '@agentmail/bridge-kit';
+import { type BridgeLogger, type HostLogSink, hostLogEntry } from '@agentmail/bridge-kit';
 import { pino } from 'pino';
 import type { OpencodeClient } from './opencode-facts.js';
-import type { OpencodeEvent } from './permissions.js';
 
 /** Service name in opencode's log. */
 export const LOG_SERVICE = 'agentmail';
@@ -26,31 +20,27 @@ export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'):
 }
 
 /**
- * Copy milestones, warnings and errors to opencode's own log; "AgentMail connected" when the event
- * stream first opens — the moment mail can arrive, before the start catch-up (which may wait on a
- * person's decision for a backlog mail).
- * @returns the unsubscribe function.
+ * opencode's own log as the plugin's host log (the kit's `runPluginBridge`): milestones, warnings
+ * and errors; "AgentMail connected" when the event stream first opens — the moment mail can
+ * arrive, before the start catch-up (which may wait on a person's decision for a backlog mail).
  */
-export function feedOpencodeLog(
-  bus: BridgeEventBus<BridgeEvent | OpencodeEvent>,
-  client: OpencodeClient,
-  agent: string,
-): () => void {
-  return bus.subscribe((event) => {
-    const { type, ...extra } = event as { type: string } & Record<string, unknown>;
-    const entry =
+export function opencodeHostLog(client: OpencodeClient, agent: string): HostLogSink {
+  return {
+    entry: (event) =>
       hostLogEntry(event) ??
-      (type === 'opencode_permission_reply_failed' ? { level: 'warn' as const, message: type } : undefined);
-    if (entry === undefined) return;
-    void client.app
-      .log({
+      (event.type === 'opencode_permission_reply_failed'
+        ? { level: 'warn' as const, message: event.type }
+        : undefined),
+    write: async (entry, event) => {
+      const { type, ...extra } = event;
+      await client.app.log({
         body: {
           service: LOG_SERVICE,
           level: entry.level,
           message: entry.message,
           extra: { event: type, agent, ...extra },
         },
-      })
-      .catch(() => undefined);
-  });
+      });
+    },
+  };
 }

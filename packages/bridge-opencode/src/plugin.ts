@@ -4,42 +4,40 @@
  * plugin module; all logic lives in the modules it imports.
  *
  * Every opencode instance (project directory) that loads the plugin calls `server`; the first one
- * creates the process-wide bridge and connects it to the Gateway, every one adds its hooks (mail
- * tools, permission seam, event feed).
+ * sets up the process-wide bridge (the kit's `runPluginBridge`) and connects it to the Gateway,
+ * every one adds its hooks (mail tools, permission seam, event feed).
  */
 
-import { dropCredentialVariables } from '@agentmail/bridge-kit';
+import { type PluginBridge, runPluginBridge } from '@agentmail/bridge-kit';
 import type { PluginInput, PluginModule } from '@opencode-ai/plugin';
 import { OpencodeBridge } from './bridge.js';
-import { readOpencodeConfig } from './config.js';
+import { type OpencodeBridgeConfig, readOpencodeConfig } from './config.js';
 import { BRIDGE_GLOBAL_KEY } from './constants.js';
-import { createLogger, feedOpencodeLog } from './log.js';
+import { createLogger, opencodeHostLog } from './log.js';
 
-type Global = typeof globalThis & { [BRIDGE_GLOBAL_KEY]?: OpencodeBridge };
+type Global = typeof globalThis & {
+  [BRIDGE_GLOBAL_KEY]?: PluginBridge<OpencodeBridgeConfig, OpencodeBridge>;
+};
 
-function obtainBridge(input: PluginInput, options: Record<string, unknown> | undefined): OpencodeBridge {
+function obtainBridge(
+  input: PluginInput,
+  options: Record<string, unknown> | undefined,
+): PluginBridge<OpencodeBridgeConfig, OpencodeBridge> {
   const g = globalThis as Global;
   const existing = g[BRIDGE_GLOBAL_KEY];
   if (existing) return existing;
-  const config = readOpencodeConfig(options, process.env);
-  // opencode's shell tool spawns with opencode's environment: the key is read, now out of it (B-21).
-  dropCredentialVariables(process.env);
-  const bridge = new OpencodeBridge(config, input.client, createLogger());
-  feedOpencodeLog(bridge.kit.events, input.client, config.agentName);
-  g[BRIDGE_GLOBAL_KEY] = bridge;
-  // opencode does not call the plugin's dispose on SIGTERM of `serve`: stop on the signal too
-  // (B-15), then raise it again. This listener is gone by then (`once`), so the signal gets what
-  // it would have got without us: opencode's own handling, or the default action (exit). Other
-  // libraries' listeners (e.g. signal-exit, which only acts when it is the last listener) see a
-  // signal again too, instead of waiting for us to exit.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const)
-    process.once(signal, () => {
-      void bridge.stop().finally(() => {
-        process.kill(process.pid, signal);
-      });
-    });
-  void bridge.start();
-  return bridge;
+  const plugin = runPluginBridge({
+    readConfig: () => readOpencodeConfig(options, process.env),
+    log: createLogger(),
+    create: (config, log) => new OpencodeBridge(config, input.client, log),
+    hostLog: (config) => opencodeHostLog(input.client, config.agentName),
+    // opencode does not call the plugin's dispose on SIGTERM of `serve`: the bridge stops on the
+    // signal too (B-15), which is then raised again.
+    signals: 'reraise',
+  });
+  g[BRIDGE_GLOBAL_KEY] = plugin;
+  void plugin.start();
+  return plugin;
 }
 
 const plugin: PluginModule = {
@@ -47,10 +45,8 @@ const plugin: PluginModule = {
   server: async (input, options) => {
     const bridge = obtainBridge(input, options);
     return {
-      ...bridge.hooks(input),
-      dispose: async () => {
-        await bridge.stop();
-      },
+      ...bridge.host.hooks(input),
+      dispose: () => bridge.stop(),
     };
   },
 };

@@ -1,20 +1,19 @@
 /**
  * The pi bridge daemon (see SPEC §6): the kit (`createBridge`) runs the connection loop and the
  * turn logic; this host adds what is pi's: the probe child (P-8, catalogue), the catalogue cache,
- * and ONE WORKER CHILD PROCESS PER MAIL (B-12) — delegated turns: each worker runs the kit's
- * `runTurnJob` on the job the kit hands over, so no model work ever runs on the loop that reads SSE.
+ * and ONE WORKER CHILD PROCESS PER MAIL (B-12) — delegated turns on the kit's child-process runner
+ * (`childProcessTurns`): each worker runs the kit's `runTurnJob` on the job the kit hands over, so
+ * no model work ever runs on the loop that reads SSE.
  */
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   type Bridge,
   type BridgeLogger,
+  type ChildProcessTurns,
+  childProcessTurns,
   createBridge,
-  type DelegatedTurn,
   type HostSnapshot,
-  type MailTurnReport,
-  type TurnJob,
-  TurnLostError,
   turnProcessEnv,
 } from '@agentmail/bridge-kit';
 import type { HeartbeatRequest } from '@agentmail/protocol';
@@ -30,8 +29,7 @@ import {
 } from './constants.js';
 import type { PiEvent } from './events.js';
 import { PLATFORM } from './host.js';
-import type { DaemonMessage, ProbeJob, ProbeReport, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
-import { type WorkerHandle, WorkerLauncher } from './launcher.js';
+import type { ProbeReport, ProbeTask } from './probe.js';
 import { listPiSessions } from './session-files.js';
 
 /**
@@ -42,23 +40,34 @@ import { listPiSessions } from './session-files.js';
 export class PiBridgeDaemon {
   readonly bridge: Bridge<PiEvent>;
   #config: PiBridgeConfig;
-  readonly #workers = new Set<WorkerHandle>();
-  /** Forks the workers, so no `fork()` blocks this event loop (B-12). */
-  readonly #launcher: WorkerLauncher;
-  #stopping = false;
+  /** The kit's child-process runner: one worker per mail, forked by its launcher child (B-12). */
+  readonly #children: ChildProcessTurns;
   #enforcement: { mode: 'native' | 'advisory'; reason?: string } = {
     mode: 'advisory',
     reason: 'permission hook not verified yet',
   };
   /** The last probed catalogue and the stats of the files it came from. */
   #catalogueCache: { files: string; models: HeartbeatRequest['models'] } | undefined;
-  /** Forks go one per event-loop turn (each blocks the loop 5–15 ms; see {@link #forkSlot}). */
-  #lastFork: Promise<void> = Promise.resolve();
   /** Called when the bridge lock was lost and the kit stopped (SPEC G-22); daemon-main exits 1. */
   lockLostHandler: () => void = () => undefined;
 
   constructor(config: PiBridgeConfig, log?: BridgeLogger) {
     this.#config = config;
+    this.#children = childProcessTurns({
+      worker: { path: config.workerPath },
+      launcherPath: config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
+      // A worker's environment is its shell's (pi's bash tool): no key, no credential (B-21).
+      env: () =>
+        turnProcessEnv(process.env, {
+          keep: WORKER_SETTINGS_ENV,
+          extra: {
+            PI_CODING_AGENT_DIR: config.agentDir,
+            [WORKER_NICE_ENV]: String(config.workerNice ?? WORKER_NICE),
+          },
+        }),
+      bridge: () => this.bridge,
+      stopGraceMs: WORKER_STOP_GRACE_MS,
+    });
     this.bridge = createBridge<PiEvent>({
       platform: PLATFORM,
       version: BRIDGE_VERSION,
@@ -67,28 +76,13 @@ export class PiBridgeDaemon {
       timing: { stopGraceMs: WORKER_STOP_GRACE_MS, firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS },
       adapter: {
         snapshot: () => this.#snapshot(),
-        runTurn: (job, turn) => this.#runTurn(job, turn),
-        onDecision: (event) => this.#broadcast({ type: 'permission_decision', event: { ...event } }),
+        ...this.#children.adapter,
         onReconnect: (url, key) => {
           this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
         },
-        stop: () => this.#stopWorkers(),
         onLockLost: () => this.lockLostHandler(),
       },
     });
-    this.#launcher = new WorkerLauncher(
-      config.launcherPath ?? join(dirname(config.workerPath), 'launcher-main.js'),
-      // A worker's environment is its shell's (pi's bash tool): no key, no credential (B-21).
-      () =>
-        turnProcessEnv(process.env, {
-          keep: WORKER_SETTINGS_ENV,
-          extra: {
-            PI_CODING_AGENT_DIR: config.agentDir,
-            [WORKER_NICE_ENV]: String(config.workerNice ?? WORKER_NICE),
-          },
-        }),
-      (e) => this.bridge.emit(e),
-    );
   }
 
   /**
@@ -104,12 +98,10 @@ export class PiBridgeDaemon {
 
   /** Graceful shutdown (B-15, P-7): the kit stops reading and turns; the workers are ended. */
   async stop(): Promise<void> {
-    if (this.#stopping) return;
-    this.#stopping = true;
     try {
       await this.bridge.stop();
     } finally {
-      this.#launcher.stop();
+      this.#children.close();
     }
   }
 
@@ -125,21 +117,6 @@ export class PiBridgeDaemon {
       ...(sessions === undefined ? {} : { sessions }),
       ...(models === undefined ? {} : { models }),
     };
-  }
-
-  /** B-15, P-7: workers deny pending questions and stop; stragglers are killed. */
-  async #stopWorkers(): Promise<void> {
-    this.#stopping = true;
-    this.bridge.emit({ type: 'workers_stopping', workers: this.#workers.size });
-    const exits = [...this.#workers].map(
-      (child) => new Promise<void>((resolve) => child.onceExit(() => resolve())),
-    );
-    this.#broadcast({ type: 'shutdown' });
-    const grace = setTimeout(() => {
-      for (const child of this.#workers) child.kill();
-    }, WORKER_STOP_GRACE_MS);
-    await Promise.all(exits);
-    clearTimeout(grace);
   }
 
   /**
@@ -166,30 +143,15 @@ export class PiBridgeDaemon {
   }
 
   /**
-   * Fork a probe child (worker-main with a `probe` job, src/probe.ts): it checks that the permission
-   * hook registers (P-8) and reads pi's catalogue. pi is never loaded in this process (B-12).
+   * Run the probe in a worker of its own (the kit runner's task, src/probe.ts): it checks that the
+   * permission hook registers (P-8) and reads pi's catalogue. pi is never loaded in this process (B-12).
    */
   async #probe(): Promise<HeartbeatRequest['models']> {
-    await this.#forkSlot();
-    // A heartbeat that was under way when the shutdown began must not start a probe nobody stops.
-    if (this.#stopping) return this.#catalogueCache?.models;
-    const job: ProbeJob = { type: 'probe', dataDir: this.#config.dataDir, agentDir: this.#config.agentDir };
-    const child = await this.#launcher.spawn(this.#config.workerPath);
-    const report = await new Promise<ProbeReport | undefined>((resolve) => {
-      let result: ProbeReport | undefined;
-      this.#workers.add(child);
-      if (this.#stopping) child.kill(); // the shutdown began while it was being forked
-      const timer = setTimeout(() => child.kill(), PROBE_TIMEOUT_MS);
-      child.onMessage((m: WorkerMessage) => {
-        if (m.type === 'ready') child.send(job);
-        else if (m.type === 'probe_result') result = m;
-      });
-      child.onceExit(() => {
-        clearTimeout(timer);
-        this.#workers.delete(child);
-        resolve(result);
-      });
-    });
+    const task: ProbeTask = { dataDir: this.#config.dataDir, agentDir: this.#config.agentDir };
+    const outcome = await this.#children.runTask<ProbeReport>(task, { timeoutMs: PROBE_TIMEOUT_MS });
+    // A heartbeat that was under way when the shutdown began started no probe.
+    if (!outcome.started) return this.#catalogueCache?.models;
+    const report = outcome.result;
     this.#enforcement = report?.enforcement ?? {
       mode: 'advisory',
       reason: 'permission hook check failed: the probe process gave no result',
@@ -212,99 +174,5 @@ export class PiBridgeDaemon {
       ...(report?.modelsError ? { error: report.modelsError } : {}),
     });
     return report?.models;
-  }
-
-  /**
-   * Resolves in an event-loop turn of its own, one caller per turn: three mails arriving in one SSE
-   * chunk ask the launcher for their forks one after the other (a `fork` blocks the launcher's loop
-   * for 5–25 ms; the daemon's loop no longer forks, see launcher.ts).
-   */
-  #forkSlot(): Promise<void> {
-    const slot = this.#lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    this.#lastFork = slot;
-    return slot;
-  }
-
-  /**
-   * One worker process for one mail (B-12). Resolves with its report; rejects with
-   * {@link TurnLostError} when it exits before reporting (B-14). An aborted signal (timeout,
-   * shutdown) asks the worker to stop and kills its process group after the grace period. The
-   * worker's relay asks the kit's commit gate first (one outcome per mail).
-   */
-  async #runTurn(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> {
-    const { signal, gate } = turn;
-    await this.#forkSlot();
-    if (this.#stopping || signal.aborted) throw new TurnLostError('the bridge is stopping');
-    const work: WorkerJob = { type: 'job', job, agentDir: this.#config.agentDir };
-    // The launcher forks it detached: it leads its own process group, so a kill also ends its tools.
-    const child = await this.#launcher.spawn(this.#config.workerPath);
-    this.#workers.add(child);
-    this.bridge.emit({
-      type: 'worker_spawned',
-      mail_id: job.mail.mail_id,
-      attempt: job.attempt,
-      worker_pid: child.pid ?? 0,
-    });
-    let killTimer: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      if (signal.reason !== 'shutdown') child.send({ type: 'abort', reason: 'turn timeout' });
-      killTimer = setTimeout(() => child.kill(), WORKER_STOP_GRACE_MS);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) onAbort(); // aborted while the launcher forked
-    /** Commits granted to the worker, waiting for its `commit_done`. */
-    const committing = new Map<number, (ok: boolean) => void>();
-    let report: TurnReport | undefined;
-    try {
-      report = await new Promise<TurnReport>((resolve, reject) => {
-        child.onMessage((m: WorkerMessage) => {
-          switch (m.type) {
-            case 'ready':
-              child.send(work);
-              break;
-            case 'result':
-              report = m;
-              break;
-            case 'event':
-              this.bridge.emit(m.event);
-              break;
-            case 'commit_request': {
-              let granted = false;
-              void gate.commit(() => {
-                granted = true;
-                child.send({ type: 'commit_answer', id: m.id, granted: true });
-                return new Promise<boolean>((done) => committing.set(m.id, done));
-              });
-              if (!granted) child.send({ type: 'commit_answer', id: m.id, granted: false });
-              break;
-            }
-            case 'commit_done':
-              committing.get(m.id)?.(m.ok);
-              committing.delete(m.id);
-              break;
-            case 'reconnect':
-              this.bridge.reconnect(m.url, m.key);
-              break;
-          }
-        });
-        child.onceExit(({ code, signal: sig, error }) => {
-          this.#workers.delete(child);
-          // A relay cut off by the worker's death may have reached the Gateway: it counts as sent.
-          for (const done of committing.values()) done(false);
-          if (report) resolve(report);
-          else if (error) reject(new TurnLostError(`worker lost: ${error}`));
-          else reject(new TurnLostError(`worker exited (code ${code}, signal ${sig}) before reporting`));
-        });
-      });
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      clearTimeout(killTimer);
-    }
-    const { type: _type, maxRssKb, ...result } = report;
-    return maxRssKb === undefined ? result : { ...result, logFields: { worker_max_rss_kb: maxRssKb } };
-  }
-
-  #broadcast(message: DaemonMessage): void {
-    for (const child of this.#workers) child.send(message);
   }
 }

@@ -7,7 +7,6 @@ export { BRIDGE_VERSION, WORKER_STOP_GRACE_MS } from './constants.js';
 export { PiBridgeDaemon } from './daemon.js';
 export type { PiEvent } from './events.js';
 export { createMailExtension, type MailExtensionOptions } from './extension.js';
-export type { DaemonMessage, TurnReport, WorkerJob, WorkerMessage } from './ipc.js';
 export { createPermissionHandler, type DecideToolCall } from './permission-seam.js';
 export { type MailToolContextSource, piMailTools, toTypeBox } from './pi-tools.js';
 export {

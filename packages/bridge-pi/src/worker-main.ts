@@ -1,13 +1,13 @@
 /**
- * Entry of a worker child process (see SPEC B-12): receives one job over IPC, runs one turn,
- * reports over IPC and exits. Forked by the daemon with an IPC channel; nothing else.
+ * Entry of a worker child process (see SPEC B-12): the kit's worker (`runChildTurnWorker`)
+ * receives one job over IPC, runs one turn on `piTurns` (src/worker.ts) (or the probe, src/probe.ts),
+ * reports over IPC and exits. Forked by the kit's launcher with an IPC channel; nothing else.
  */
 import { enableCompileCache } from 'node:module';
-import type { CommitFn } from '@agentmail/bridge-kit';
-import { PendingPermissions } from '@agentmail/shared-policy';
+import { runChildTurnWorker } from '@agentmail/bridge-kit/child-worker';
 import { WORKER_NICE, WORKER_NICE_ENV } from './constants.js';
-import type { DaemonMessage, WorkerMessage } from './ipc.js';
 import { lowerPriority } from './priority.js';
+import type { ProbeReport, ProbeTask } from './probe.js';
 
 // Loading pi dominates worker spawn → first model request: the worker loads pi's single-file
 // bundle (pi-sdk.ts), node's on-disk compile cache (under the OS temp dir) spares later workers
@@ -22,106 +22,11 @@ process.env.PI_OFFLINE ??= '1';
 const turnModule = import('./worker.js');
 turnModule.catch(() => undefined); // reported when the job awaits it
 
-function send(message: WorkerMessage): Promise<void> {
-  return new Promise((resolve) => {
-    if (!process.send || !process.connected) return resolve();
-    process.send(message, undefined, {}, () => resolve());
-  });
-}
-
-const abort = new AbortController();
-const shutdown = new AbortController();
-const pending = new PendingPermissions({ signal: shutdown.signal });
-
-process.on('message', (raw: DaemonMessage) => {
-  switch (raw.type) {
-    case 'job':
-      void start(raw);
-      break;
-    case 'probe':
-      void probe(raw);
-      break;
-    case 'permission_decision':
-      pending.resolve(raw.event);
-      break;
-    case 'abort':
-      abort.abort(raw.reason);
-      break;
-    case 'shutdown':
-      // P-7, B-15: pending questions resolve as denied, then the turn is stopped.
-      shutdown.abort();
-      abort.abort('shutdown');
-      break;
-    case 'commit_answer':
-      commits.get(raw.id)?.(raw.granted);
-      commits.delete(raw.id);
-      break;
-  }
+runChildTurnWorker<ProbeTask, ProbeReport>({
+  turns: async (job, emit) => {
+    const agentDir = process.env.PI_CODING_AGENT_DIR;
+    if (!agentDir) throw new Error('PI_CODING_AGENT_DIR is not set (the daemon sets it for its workers)');
+    return (await turnModule).piTurns(job, agentDir, emit);
+  },
+  task: async (task) => (await import('./probe.js')).runProbe(task),
 });
-
-/** Commit requests waiting for the daemon's answer. */
-const commits = new Map<number, (granted: boolean) => void>();
-let nextCommit = 1;
-/**
- * The relay's commit gate lives in the daemon (its runtime gives a timed-out turn up): ask it
- * before the relay goes out, report when it settled (one outcome per mail, B-7, B-10). No answer
- * (the daemon went away) is a refusal.
- */
-const commit: CommitFn = async (fn) => {
-  const id = nextCommit++;
-  const granted = await new Promise<boolean>((resolve) => {
-    commits.set(id, resolve);
-    void send({ type: 'commit_request', id });
-  });
-  if (!granted) return undefined;
-  let ok = false;
-  try {
-    const value = await fn();
-    ok = true;
-    return value;
-  } finally {
-    void send({ type: 'commit_done', id, ok });
-  }
-};
-// The daemon (or its launcher) went away: stop at once (the turn cannot be reported any more).
-// This is a shutdown for the turn: no failure mail (the mail stays unread and is delivered again,
-// B-14, B-20), unlike a turn timeout.
-process.on('disconnect', () => {
-  for (const answer of commits.values()) answer(false);
-  commits.clear();
-  shutdown.abort();
-  abort.abort('shutdown');
-  // Long enough for a pending request's withdrawal (WITHDRAW_TIMEOUT_MS) to reach the Gateway.
-  setTimeout(() => process.exit(1), 6_000).unref();
-});
-
-let started = false;
-async function start(job: Extract<DaemonMessage, { type: 'job' }>): Promise<void> {
-  if (started) return;
-  started = true;
-  process.env.PI_CODING_AGENT_DIR = job.agentDir;
-  const { runTurn } = await turnModule;
-  const report = await runTurn(job, {
-    pending,
-    signal: abort.signal,
-    emit: (event) => void send({ type: 'event', event }),
-    commit,
-    reconnect: (url, key) => void send({ type: 'reconnect', url, key }),
-  });
-  // A stopped turn's pending request is being withdrawn (the person is told): let that finish.
-  // (Loaded by the turn module already; not at the top, so the worker's start stays light.)
-  await (await import('@agentmail/bridge-kit')).withdrawalsSettled();
-  // The peak RSS rides along for the daemon's log (and the bench).
-  await send({ ...report, maxRssKb: process.resourceUsage().maxRSS });
-  process.exit(0);
-}
-
-async function probe(job: Extract<DaemonMessage, { type: 'probe' }>): Promise<void> {
-  if (started) return;
-  started = true;
-  const { runProbe } = await import('./probe.js');
-  await send(await runProbe(job));
-  process.exit(0);
-}
-
-void send({ type: 'ready' });

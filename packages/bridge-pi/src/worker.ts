@@ -8,39 +8,17 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import {
-  type AttemptOutcome,
-  type BridgeEvent,
-  type CommitFn,
-  runTurnJob,
-  type TurnAdapter,
-} from '@agentmail/bridge-kit';
-import type { PendingPermissions } from '@agentmail/shared-policy';
+import type { AttemptOutcome, TurnAdapter, TurnJob } from '@agentmail/bridge-kit';
 import { resolveLocale } from '@agentmail/shared-policy';
 import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
-import type { PiEvent } from './events.js';
+import type { EmitPiEvent } from './events.js';
 import { createMailExtension } from './extension.js';
 import { GUARDED_TOOLS, PLATFORM } from './host.js';
-import type { TurnReport, WorkerJob } from './ipc.js';
 import { importPiSdk } from './pi-sdk.js';
 import { findPiSessionFile, mailSessionFile, parseHeader, readFirstLine } from './session-files.js';
 
 // Loaded when worker-main imports this module at spawn, before the job arrives.
 const pi = (await importPiSdk()).sdk;
-
-/** What the worker process gives a turn. */
-export interface TurnIo {
-  /** Decisions routed from the daemon (IPC `permission_decision`). */
-  pending: PendingPermissions;
-  /** Aborted on IPC `abort`/`shutdown` (turn timeout, B-7; shutdown, B-15). */
-  signal: AbortSignal;
-  /** Kit and pi events, to the daemon's bus. */
-  emit: (event: BridgeEvent | PiEvent) => void;
-  /** The relay's commit gate, a round trip to the daemon. */
-  commit: CommitFn;
-  /** B-18: connect_to_server switched Gateway. */
-  reconnect: (url: string, key: string) => void;
-}
 
 /** pi's retry settings for mail turns: `AGENTMAIL_PI_MAX_RETRIES` (0 = off). @default 2 */
 function retrySettings(): { enabled: boolean; maxRetries: number; baseDelayMs: number } {
@@ -63,27 +41,11 @@ function messageOf(err: unknown): string {
 }
 
 /**
- * Run the turn of `job` (the kit's `runTurnJob` over {@link piTurns}) and report it.
- * Never throws: every failure ends in a failure mail (B-9) and a `{ ok: false }` report.
- */
-export async function runTurn(work: WorkerJob, io: TurnIo): Promise<TurnReport> {
-  const report = await runTurnJob(work.job, piTurns(work, io), {
-    pending: io.pending,
-    signal: io.signal,
-    emit: io.emit,
-    commit: io.commit,
-    onReconnect: io.reconnect,
-  });
-  return { type: 'result', ...report };
-}
-
-/**
  * pi as a {@link TurnAdapter}: mail sessions are files under the bridge's data dir
  * (`<dataDir>/sessions/<session>.jsonl`), adopted sessions are found by id (first line only, §7
  * pi); each attempt opens the session file, loads the AgentMail extension and runs one `prompt()`.
  */
-export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
-  const { job, agentDir } = work;
+export function piTurns(job: TurnJob, agentDir: string, emit: EmitPiEvent): TurnAdapter {
   const mailFile = mailSessionFile(job.dataDir, job.mail.session_id);
   let runtime: Promise<ModelRuntime> | undefined;
   const modelRuntime = (): Promise<ModelRuntime> => {
@@ -194,7 +156,7 @@ export function piTurns(work: WorkerJob, io: TurnIo): TurnAdapter {
           `the AgentMail permission hook did not load: ${loadErrors.join('; ') || 'not registered'}`,
         );
       }
-      io.emit({ type: 'permission_hook_installed', mail_id: job.mail.mail_id });
+      emit({ type: 'permission_hook_installed', mail_id: job.mail.mail_id });
       await session.bindExtensions({});
       if (attempt.kind === 'new') {
         // B-11, Gateway → pi: a new mail session is named after the subject (the Gateway made the

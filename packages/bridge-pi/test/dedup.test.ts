@@ -21,8 +21,8 @@ import { PiBridgeDaemon } from '../src/daemon.js';
 const STUB_WORKER = `
 import { appendFileSync } from 'node:fs';
 process.on('message', (m) => {
-  if (m.type === 'probe') {
-    process.send({ type: 'probe_result', enforcement: { mode: 'native' } }, () => process.exit(0));
+  if (m.type === 'task') {
+    process.send({ type: 'task_result', result: { enforcement: { mode: 'native' } } }, () => process.exit(0));
   } else if (m.type === 'job') {
     appendFileSync(process.env.STUB_WORKER_JOBS_FILE, m.job.mail.mail_id + '\\n');
     process.send(
@@ -181,8 +181,8 @@ describe('daemon de-duplication (B-20, B-2)', () => {
         heartbeatMs: 60_000,
         locale: 'en',
         workerPath,
-        // The launcher from source (node strips its types; it imports node builtins only).
-        launcherPath: fileURLToPath(new URL('../src/launcher-main.ts', import.meta.url)),
+        // The kit's launcher from source (node strips its types; it imports node builtins only).
+        launcherPath: fileURLToPath(import.meta.resolve('@agentmail/bridge-kit/child-launcher')),
       },
       log,
     );

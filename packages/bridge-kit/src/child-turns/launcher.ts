@@ -1,11 +1,26 @@
 /**
- * The daemon's side of the launcher child (src/launcher-main.ts, see SPEC B-12): a `fork()` blocks
- * the calling event loop for 5–25 ms, so the daemon forks one small launcher at start and asks it
- * for every worker. A {@link WorkerHandle} stands for one worker behind the launcher.
+ * The runner's side of the launcher child (launcher-main.ts, see SPEC B-12): a `fork()` blocks the
+ * calling event loop for 5–25 ms, so the runner forks one small launcher and asks it for every
+ * worker. A {@link WorkerHandle} stands for one worker behind the launcher.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import type { EmitPiEvent } from './events.js';
-import type { DaemonMessage, LauncherEvent, LauncherRequest, WorkerMessage } from './ipc.js';
+import type {
+  ChildTurnEvent,
+  LauncherEvent,
+  LauncherRequest,
+  RunnerMessage,
+  WorkerMessage,
+} from './messages.js';
+
+/** A worker entry: the module a worker child runs (it calls `runChildTurnWorker`). */
+export interface WorkerEntry {
+  /** Absolute path of the module. */
+  path: string;
+  /** Its arguments. @default none */
+  args?: readonly string[];
+  /** Node options of the worker (e.g. a loader from source). @default the launcher's own */
+  execArgv?: readonly string[];
+}
 
 /** Why a worker ended: exit code and signal as `child_process` reports them, or why it could not run. */
 export interface WorkerExit {
@@ -30,7 +45,7 @@ export class WorkerHandle {
 
   constructor(
     readonly id: number,
-    readonly owner: WorkerLauncher,
+    readonly owner: ChildLauncher,
   ) {}
 
   /** True once the worker exited (or was lost). */
@@ -39,7 +54,7 @@ export class WorkerHandle {
   }
 
   /** Send a message to the worker; dropped when it exited or the launcher is gone. */
-  send(message: DaemonMessage): void {
+  send(message: RunnerMessage): void {
     if (!this.exited) this.owner.request({ type: 'send', id: this.id, message });
   }
 
@@ -76,14 +91,14 @@ export class WorkerHandle {
 }
 
 /**
- * The launcher child and its workers. {@link start} forks it (once, before the daemon registers);
- * when it dies, its workers are killed and reported lost (their turns are redelivered, B-14) and the
- * next {@link spawn} forks a new one. {@link stop} lets it go; it exits when its channel closes.
+ * The launcher child and its workers. {@link start} forks it (at the first spawn); when it dies,
+ * its workers are killed and reported lost (their turns are redelivered, B-14) and the next
+ * {@link spawn} forks a new one. {@link stop} lets it go; it exits when its channel closes.
  */
-export class WorkerLauncher {
+export class ChildLauncher {
   readonly #path: string;
   readonly #env: () => NodeJS.ProcessEnv;
-  readonly #emit: EmitPiEvent;
+  readonly #emit: (event: ChildTurnEvent) => void;
   #child: ChildProcess | undefined;
   #nextId = 1;
   readonly #workers = new Map<number, WorkerHandle>();
@@ -93,10 +108,10 @@ export class WorkerLauncher {
   #forks = 0;
 
   /**
-   * @param path absolute path of the launcher entry (launcher-main.js).
+   * @param path absolute path of the launcher entry (a module importing launcher-main).
    * @param env environment of the launcher, and so of every worker it forks; read at each launcher fork.
    */
-  constructor(path: string, env: () => NodeJS.ProcessEnv, emit: EmitPiEvent) {
+  constructor(path: string, env: () => NodeJS.ProcessEnv, emit: (event: ChildTurnEvent) => void) {
     this.#path = path;
     this.#env = env;
     this.#emit = emit;
@@ -136,10 +151,10 @@ export class WorkerLauncher {
   }
 
   /**
-   * Fork a worker (entry `modulePath`) through the launcher. Resolves once its pid is known, or
-   * with an exited handle when it could not run.
+   * Fork a worker through the launcher. Resolves once its pid is known, or with an exited handle
+   * when it could not run.
    */
-  async spawn(modulePath: string): Promise<WorkerHandle> {
+  async spawn(entry: WorkerEntry): Promise<WorkerHandle> {
     const handle = new WorkerHandle(this.#nextId++, this);
     if (this.#stopped) {
       handle.end({ code: null, signal: null, error: 'the bridge is stopping' });
@@ -148,7 +163,13 @@ export class WorkerLauncher {
     this.start();
     this.#workers.set(handle.id, handle);
     const known = new Promise<void>((resolve) => this.#pending.set(handle.id, resolve));
-    this.request({ type: 'spawn', id: handle.id, modulePath });
+    this.request({
+      type: 'spawn',
+      id: handle.id,
+      modulePath: entry.path,
+      ...(entry.args ? { args: [...entry.args] } : {}),
+      ...(entry.execArgv ? { execArgv: [...entry.execArgv] } : {}),
+    });
     await known;
     return handle;
   }
