@@ -8,17 +8,14 @@ import {
   type BridgeEvent,
   type BridgeEventBus,
   type BridgeLogger,
+  createBridgeLogger,
   hostLogEntry,
 } from '@agentmail/bridge-kit';
-import { pino } from 'pino';
 import { PLUGIN_NAME } from './constants.js';
 
 /** The stderr JSON logger of the plugin. */
-export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
-  return pino(
-    { name: 'agentmail-dsh', level, base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+export function createLogger(level?: string): BridgeLogger {
+  return createBridgeLogger('agentmail-dsh', level);
 }
 
 /** DSH's logger as the plugin sees it (`ctx.logger`): message-style methods. */

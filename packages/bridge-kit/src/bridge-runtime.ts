@@ -15,6 +15,7 @@ import {
   backlogEvent,
   CatchUp,
   type CatchUpResult,
+  messageOf,
   REDELIVERY_BACKOFF_MS,
   redeliver,
   resolveLocale,
@@ -143,10 +144,6 @@ export interface BridgeHost {
   onLockLost?(): void;
   /** This process holds the bridge lock and is about to register: start what only the bridge may run (the turn RPC). A throw fails `start()`. */
   onLead?(): Promise<void> | void;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -15,6 +15,7 @@ import type { Platform } from '@agentmail/shared-policy';
 import {
   AgentMailError,
   ERROR_CODES,
+  messageOf,
   normalizePermissionMode,
   PendingPermissions,
   resolveLocale,
@@ -197,10 +198,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     }
     signal.addEventListener('abort', done, { once: true });
   });
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * A host's snapshot, checked field by field with the wire schemas: a malformed part is left out

@@ -6,6 +6,7 @@ import {
   type Locale,
   MAIL_PAGE_CHARS,
   MAIL_PAGE_MAX_CHARS,
+  messageOf,
   normalizeAttachmentIds,
   renderContacts,
   renderInbox,
@@ -174,10 +175,6 @@ const Address = z.string().trim().min(1);
 const AbsolutePath = z.string().trim().min(1);
 
 // ---- results ---------------------------------------------------------------------------------
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Turn a failure into the tool's error result: temporary, permanent or local, from the status. */
 function failure(tool: MailToolName, err: unknown, locale: Locale): MailToolResult {

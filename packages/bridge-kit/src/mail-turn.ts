@@ -11,6 +11,7 @@ import {
   decideNamingSync,
   formatText,
   type Locale,
+  messageOf,
   modelAttemptOrder,
   namingFingerprint,
   namingStateAfterSync,
@@ -81,10 +82,6 @@ export interface MailTurnInput {
   onTurn?: (turn: ActiveTurn) => (() => void) | undefined;
   /** B-18: the connect_to_server tool switched Gateway (already probed). */
   onReconnect(url: string, key: string, client: GatewayClient): void;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -8,9 +8,9 @@ import {
   type BridgeEvent,
   type BridgeEventBus,
   type BridgeLogger,
+  createBridgeLogger,
   hostLogEntry,
 } from '@agentmail/bridge-kit';
-import { pino } from 'pino';
 import type { OpencodeClient } from './opencode-facts.js';
 import type { OpencodeEvent } from './permissions.js';
 
@@ -18,11 +18,8 @@ import type { OpencodeEvent } from './permissions.js';
 export const LOG_SERVICE = 'agentmail';
 
 /** The stderr logger (pino). */
-export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
-  return pino(
-    { name: 'agentmail-opencode', level, base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+export function createLogger(level?: string): BridgeLogger {
+  return createBridgeLogger('agentmail-opencode', level);
 }
 
 /**

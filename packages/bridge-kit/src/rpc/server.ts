@@ -12,7 +12,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { decode } from '@agentmail/protocol';
 import type { Locale, QuestionAnswers } from '@agentmail/shared-policy';
-import { AgentMailError } from '@agentmail/shared-policy';
+import { AgentMailError, messageOf } from '@agentmail/shared-policy';
 import type { z } from 'zod';
 import type { EmitEvent } from '../events.js';
 import {
@@ -469,7 +469,7 @@ export class TurnRpcServer<T> {
           break;
       }
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = messageOf(err);
       const remoteCode = (err as { code?: unknown } | null)?.code;
       this.#emit({ type: 'rpc_problem', problem: 'handler_failed', method, error: message });
       return {
