@@ -35,61 +35,64 @@ export async function probeGateway(
   }
 }
 
+/** `connect_to_server`. */
+function connectToServerTool(locale: Locale): MailTool {
+  return defineTool(
+    {
+      name: 'connect_to_server',
+      shape: { url: z.string().trim().min(1), key: z.string().trim().min(1).optional() },
+      docs: {
+        url: { schema: STRING, text: 'tools.param.url' },
+        key: { schema: STRING, text: 'tools.param.key' },
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: true,
+      },
+      async run(args, ctx, lc) {
+        const current = ctx.client.baseUrl;
+        if (!ctx.reconnect) return toolError('connect_to_server', 'tools.connect.unsupported', lc);
+        gatewayUrl(args.url, '/'); // AM_GATEWAY_URL_INVALID → a local error naming the URL
+        const key = args.key ?? ctx.client.key;
+        if (args.url === current && key === ctx.client.key)
+          return { text: formatText('tools.connect.same', { url: args.url }, lc) };
+        // B-18: try the new Gateway first; the live client is untouched until it answered.
+        const probe = await probeGateway(ctx.client, { url: args.url, key }, ctx.identity, ctx.signal);
+        if (!probe.ok)
+          return {
+            text: formatText(
+              'tools.connect.failed',
+              { url: args.url, message: messageOf(probe.error), current },
+              lc,
+            ),
+            isError: true,
+            details: failure('connect_to_server', probe.error, lc).details,
+          };
+        try {
+          await ctx.reconnect({ url: args.url, key: probe.key, client: probe.client });
+        } catch (err) {
+          return {
+            text: formatText(
+              'tools.connect.switch_failed',
+              { url: args.url, message: messageOf(err), current },
+              lc,
+            ),
+            isError: true,
+          };
+        }
+        return {
+          text: formatText('tools.connect.done', { url: args.url }, lc),
+          details: { url: args.url },
+        };
+      },
+    },
+    locale,
+  );
+}
+
 /** `connect_to_server`, with its description in `locale`. */
 export function connectionTools(locale: Locale): MailTool[] {
-  return [
-    defineTool(
-      {
-        name: 'connect_to_server',
-        shape: { url: z.string().trim().min(1), key: z.string().trim().min(1).optional() },
-        docs: {
-          url: { schema: STRING, text: 'tools.param.url' },
-          key: { schema: STRING, text: 'tools.param.key' },
-        },
-        annotations: {
-          readOnlyHint: false,
-          destructiveHint: false,
-          idempotentHint: true,
-          openWorldHint: true,
-        },
-        async run(args, ctx, lc) {
-          const current = ctx.client.baseUrl;
-          if (!ctx.reconnect) return toolError('connect_to_server', 'tools.connect.unsupported', lc);
-          gatewayUrl(args.url, '/'); // AM_GATEWAY_URL_INVALID → a local error naming the URL
-          const key = args.key ?? ctx.client.key;
-          if (args.url === current && key === ctx.client.key)
-            return { text: formatText('tools.connect.same', { url: args.url }, lc) };
-          // B-18: try the new Gateway first; the live client is untouched until it answered.
-          const probe = await probeGateway(ctx.client, { url: args.url, key }, ctx.identity, ctx.signal);
-          if (!probe.ok)
-            return {
-              text: formatText(
-                'tools.connect.failed',
-                { url: args.url, message: messageOf(probe.error), current },
-                lc,
-              ),
-              isError: true,
-              details: failure('connect_to_server', probe.error, lc).details,
-            };
-          try {
-            await ctx.reconnect({ url: args.url, key: probe.key, client: probe.client });
-          } catch (err) {
-            return {
-              text: formatText(
-                'tools.connect.switch_failed',
-                { url: args.url, message: messageOf(err), current },
-                lc,
-              ),
-              isError: true,
-            };
-          }
-          return {
-            text: formatText('tools.connect.done', { url: args.url }, lc),
-            details: { url: args.url },
-          };
-        },
-      },
-      locale,
-    ),
-  ];
+  return [connectToServerTool(locale)];
 }
