@@ -12,9 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import {
-  type BridgeAdapter,
   formatMegabytes,
   formatMs,
+  type HostHarness,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
@@ -58,7 +58,7 @@ async function run(ref: { stack?: Stack }): Promise<void> {
 
   const base = createDshAdapter();
   const spawned: number[] = [];
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...base,
     start: (env) =>
       base.start({

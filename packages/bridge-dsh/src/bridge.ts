@@ -30,7 +30,7 @@ export type DshEvent = DshSeamEvent;
 
 /** The bridge inside one DSH process. */
 export class DshBridge {
-  readonly kit: Bridge<DshEvent>;
+  readonly bridge: Bridge<DshEvent>;
   readonly turns: DshTurns;
   readonly #ctx: Context;
   readonly #agentErrors = new Map<string, string>();
@@ -41,10 +41,10 @@ export class DshBridge {
     this.#ctx = ctx;
     this.#seamVerified = verifySeam(ctx);
     const seams: SeamHost = {
-      turnOf: (id) => this.kit.turns.byPlatformSession(id),
+      turnOf: (id) => this.bridge.activeTurns.byPlatformSession(id),
       toolContext: (id) => this.toolContext(id),
       mailTools: mailTools(resolveLocale(config.locale)),
-      emit: (e) => this.kit.emit(e),
+      emit: (e) => this.bridge.emit(e),
       onAgentError: (id, error) =>
         this.#agentErrors.set(id, `dsh reported an agent error: ${messageOf(error)}`),
     };
@@ -55,7 +55,7 @@ export class DshBridge {
       lastAgentError: (id) => this.#agentErrors.get(id),
       clearAgentError: (id) => this.#agentErrors.delete(id),
     });
-    this.kit = createBridge<DshEvent>({
+    this.bridge = createBridge<DshEvent>({
       platform: 'dsh',
       version: BRIDGE_VERSION,
       config,
@@ -73,19 +73,19 @@ export class DshBridge {
   /** The mail-tool context of a call in DSH agent `id` (a session without a mail turn gets the standalone one). */
   toolContext(id: string | undefined): MailToolContext {
     return (
-      (id === undefined ? undefined : this.kit.turns.byPlatformSession(id)?.toolContext) ??
-      this.kit.standaloneToolContext()
+      (id === undefined ? undefined : this.bridge.activeTurns.byPlatformSession(id)?.toolContext) ??
+      this.bridge.standaloneToolContext()
     );
   }
 
   /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */
   start(): Promise<void> {
-    return this.kit.start().catch(() => undefined);
+    return this.bridge.start().catch(() => undefined);
   }
 
   /** Stop: abort mail turns, deny pending asks (P-7, B-15), close the stream, dispose mail agents. */
   stop(): Promise<void> {
-    return this.kit.stop();
+    return this.bridge.stop();
   }
 
   async #snapshot(): Promise<HostSnapshot> {
@@ -94,7 +94,7 @@ export class DshBridge {
         sessions: () => this.#sessions(),
         models: async () => (await this.turns.catalogue())?.map((key) => ({ key })),
       },
-      (e) => this.kit.emit(e),
+      (e) => this.bridge.emit(e),
     );
     return {
       ...(this.#seamVerified

@@ -34,24 +34,24 @@ export function apply(ctx: Context, options: DshPluginOptions): void {
   // dsh's tools run in this process or its children: the key is read, now out of its environment (B-21).
   dropCredentialVariables(process.env);
   const log = createLogger();
-  const bridge = new DshBridge(ctx, config, log);
-  feedDshLog(bridge.kit.events, ctx.logger, config.agentName);
+  const dshBridge = new DshBridge(ctx, config, log);
+  feedDshLog(dshBridge.bridge.events, ctx.logger, config.agentName);
   // B-15: the kit's stop aborts the mail turns before dsh's own shutdown disposes their agents
   // (a turn that ended "disposed" first would look like a model failure and send a failure mail).
-  const onSignal = (): void => void bridge.stop().catch(() => undefined);
+  const onSignal = (): void => void dshBridge.stop().catch(() => undefined);
   process.prependOnceListener('SIGTERM', onSignal);
   process.prependOnceListener('SIGINT', onSignal);
   ctx.effect(() => {
     void (async () => {
       await ctx.get('loader')?.await();
-      await bridge.start();
+      await dshBridge.start();
     })().catch((err: unknown) =>
-      bridge.kit.emit({ type: 'start_failed', error: String(err), permanent: false, retry_ms: 0 }),
+      dshBridge.bridge.emit({ type: 'start_failed', error: String(err), permanent: false, retry_ms: 0 }),
     );
     return async () => {
       process.removeListener('SIGTERM', onSignal);
       process.removeListener('SIGINT', onSignal);
-      await bridge.stop().catch(() => undefined);
+      await dshBridge.stop().catch(() => undefined);
     };
   }, 'agentmail bridge');
 }

@@ -33,7 +33,7 @@ import { turnRpcHandlers } from './turn-rpc-handlers.js';
 
 export { START_RETRY_INITIAL_MS, START_RETRY_MAX_MS } from './start-retry.js';
 
-/** What a delegated turn gets besides its job (see {@link BridgeAdapter.runTurn}). */
+/** What a delegated turn gets besides its job (see {@link BridgeAdapter.delegateTurn}). */
 export interface DelegatedTurn {
   /** Aborted on timeout (`'timeout'`) or shutdown (`'shutdown'`): stop the turn's process. */
   signal: AbortSignal;
@@ -45,7 +45,7 @@ export interface DelegatedTurn {
 
 /**
  * What a bridge implements for its host (docs/BRIDGE-CONTRACT.md). Exactly one of `turns` (the
- * kit runs each turn in this process) and `runTurn` (the bridge runs it elsewhere, e.g. a child
+ * kit runs each turn in this process) and `delegateTurn` (the bridge runs it elsewhere, e.g. a child
  * process that calls `runTurnJob`).
  */
 export interface BridgeAdapter {
@@ -57,7 +57,7 @@ export interface BridgeAdapter {
    * Delegated turns (B-12): run `job` elsewhere and return its report. Throw `TurnLostError` when
    * the turn's process died before reporting (redelivered, B-14).
    */
-  runTurn?(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport>;
+  delegateTurn?(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport>;
   /** A `permission_decision` event (G-21) — delegated bridges forward it to their turn processes. */
   onDecision?(event: PermissionDecisionEvent): void;
   /** After connect_to_server switched Gateway (B-18). */
@@ -129,7 +129,7 @@ export interface Bridge<H extends { type: string } = never> {
   /** Emit a kit or host event on the bus (a delegated turn's events, the host's own). */
   emit(event: BridgeEvent | H): void;
   /** Running mail turns: a host hook finds the turn of its session here (a person's session has none). */
-  readonly turns: TurnLookup;
+  readonly activeTurns: TurnLookup;
   /** Aborted once the bridge stops. */
   readonly stopSignal: AbortSignal;
   /**
@@ -155,7 +155,7 @@ export interface BridgeInternals {
   readonly config: BridgeConfig;
   /** The live Gateway client (B-18 may switch it). */
   readonly client: GatewayClient;
-  readonly turns: TurnRegistry;
+  readonly activeTurns: TurnRegistry;
   /** "Always" grants of this bridge (P-4), `<dataDir>/grants.json`. */
   readonly grants: GrantStore;
   readonly bindings: SessionBindings;
@@ -250,7 +250,8 @@ function bridgeHost(
     heartbeat: heartbeatSnapshots(() => adapter.snapshot(), parts.bindings, emit),
     runMail: async (run) => {
       const job = turnJobOf(run, platform, config);
-      if (adapter.runTurn) return adapter.runTurn(job, { signal: run.signal, gate: run.gate, emit });
+      if (adapter.delegateTurn)
+        return adapter.delegateTurn(job, { signal: run.signal, gate: run.gate, emit });
       return runTurnJob(job, adapter.turns as TurnAdapter, {
         released: run.released,
         pending,
@@ -304,7 +305,7 @@ function bridgeHost(
  * the turn input, the model order, failure mails, the relay (exactly once, also without a host
  * entry id), naming sync and the permission flow of every turn.
  *
- * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` when the adapter has neither or both of `turns` and `runTurn`.
+ * @throws AgentMailError `AM_BRIDGE_CONFIG_INVALID` when the adapter has neither or both of `turns` and `delegateTurn`.
  * @example
  * const bridge = createBridge({ platform: 'opencode', version, config, adapter, log: pino() });
  * bridge.events.subscribe((e) => { if (e.type === 'ready') announce(); });
@@ -312,10 +313,10 @@ function bridgeHost(
  */
 export function createBridge<H extends { type: string } = never>(options: CreateBridgeOptions): Bridge<H> {
   const { config, adapter, platform } = options;
-  if ((adapter.turns === undefined) === (adapter.runTurn === undefined))
+  if ((adapter.turns === undefined) === (adapter.delegateTurn === undefined))
     throw new AgentMailError(
       ERROR_CODES.BRIDGE_CONFIG_INVALID,
-      'createBridge: give the adapter exactly one of `turns` (in-process turns) and `runTurn` (delegated turns)',
+      'createBridge: give the adapter exactly one of `turns` (in-process turns) and `delegateTurn` (delegated turns)',
     );
   checkBridgeConfig(config);
   const events = new BridgeEventBus<BridgeEvent | H>();
@@ -351,7 +352,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
   const bridge: Bridge<H> = {
     events,
     emit: (e) => events.emit(e),
-    turns: parts.registry,
+    activeTurns: parts.registry,
     stopSignal: stopping.signal,
     start() {
       started ??= startWithRetry(() => runtime.start(), {
@@ -389,7 +390,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
     get client() {
       return runtime.client;
     },
-    turns: parts.registry,
+    activeTurns: parts.registry,
     grants: parts.grants,
     bindings: parts.bindings,
     pending: parts.pending,

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import type { BridgeAdapter, ManagedProcess, Stack } from '@agentmail/testkit';
+import type { HostHarness, ManagedProcess, Stack } from '@agentmail/testkit';
 import { startStack } from '@agentmail/testkit';
 import { createOpencodeAdapter, removePluginBundle } from '../harness/opencode-adapter.js';
 import { opencodeVersion } from '../harness/opencode-bin.js';
@@ -83,7 +83,7 @@ async function run(stackRef: { stack?: Stack }): Promise<void> {
   // The opencode adapter, with the spawn and the "listening" line timed.
   const base = createOpencodeAdapter();
   const clock: { spawnedAt?: number; listeningAt?: number } = {};
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...base,
     start: (env) =>
       base.start({

@@ -58,7 +58,7 @@ async function migrateSessionsJson(dataDir: string, bindings: SessionBindings): 
  * hooks ({@link OpencodeBridge.hooks}).
  */
 export class OpencodeBridge {
-  readonly kit: Bridge<OpencodeEvent>;
+  readonly bridge: Bridge<OpencodeEvent>;
   readonly #client: OpencodeClient;
   readonly #dataDir: string;
   readonly #tracker = new TurnTracker();
@@ -70,7 +70,7 @@ export class OpencodeBridge {
   constructor(config: OpencodeBridgeConfig, client: OpencodeClient, log: BridgeLogger) {
     this.#client = client;
     this.#dataDir = config.dataDir;
-    this.kit = createBridge<OpencodeEvent>({
+    this.bridge = createBridge<OpencodeEvent>({
       platform: 'opencode',
       version: BRIDGE_VERSION,
       config,
@@ -83,14 +83,14 @@ export class OpencodeBridge {
           client,
           tracker: this.#tracker,
           hasInstance: (directory) => this.#instances.has(directory),
-          emit: (e) => this.kit.emit(e),
+          emit: (e) => this.bridge.emit(e),
         }),
       },
     });
     this.#seam = new PermissionSeam({
       client,
-      turnOf: (sessionId) => this.kit.turns.byPlatformSession(sessionId),
-      emit: (e) => this.kit.emit(e),
+      turnOf: (sessionId) => this.bridge.activeTurns.byPlatformSession(sessionId),
+      emit: (e) => this.bridge.emit(e),
     });
   }
 
@@ -100,7 +100,7 @@ export class OpencodeBridge {
    */
   hooks(input: PluginInput): Hooks {
     this.#instances.add(input.directory);
-    const tools = opencodeMailTools(mailTools(this.kit.standaloneToolContext().locale), (ctx) =>
+    const tools = opencodeMailTools(mailTools(this.bridge.standaloneToolContext().locale), (ctx) =>
       this.toolContext(ctx.sessionID),
     );
     return {
@@ -119,7 +119,9 @@ export class OpencodeBridge {
 
   /** The mail-tool context of a tool run in `sessionId` (a person's session gets no mail). */
   toolContext(sessionId: string): MailToolContext {
-    return this.kit.turns.byPlatformSession(sessionId)?.toolContext ?? this.kit.standaloneToolContext();
+    return (
+      this.bridge.activeTurns.byPlatformSession(sessionId)?.toolContext ?? this.bridge.standaloneToolContext()
+    );
   }
 
   /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */
@@ -129,12 +131,12 @@ export class OpencodeBridge {
       () => undefined,
     );
     await this.#migrated;
-    await this.kit.start().catch(() => undefined);
+    await this.bridge.start().catch(() => undefined);
   }
 
   /** Stop: deny pending questions (P-7), abort running mail turns, close the stream (B-15). */
   stop(): Promise<void> {
-    return this.kit.stop();
+    return this.bridge.stop();
   }
 
   async #snapshot(): Promise<HostSnapshot> {
@@ -143,7 +145,7 @@ export class OpencodeBridge {
         sessions: () => listSessionsSnapshot(this.#client, [...this.#instances], Number.MAX_SAFE_INTEGER),
         models: () => readCatalogue(this.#client),
       },
-      (e) => this.kit.emit(e),
+      (e) => this.bridge.emit(e),
     );
     return {
       // P-8: the hooks object of at least one instance was handed to opencode.

@@ -24,9 +24,9 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   const config = readOpencodeConfig(options, process.env);
   // opencode's shell tool spawns with opencode's environment: the key is read, now out of it (B-21).
   dropCredentialVariables(process.env);
-  const bridge = new OpencodeBridge(config, input.client, createLogger());
-  feedOpencodeLog(bridge.kit.events, input.client, config.agentName);
-  g[BRIDGE_GLOBAL_KEY] = bridge;
+  const opencodeBridge = new OpencodeBridge(config, input.client, createLogger());
+  feedOpencodeLog(opencodeBridge.bridge.events, input.client, config.agentName);
+  g[BRIDGE_GLOBAL_KEY] = opencodeBridge;
   // opencode does not call the plugin's dispose on SIGTERM of `serve`: stop on the signal too
   // (B-15), then raise it again. This listener is gone by then (`once`), so the signal gets what
   // it would have got without us: opencode's own handling, or the default action (exit). Other
@@ -34,22 +34,22 @@ function obtainBridge(input: PluginInput, options: Record<string, unknown> | und
   // signal again too, instead of waiting for us to exit.
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
-      void bridge.stop().finally(() => {
+      void opencodeBridge.stop().finally(() => {
         process.kill(process.pid, signal);
       });
     });
-  void bridge.start();
-  return bridge;
+  void opencodeBridge.start();
+  return opencodeBridge;
 }
 
 const plugin: PluginModule = {
   id: 'agentmail',
   server: async (input, options) => {
-    const bridge = obtainBridge(input, options);
+    const opencodeBridge = obtainBridge(input, options);
     return {
-      ...bridge.hooks(input),
+      ...opencodeBridge.hooks(input),
       dispose: async () => {
-        await bridge.stop();
+        await opencodeBridge.stop();
       },
     };
   },

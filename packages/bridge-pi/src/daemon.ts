@@ -66,7 +66,7 @@ export class PiBridgeDaemon {
       timing: { stopGraceMs: WORKER_STOP_GRACE_MS, firstSseOpenWaitMs: FIRST_SSE_OPEN_WAIT_MS },
       adapter: {
         snapshot: () => this.#snapshot(),
-        runTurn: (job, turn) => this.#runTurn(job, turn),
+        delegateTurn: (job, turn) => this.#runTurn(job, turn),
         onDecision: (event) => this.#broadcast({ type: 'permission_decision', event: { ...event } }),
         onReconnect: (url, key) => {
           this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };

@@ -16,9 +16,9 @@
  */
 import { availableParallelism } from 'node:os';
 import {
-  type BridgeAdapter,
   formatMegabytes,
   formatMs,
+  type HostHarness,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
@@ -50,7 +50,7 @@ async function run(ref: { stack?: Stack }): Promise<void> {
   await bundled(); // the build is not part of the start
 
   const spawned: number[] = [];
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...zcodeAdapter,
     start: (env) =>
       zcodeAdapter.start({
