@@ -1,5 +1,5 @@
 /**
- * The Claude Code `BridgeAdapter` of the testkit harness: the `agentmail-claude` daemon (bundled,
+ * The Claude Code `HostHarness` of the testkit harness: the `agentmail-claude` daemon (bundled,
  * build.ts) run by environment variables only, driving the real pinned `claude` binary against the
  * scripted model's Anthropic endpoint. HOME, TMPDIR and the bridge's data directory live under the
  * stack's bridge state directory, so nothing of the person's own Claude Code is read or written;
@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BridgeAdapter, type BridgeEnv, sharedBuild } from '@agentmail/testkit';
+import { type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 import { claudeBinary } from './claude-bin.js';
@@ -71,7 +71,7 @@ export async function daemonEnv(
  * A Claude Code adapter: Claude Code 2.1.328's tool names and argument shapes (its init line's
  * tool list; Bash takes `command` + `description`, Read `file_path`).
  */
-export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BridgeAdapter {
+export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): HostHarness {
   return {
     platform: 'claude-code',
     toolNames: { shell: 'Bash', readFile: 'Read', writeFile: 'Write', editFile: 'Edit' },
@@ -91,4 +91,4 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BridgeA
 }
 
 /** The default adapter: the built plugin and daemon. */
-export const claudeAdapter: BridgeAdapter = createClaudeAdapter();
+export const claudeAdapter: HostHarness = createClaudeAdapter();

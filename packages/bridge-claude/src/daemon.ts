@@ -9,6 +9,7 @@ import type { Bridge, BridgeLogger } from '@agentmail/bridge-kit';
 import { HOOK_SELF_CHECK_ENV } from '@agentmail/host-tools';
 import { createDriverBridge, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
 import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
+import { resolveLocale } from '@agentmail/shared-policy';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
@@ -57,12 +58,7 @@ export async function selfCheck(config: ClaudeBridgeConfig, signal?: AbortSignal
     },
     ...(signal ? { signal } : {}),
     checkSetup: (init, hooks) => {
-      const problem = checkRunSetup(
-        init,
-        hooks,
-        config.pluginDir,
-        config.locale === 'zh-CN' ? 'zh-CN' : 'en',
-      );
+      const problem = checkRunSetup(init, hooks, config.pluginDir, resolveLocale(config.locale));
       verdict = problem === undefined ? { ok: true } : { ok: false, reason: problem };
       return 'self-check done';
     },

@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs';
 import type { EmitEvent, TurnAdapter, TurnRpcEnv } from '@agentmail/bridge-kit';
 import { HOOK_READY_MARKER } from '@agentmail/host-tools';
 import { hostRunEnv, hostRunsDir, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
-import { formatText, type Locale } from '@agentmail/shared-policy';
+import { formatText, type Locale, resolveLocale } from '@agentmail/shared-policy';
 import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_NAME, PLATFORM, PLUGIN_NAME } from './constants.js';
@@ -162,7 +162,7 @@ export function claudeTurns(
   emit: EmitEvent<ClaudeEvent>,
   setup: SetupCheck,
 ): TurnAdapter {
-  const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
+  const locale: Locale = resolveLocale(config.locale);
   return {
     platform: PLATFORM,
     guardedTools: GUARDED_TOOLS,

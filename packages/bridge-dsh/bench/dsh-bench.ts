@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import {
-  type BridgeAdapter,
   benchReport,
   formatMegabytes,
   formatMs,
+  type HostHarness,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
@@ -57,7 +57,7 @@ async function run(ref: StackRef): Promise<void> {
 
   const base = createDshAdapter();
   const spawned: number[] = [];
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...base,
     start: (env) =>
       base.start({

@@ -1,12 +1,12 @@
 /**
- * The DSH `BridgeAdapter` of the testkit harness: the real pinned `dsh` in a sandbox under the
+ * The DSH `HostHarness` of the testkit harness: the real pinned `dsh` in a sandbox under the
  * bridge state directory (`DSH_HOME`, HOME), the scripted model as the `llm-deepseek` route,
  * the plugin bundled from the sources and loaded by path (`--patch`, the development route) or
  * installed into the profile with `dsh plugin add` (the user route). `start` returns the dsh
  * process; the harness counts the bridge started once its event stream to the Gateway is open.
  */
 import { join } from 'node:path';
-import type { BridgeAdapter, BridgeEnv, ManagedProcess } from '@agentmail/testkit';
+import type { BridgeEnv, HostHarness, ManagedProcess } from '@agentmail/testkit';
 import { sharedBundle } from './build.js';
 import { dshBin } from './dsh-bin.js';
 import { createDshSandbox, type DshProfileKind, type DshSandbox } from './sandbox.js';
@@ -47,7 +47,7 @@ export async function spawnDsh(env: BridgeEnv, options: DshAdapterOptions = {}):
  * write take `file_path`; the question tool is `ask_user_question` (`questions: [{ id, question,
  * header?, options?: [{ label, description? }] }]`).
  */
-export function createDshAdapter(options: DshAdapterOptions = {}): BridgeAdapter {
+export function createDshAdapter(options: DshAdapterOptions = {}): HostHarness {
   return {
     platform: 'dsh',
     modelProvider: 'deepseek-official',
@@ -70,4 +70,4 @@ export function createDshAdapter(options: DshAdapterOptions = {}): BridgeAdapter
 }
 
 /** The base-profile adapter (dsh-base alone, the plugin by path). */
-export const dshAdapter: BridgeAdapter = createDshAdapter();
+export const dshAdapter: HostHarness = createDshAdapter();

@@ -4,6 +4,7 @@
  * the turn adapter (agents, sessions, the outcome from `turn/end`), the agent-scoped seams, the
  * heartbeat facts (sessions from persistence headers only, the model catalogue) and P-8.
  */
+
 import {
   type Bridge,
   type BridgeLogger,
@@ -13,6 +14,7 @@ import {
   mailTools,
   readSnapshotParts,
 } from '@agentmail/bridge-kit';
+import { messageOf, resolveLocale } from '@agentmail/shared-policy';
 import type { Context } from '@deepseek-ai/cordis';
 import { SessionId } from '@deepseek-ai/dsh-session';
 import type {} from '@deepseek-ai/dsh-session-persistence';
@@ -27,10 +29,6 @@ import { DshTurns } from './turns.js';
 /** The DSH bridge's own events (on the kit's bus). */
 export type DshEvent = DshSeamEvent;
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The bridge inside one DSH process. */
 export class DshBridge {
   readonly bridge: Bridge<DshEvent>;
@@ -44,9 +42,9 @@ export class DshBridge {
     this.#ctx = ctx;
     this.#seamVerified = verifySeam(ctx);
     const seams: SeamHost = {
-      turnOf: (id) => this.bridge.turns.byPlatformSession(id),
+      turnOf: (id) => this.bridge.activeTurns.byPlatformSession(id),
       toolContext: (id) => this.toolContext(id),
-      mailTools: mailTools(config.locale === 'zh-CN' ? 'zh-CN' : 'en'),
+      mailTools: mailTools(resolveLocale(config.locale)),
       emit: (e) => this.bridge.emit(e),
       onAgentError: (id, error) =>
         this.#agentErrors.set(id, `dsh reported an agent error: ${messageOf(error)}`),
@@ -76,7 +74,7 @@ export class DshBridge {
   /** The mail-tool context of a call in DSH agent `id` (a session without a mail turn gets the standalone one). */
   toolContext(id: string | undefined): MailToolContext {
     return (
-      (id === undefined ? undefined : this.bridge.turns.byPlatformSession(id)?.toolContext) ??
+      (id === undefined ? undefined : this.bridge.activeTurns.byPlatformSession(id)?.toolContext) ??
       this.bridge.standaloneToolContext()
     );
   }

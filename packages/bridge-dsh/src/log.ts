@@ -4,16 +4,12 @@
  * DSH's own log (`ctx.logger`), so a person reading dsh's output sees "AgentMail connected" when
  * the bridge's event stream first opens. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import type { BridgeLogger, HostLogSink } from '@agentmail/bridge-kit';
-import { pino } from 'pino';
+import { type BridgeLogger, createBridgeLogger, type HostLogSink } from '@agentmail/bridge-kit';
 import { PLUGIN_NAME } from './constants.js';
 
 /** The stderr JSON logger of the plugin. */
-export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
-  return pino(
-    { name: 'agentmail-dsh', level, base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+export function createLogger(level?: string): BridgeLogger {
+  return createBridgeLogger('agentmail-dsh', level);
 }
 
 /** DSH's logger as the plugin sees it (`ctx.logger`): message-style methods. */

@@ -5,8 +5,10 @@
  * SPEC §7 DSH). Mail agents stay live between mails (a resumed mail starts at once) up to
  * {@link MAX_LIVE_MAIL_AGENTS}; the least recently used idle ones are disposed beyond that.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
+import { messageOf } from '@agentmail/shared-policy';
 import type { Context } from '@deepseek-ai/cordis';
 import {
   type Agent,
@@ -26,10 +28,6 @@ import { summarizeTurn } from './outcome.js';
 
 /** Most mail agents kept live between mails; older idle ones are disposed (their sessions stay on disk). @default 16 */
 export const MAX_LIVE_MAIL_AGENTS = 16;
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** What the DSH turns need from the plugin. */
 export interface DshTurnHost {

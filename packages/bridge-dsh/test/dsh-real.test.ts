@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { BridgeAdapter, Scenario, Stack } from '@agentmail/testkit';
+import type { HostHarness, Scenario, Stack } from '@agentmail/testkit';
 import {
   CONFORMANCE_SCENARIOS,
   guardedToolRunsAfterApproval,
@@ -32,7 +32,7 @@ const STEP_MS = 45_000;
 afterAll(removeSharedBundle);
 
 async function withStack(
-  adapter: BridgeAdapter,
+  adapter: HostHarness,
   signal: AbortSignal,
   body: (stack: Stack) => Promise<void>,
 ): Promise<void> {
@@ -133,7 +133,7 @@ describe('bridge-dsh on the real dsh', () => {
   }) => {
     const base = createDshAdapter();
     let profileManifest: unknown;
-    const installed: BridgeAdapter = {
+    const installed: HostHarness = {
       ...base,
       async start(env) {
         const bundle = await sharedBundle();

@@ -4,40 +4,32 @@
  * timeouts, redelivery and shutdown. It is the engine of {@link createBridge}; the host runs turns
  * behind {@link BridgeHost}. Everything it does is a typed event on its bus (logging subscribes).
  */
-
-import type {
-  HeartbeatRequest,
-  MailSummary,
-  NewMailEvent,
-  PermissionDecisionEvent,
-} from '@agentmail/protocol';
+import type { HeartbeatRequest, MailSummary, NewMailEvent } from '@agentmail/protocol';
 import {
   backlogEvent,
   CatchUp,
   type CatchUpResult,
-  REDELIVERY_BACKOFF_MS,
-  redeliver,
-  resolveLocale,
+  messageOf,
   SeenMails,
   SessionQueue,
   STOP_GRACE_MS,
-  settleWithTimeout,
 } from '@agentmail/shared-policy';
-import {
-  ApiClient,
-  GATEWAY_TIMEOUT_MS,
-  GatewayClient,
-  SseClient,
-  type SseSleep,
-  undiciTransport,
-} from '@agentmail/shared-policy/client';
+import { ApiClient, GatewayClient, SseClient, undiciTransport } from '@agentmail/shared-policy/client';
 import { BridgeLock } from './bridge-lock.js';
 import type { BridgeEvent, CatchUpTrigger, EmitEvent } from './events.js';
-import { sendFailureMail } from './failure-notice.js';
-import { TurnGate } from './turn-gate.js';
+import { MailDelivery } from './mail-delivery.js';
+import type { BridgeHost, BridgeRuntimeConfig } from './runtime-host.js';
 import { StartedTurns } from './turn-journal.js';
-import type { MailTurnReport } from './turn-report.js';
 import { withdrawalsSettled } from './withdraw.js';
+
+export { FAILPOINT_VARIABLE } from './mail-delivery.js';
+export {
+  type BridgeHost,
+  type BridgeRuntimeConfig,
+  type HeartbeatSnapshot,
+  type MailRun,
+  TurnLostError,
+} from './runtime-host.js';
 
 /**
  * How long a stopping bridge waits for its goodbye (`POST /agent/offline`, SPEC H-3) before it
@@ -47,124 +39,6 @@ export const OFFLINE_NOTICE_TIMEOUT_MS = 2_000;
 
 /** How long `start()` waits for the first event stream to open before the catch-up runs anyway, in ms (B-1, B-20). @default 10_000 */
 export const FIRST_SSE_OPEN_WAIT_MS = 10_000;
-
-/** Configuration of {@link BridgeRuntime}. */
-export interface BridgeRuntimeConfig {
-  gatewayUrl: string;
-  agentKey: string;
-  agentName: string;
-  /** Registered platform name (`pi`, `opencode`, …). */
-  platform: string;
-  /** Bridge version for register and heartbeat. */
-  version: string;
-  /** Sessions in parallel (B-13). */
-  concurrency: number;
-  /** Heartbeat period, in ms (G-25). */
-  heartbeatMs: number;
-  /** Turn timeout, in ms (B-7). */
-  turnTimeoutMs: number;
-  /** After a timeout or shutdown abort, how long before giving up on the turn, in ms. @default STOP_GRACE_MS */
-  stopGraceMs?: number;
-  /** The catch-up waits at most this long for the first SSE open, in ms. @default FIRST_SSE_OPEN_WAIT_MS */
-  firstSseOpenWaitMs?: number;
-  /** Locale of failure mails. @default 'en' */
-  locale?: string;
-  /** Waits between redeliveries, in ms (B-14). @default REDELIVERY_BACKOFF_MS */
-  redeliveryBackoffMs?: readonly number[];
-  /** Reconnect sleep of the event stream (tests). @default the SseClient's */
-  sseSleep?: SseSleep;
-  /**
-   * The bridge's data directory: when set, only the process holding the bridge lock there (one per
-   * agent name, {@link BridgeLock}) acts as the bridge; `start()` of any other waits in standby
-   * and takes over when the holder stops or dies (see SPEC G-22). Unset: no lock (tests).
-   */
-  lockDir?: string;
-  /**
-   * The bridge's data directory for its started-turn record ({@link StartedTurns}): a mail whose
-   * turn a crash or a stop interrupted runs as a retry (B-10, B-14). Unset: only redeliveries
-   * within this process are retries.
-   */
-  dataDir?: string;
-  /** A bridge lock not refreshed for this long is taken over, in ms. @default BRIDGE_LOCK_STALE_MS */
-  lockStaleMs?: number;
-  /** A standby tries to take the bridge lock this often, in ms. @default BRIDGE_LOCK_RETRY_MS */
-  lockRetryMs?: number;
-}
-
-/** The host's part of every heartbeat (G-25): omit what cannot be read. */
-export interface HeartbeatSnapshot {
-  sessions?: HeartbeatRequest['sessions'];
-  models?: HeartbeatRequest['models'];
-  mode_enforcement: 'native' | 'advisory';
-  mode_enforcement_reason?: string;
-}
-
-/** One delivery of a mail to the host. */
-export interface MailRun {
-  mail: NewMailEvent;
-  /** A catch-up delivery (B-20). */
-  backlog: boolean;
-  /** 1-based delivery attempt (B-14). */
-  attempt: number;
-  /** An earlier turn of this mail ended without an outcome (a lost worker, a crash or stop mid-turn). */
-  retry: boolean;
-  /** From the last heartbeat answer (G-27). */
-  allowedModels: readonly string[];
-  /** The live client (after B-18 switches). */
-  client: GatewayClient;
-  /** Aborted on turn timeout (reason `'timeout'`) and shutdown (`'shutdown'`). */
-  signal: AbortSignal;
-  /** The turn timeout the signal enforces, in ms (B-7): named in a timeout failure mail. */
-  turnTimeoutMs: number;
-  /** The relay commits through it: never both a reply and a timeout failure mail (B-7, B-10). */
-  gate: TurnGate;
-  /** Aborted when the runtime gave the turn up (not ended within the grace period): close its seams. */
-  released: AbortSignal;
-}
-
-/** Throw this from `runMail` when the host lost the turn before it reported (worker died): redelivered with backoff (B-14). */
-export class TurnLostError extends Error {
-  override readonly name = 'TurnLostError';
-}
-
-/** The host side of {@link BridgeRuntime}. */
-export interface BridgeHost {
-  /** The host's snapshot for the next heartbeat (G-25). A throw fails that heartbeat. */
-  heartbeat(): Promise<HeartbeatSnapshot>;
-  /** Run one mail turn end to end (usually via runMailTurn). Should not throw except {@link TurnLostError}. */
-  runMail(run: MailRun): Promise<MailTurnReport>;
-  /** An SSE `permission_decision` (G-21). */
-  onPermissionDecision?(event: PermissionDecisionEvent): void;
-  /** After B-18 switched the live client and stream. */
-  onReconnect?(url: string, key: string): void;
-  /** Shutdown hook: resolve pending permissions as denied (P-7), stop turns (B-15). */
-  onShutdown?(): Promise<void> | void;
-  /** The bridge lock was lost (this process was frozen past its staleness): the runtime has stopped. */
-  onLockLost?(): void;
-  /** This process holds the bridge lock and is about to register: start what only the bridge may run (the turn RPC). A throw fails `start()`. */
-  onLead?(): Promise<void> | void;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * The variable naming a failpoint: the bridge process kills itself (SIGKILL) when it reaches that
- * point, so a test crashes it exactly there. `after-relay-ack`: the Gateway took the turn's relay,
- * the mail is not yet marked handled (SPEC B-10, G-32: the mail runs again after the restart, its
- * relay is then a `duplicate_relay`). Unset in production.
- */
-export const FAILPOINT_VARIABLE = 'AGENTMAIL_FAILPOINT';
-
-function failpoint(name: 'after-relay-ack'): void {
-  if (process.env[FAILPOINT_VARIABLE] === name) process.kill(process.pid, 'SIGKILL');
-}
-
-/** What one delivery came to: the host's report, or a timeout (its relay committed or not). */
-type Delivery = { report: MailTurnReport; late: boolean } | { timeout: true; committed: boolean };
 
 /**
  * The bridge's connection loop (see SPEC B-1, B-2, B-12..B-15, B-18, B-20):
@@ -187,11 +61,11 @@ export class BridgeRuntime {
   #config: BridgeRuntimeConfig;
   #client: GatewayClient;
   readonly #seen = new SeenMails();
-  readonly #started: StartedTurns | undefined;
   readonly #queue: SessionQueue;
   readonly #catchUp: CatchUp<MailSummary>;
   readonly #stopping = new AbortController();
-  readonly #inflight = new Set<Promise<unknown>>();
+  /** Runs each queued mail: its turn, redelivery, failure mails, settling (B-7, B-9, B-14, B-20). */
+  readonly #delivery: MailDelivery;
   #sse: SseClient | undefined;
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #allowedModels: readonly string[] = [];
@@ -204,7 +78,6 @@ export class BridgeRuntime {
   /** @throws AgentMailError `AM_GATEWAY_URL_INVALID` when `gatewayUrl` is not an http(s) URL. */
   constructor(config: BridgeRuntimeConfig, host: BridgeHost, emit: EmitEvent) {
     this.#config = config;
-    this.#started = config.dataDir === undefined ? undefined : new StartedTurns(config.dataDir);
     this.#host = host;
     this.#emitter = emit;
     this.#client = new GatewayClient({ baseUrl: config.gatewayUrl, key: config.agentKey });
@@ -233,8 +106,19 @@ export class BridgeRuntime {
           from: event.from_name,
           backlog: true,
         });
-        await this.#queue.run(event.session_id, () => this.#runMail(event, true));
+        await this.#queue.run(event.session_id, () => this.#delivery.run(event, true));
       },
+    });
+    this.#delivery = new MailDelivery({
+      host,
+      emit: (e) => this.#emit(e),
+      config: () => this.#config,
+      client: () => this.#client,
+      allowedModels: () => this.#allowedModels,
+      stopping: this.#stopping.signal,
+      seen: this.#seen,
+      catchUp: this.#catchUp,
+      started: config.dataDir === undefined ? undefined : new StartedTurns(config.dataDir),
     });
   }
 
@@ -337,7 +221,7 @@ export class BridgeRuntime {
   /** Graceful shutdown (B-15, P-7): stop reading, abort turns, the host's hook, wait (bounded) for turns. */
   async stop(): Promise<void> {
     if (this.#stopping.signal.aborted) return;
-    this.#emit({ type: 'stopping', turns: this.#inflight.size });
+    this.#emit({ type: 'stopping', turns: this.#delivery.inflight.size });
     this.#stopping.abort('shutdown');
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#queue.close();
@@ -352,7 +236,7 @@ export class BridgeRuntime {
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.allSettled([...this.#inflight]),
+      Promise.allSettled([...this.#delivery.inflight]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.#config.stopGraceMs ?? STOP_GRACE_MS);
       }),
@@ -454,7 +338,7 @@ export class BridgeRuntime {
       backlog: false,
     });
     this.#queue
-      .run(mail.session_id, () => this.#runMail(mail, false))
+      .run(mail.session_id, () => this.#delivery.run(mail, false))
       .catch((err: unknown) => {
         this.#emit({ type: 'mail_not_run', mail_id: mail.mail_id, reason: messageOf(err) });
       });
@@ -497,195 +381,5 @@ export class BridgeRuntime {
       });
     else if (result.status === 'list_failed')
       this.#emit({ type: 'catch_up_failed', trigger, error: messageOf(result.error) });
-  }
-
-  /** One delivery with its timeout (B-7); rejects with a lost turn (B-14). */
-  async #deliver(mail: NewMailEvent, backlog: boolean, attempt: number, retry: boolean): Promise<Delivery> {
-    if (this.#stopping.signal.aborted) throw new TurnLostError('the bridge is stopping');
-    const run = new AbortController();
-    const released = new AbortController();
-    const gate = new TurnGate();
-    const onStop = (): void => run.abort('shutdown');
-    this.#stopping.signal.addEventListener('abort', onStop, { once: true });
-    this.#emit({
-      type: 'turn_started',
-      mail_id: mail.mail_id,
-      session_id: mail.session_id,
-      attempt,
-      backlog,
-    });
-    const work = Promise.resolve().then(() =>
-      this.#host.runMail({
-        mail,
-        backlog,
-        attempt,
-        retry: retry || attempt > 1,
-        allowedModels: this.#allowedModels,
-        turnTimeoutMs: this.#config.turnTimeoutMs,
-        client: this.#client,
-        signal: run.signal,
-        gate,
-        released: released.signal,
-      }),
-    );
-    this.#inflight.add(work);
-    try {
-      const r = await settleWithTimeout(work, {
-        timeoutMs: this.#config.turnTimeoutMs,
-        graceMs: this.#config.stopGraceMs ?? STOP_GRACE_MS,
-        stop: () => run.abort('timeout'),
-        kill: () => undefined, // the host stops its own processes on the aborted signal
-      });
-      if (r.ok) return { report: r.value, late: r.late === true };
-      // The turn did not end within the grace period, or it ended with an error after its timeout:
-      // give it up — unless its relay is already under way, it can no longer commit one.
-      if (r.reason === 'timeout' || (r.late === true && !this.#stopping.signal.aborted)) {
-        const given = await gate.abandon(GATEWAY_TIMEOUT_MS);
-        released.abort('given up');
-        return { timeout: true, committed: given.committed };
-      }
-      throw r.error;
-    } finally {
-      this.#stopping.signal.removeEventListener('abort', onStop);
-      void work.then(
-        () => this.#inflight.delete(work),
-        () => this.#inflight.delete(work),
-      );
-    }
-  }
-
-  /** Run one mail: redelivery (B-14), timeout (B-7), failure mail when all is lost (B-9). */
-  async #runMail(mail: NewMailEvent, backlog: boolean): Promise<void> {
-    if (this.#stopping.signal.aborted) return;
-    const mailId = mail.mail_id;
-    // B-10, B-14: started and not yet settled (read) — until the mark-read, a crash makes the next
-    // run of this mail a retry.
-    const retry = this.#started?.has(mailId) ?? false;
-    this.#started?.add(mailId);
-    const result = await redeliver((attempt) => this.#deliver(mail, backlog, attempt, retry), {
-      backoffMs: this.#config.redeliveryBackoffMs ?? REDELIVERY_BACKOFF_MS,
-      sleep,
-      shouldRetry: (err) => err instanceof TurnLostError && !this.#stopping.signal.aborted,
-      onRetry: ({ attempt, error, delayMs }) =>
-        this.#emit({
-          type: 'turn_lost',
-          mail_id: mailId,
-          attempt,
-          delay_ms: delayMs,
-          error: messageOf(error),
-        }),
-    });
-    if (!result.ok) {
-      if (this.#stopping.signal.aborted) {
-        this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
-        return;
-      }
-      this.#emit({
-        type: 'turn_given_up',
-        mail_id: mailId,
-        attempts: result.attempts,
-        error: messageOf(result.lastError),
-      });
-      await this.#markHandled(mail);
-      await this.#sendFailure(mail, 'worker_lost', messageOf(result.lastError), result.attempts);
-      return;
-    }
-    const delivery = result.value;
-    const timeoutMs = this.#config.turnTimeoutMs;
-    if ('timeout' in delivery) {
-      if (this.#stopping.signal.aborted && !delivery.committed) {
-        this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
-        return;
-      }
-      this.#emit({
-        type: 'turn_timed_out',
-        mail_id: mailId,
-        timeout_ms: timeoutMs,
-        late: delivery.committed,
-      });
-      // Its relay went out before it was given up: that reply is the mail's one outcome.
-      if (!delivery.committed) await this.#sendFailure(mail, 'timeout', `no result within ${timeoutMs} ms`);
-      await this.#markHandled(mail);
-      return;
-    }
-    const { report, late } = delivery;
-    // Not settled: a failure whose mail could not be sent, or a reply the Gateway would not take.
-    const unsettled = report.ok
-      ? report.relay.sent === false && report.relay.undelivered === true
-      : !report.failureMailSent;
-    if (this.#stopping.signal.aborted && unsettled) {
-      this.#emit({ type: 'turn_interrupted', mail_id: mailId, reason: 'shutdown' });
-      return;
-    }
-    if (late) this.#emit({ type: 'turn_timed_out', mail_id: mailId, timeout_ms: timeoutMs, late: true });
-    // The mail got its turn (or its failure mail): it is no longer backlog (B-20), so a restart
-    // does not run it again. An unsettled one stays unread and is delivered again: nothing is lost.
-    if (unsettled) this.#again(mail);
-    else {
-      if (report.ok && report.relay.sent) failpoint('after-relay-ack');
-      await this.#markHandled(mail);
-    }
-    if (report.ok)
-      this.#emit({
-        type: 'turn_done',
-        mail_id: mailId,
-        model: report.model,
-        platform_session_id: report.platformSessionId,
-        relay: report.relay,
-        ...(report.logFields ? { fields: { ...report.logFields } } : {}),
-      });
-    else
-      this.#emit({
-        type: 'turn_failed',
-        mail_id: mailId,
-        kind: report.kind,
-        cause: report.cause,
-        failure_mail: report.failureMailSent,
-        ...(report.logFields ? { fields: { ...report.logFields } } : {}),
-      });
-  }
-
-  /**
-   * Leave an unsettled mail unread for the next catch-up pass (B-20): forget it in the
-   * de-duplication set and owe a pass after the next successful heartbeat.
-   */
-  #again(mail: NewMailEvent): void {
-    this.#seen.release(mail.mail_id);
-    this.#catchUp.owe();
-    this.#emit({
-      type: 'mail_not_run',
-      mail_id: mail.mail_id,
-      reason: 'not settled: it is delivered again by the next catch-up',
-    });
-  }
-
-  /** Mark a handled mail read (B-20); a failure is reported, the next catch-up may then run it again. */
-  async #markHandled(mail: NewMailEvent): Promise<void> {
-    try {
-      await this.#client.markRead([mail.mail_id]);
-      this.#started?.delete(mail.mail_id);
-    } catch (err) {
-      this.#emit({ type: 'mail_read_failed', mail_id: mail.mail_id, error: messageOf(err) });
-    }
-  }
-
-  /** Send the runtime's own failure mail (B-9); true when it went out. */
-  async #sendFailure(
-    mail: NewMailEvent,
-    kind: 'timeout' | 'worker_lost',
-    cause: string,
-    attempts?: number,
-  ): Promise<boolean> {
-    const r = await sendFailureMail(this.#client, {
-      kind,
-      mail,
-      cause,
-      agentName: this.#config.agentName,
-      locale: resolveLocale(this.#config.locale),
-      timeoutMs: this.#config.turnTimeoutMs,
-      ...(attempts === undefined ? {} : { attempts }),
-      emit: (e) => this.#emit(e),
-    });
-    return r.failureMailSent;
   }
 }

@@ -3,14 +3,10 @@
  */
 import type { NewMailEvent } from '@agentmail/protocol';
 import type { Locale } from '@agentmail/shared-policy';
-import { buildFailureMail, type FailureKind } from '@agentmail/shared-policy';
+import { buildFailureMail, type FailureKind, messageOf } from '@agentmail/shared-policy';
 import type { GatewayClient } from '@agentmail/shared-policy/client';
 import type { EmitEvent } from './events.js';
 import type { MailTurnReport } from './turn-report.js';
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * Send the failure mail of a failed turn (B-9; key `model-failure:<mail_id>`, so a second one is a

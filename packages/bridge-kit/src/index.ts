@@ -94,7 +94,7 @@ export {
   hostLogEntry,
   logBridgeEvents,
 } from './log-events.js';
-export type { BridgeLogger } from './logger.js';
+export { type BridgeLogger, createBridgeLogger } from './logger.js';
 export {
   type JsonSchemaObject,
   type JsonSchemaProperty,

@@ -13,6 +13,7 @@ import {
   isDuplicateRelay,
   type Locale,
   mapQuestionAnswers,
+  messageOf,
   type Question,
   type QuestionAnswers,
 } from '@agentmail/shared-policy';
@@ -35,10 +36,6 @@ export interface QuestionFlowOptions {
 
 /** The outcome: the answers, or the text of an error the model reads at once. */
 export type QuestionOutcome = { ok: true; answers: QuestionAnswers } | { ok: false; error: string };
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * Ask a person `questions` by mail and wait for the answer (see SPEC P-9, G-38). The relay key is

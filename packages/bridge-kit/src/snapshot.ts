@@ -2,6 +2,7 @@
  * The host's part of a heartbeat, read part by part (SPEC G-25): a part the host cannot read is
  * omitted — never sent as an empty list, which would clear what the Gateway knows — and reported.
  */
+import { messageOf } from '@agentmail/shared-policy';
 import type { HostSnapshot } from './adapter.js';
 import type { EmitEvent } from './events.js';
 
@@ -9,10 +10,6 @@ import type { EmitEvent } from './events.js';
 export interface SnapshotReaders {
   sessions?: () => Promise<NonNullable<HostSnapshot['sessions']>>;
   models?: () => Promise<NonNullable<HostSnapshot['models']> | undefined>;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

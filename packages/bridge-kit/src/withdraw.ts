@@ -5,7 +5,7 @@
  * of approving something that changes nothing.
  */
 import type { WithdrawReason } from '@agentmail/protocol';
-import type { DecisionSource } from '@agentmail/shared-policy';
+import { type DecisionSource, messageOf } from '@agentmail/shared-policy';
 import type { GatewayClient } from '@agentmail/shared-policy/client';
 import type { EmitEvent } from './events.js';
 
@@ -63,7 +63,7 @@ async function withdraw(
       tool,
       request_id: requestId,
       reason,
-      error: err instanceof Error ? err.message : String(err),
+      error: messageOf(err),
     });
   }
 }

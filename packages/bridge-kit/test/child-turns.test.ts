@@ -143,7 +143,7 @@ async function runnerAlone() {
     turnTimeoutMs: 60_000,
   });
   const run = (j: TurnJob, signal = new AbortController().signal) =>
-    children.adapter.runTurn(j, { signal, gate: new TurnGate(), emit: (e) => bus.emit(e) });
+    children.adapter.delegateTurn(j, { signal, gate: new TurnGate(), emit: (e) => bus.emit(e) });
   return { gw, children, run, job, ...recorder(bus) };
 }
 
@@ -205,7 +205,7 @@ describe('childProcessTurns: one worker process per mail (B-12)', () => {
       events.filter((e) => e.type === 'launcher_forked'),
       'one launcher, forked for the first worker',
     ).toEqual([{ type: 'launcher_forked', launcher: expect.any(Number), restart: false }]);
-    expect(bridge.turns.byPlatformSession(`fake-m_reply`), 'the turn is over').toBeUndefined();
+    expect(bridge.activeTurns.byPlatformSession(`fake-m_reply`), 'the turn is over').toBeUndefined();
   });
 
   it('a one-shot task runs in a worker of its own and returns its result', async () => {

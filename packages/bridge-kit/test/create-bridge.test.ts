@@ -289,8 +289,8 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     await new Promise<void>((resolve) => {
       const poll = (): void => {
         if (host.sessions.size < 2) return void setImmediate(poll);
-        during = bridge.turns.byPlatformSession('ref_2');
-        personTurn = bridge.turns.byPlatformSession(person.id);
+        during = bridge.activeTurns.byPlatformSession('ref_2');
+        personTurn = bridge.activeTurns.byPlatformSession(person.id);
         resolve();
       };
       poll();
@@ -299,7 +299,7 @@ describe('createBridge: turns (B-4, B-10, B-11)', () => {
     await settled(bridge, 'm1');
     expect((during as { mail?: NewMailEvent } | undefined)?.mail?.mail_id).toBe('m1');
     expect(personTurn).toBeUndefined();
-    expect(bridgeInternals(bridge).turns.size).toBe(0);
+    expect(bridgeInternals(bridge).activeTurns.size).toBe(0);
   });
 });
 
@@ -572,7 +572,7 @@ describe('createBridge: hardening against odd hosts and Gateways', () => {
     await gw.push(mailFrame(1, newMail('m_stuck')));
     await timedOut;
     await failed;
-    expect(bridgeInternals(bridge).turns.size, 'no longer registered').toBe(0);
+    expect(bridgeInternals(bridge).activeTurns.size, 'no longer registered').toBe(0);
     expect(await kept?.decide()).toMatchObject({ allow: false, reason: formatText('permission.turn_ended') });
     const { TurnRpcClient } = await import('../src/rpc/client.js');
     const client = TurnRpcClient.fromEnv(kept?.env ?? {});

@@ -16,10 +16,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  type BridgeAdapter,
   benchReport,
   formatMegabytes,
   formatMs,
+  type HostHarness,
   loadAverage,
   loggedEventTime,
   peakRssBytes,
@@ -61,7 +61,7 @@ async function run(stackRef: StackRef): Promise<void> {
   // The opencode adapter, with the spawn and the "listening" line timed.
   const base = createOpencodeAdapter();
   const clock: { spawnedAt?: number; listeningAt?: number } = {};
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...base,
     start: (env) =>
       base.start({

@@ -1,5 +1,5 @@
 /**
- * The opencode `BridgeAdapter` of the testkit harness: `opencode serve` (the pinned real binary)
+ * The opencode `HostHarness` of the testkit harness: `opencode serve` (the pinned real binary)
  * in a sandbox under the bridge state directory, serving `BridgeEnv.workdir` (made a git repo so
  * opencode's config search stops there), the scripted model as an `@ai-sdk/openai-compatible`
  * provider named `BridgeEnv.modelProvider` with every `BridgeEnv.modelIds`, and the plugin loaded
@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BridgeAdapter, BridgeEnv } from '@agentmail/testkit';
+import type { BridgeEnv, HostHarness } from '@agentmail/testkit';
 import { BRIDGE_ROOT, buildPlugin } from './build.js';
 import { createSandbox } from './sandbox.js';
 import { startServe } from './serve.js';
@@ -49,7 +49,7 @@ export interface OpencodeAdapterOptions {
  * model in serve mode: bash, edit, glob, grep, question, read, skill, task, todowrite, webfetch,
  * write; bash takes `command` + `description`, read takes `filePath`).
  */
-export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): BridgeAdapter {
+export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): HostHarness {
   return {
     platform: 'opencode',
     toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
@@ -89,4 +89,4 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Bri
 }
 
 /** The default adapter: the bundled plugin, no extra config. */
-export const opencodeAdapter: BridgeAdapter = createOpencodeAdapter();
+export const opencodeAdapter: HostHarness = createOpencodeAdapter();

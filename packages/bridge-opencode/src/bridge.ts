@@ -90,7 +90,7 @@ export class OpencodeBridge {
     });
     this.#seam = new PermissionSeam({
       client,
-      turnOf: (sessionId) => this.bridge.turns.byPlatformSession(sessionId),
+      turnOf: (sessionId) => this.bridge.activeTurns.byPlatformSession(sessionId),
       emit: (e) => this.bridge.emit(e),
     });
   }
@@ -120,7 +120,9 @@ export class OpencodeBridge {
 
   /** The mail-tool context of a tool run in `sessionId` (a person's session gets no mail). */
   toolContext(sessionId: string): MailToolContext {
-    return this.bridge.turns.byPlatformSession(sessionId)?.toolContext ?? this.bridge.standaloneToolContext();
+    return (
+      this.bridge.activeTurns.byPlatformSession(sessionId)?.toolContext ?? this.bridge.standaloneToolContext()
+    );
   }
 
   /** Connect to the Gateway (B-1, B-20), retrying with backoff while it is unreachable. */

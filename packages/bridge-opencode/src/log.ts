@@ -4,19 +4,15 @@
  * (`client.app.log`), so `opencode serve --print-logs` and opencode's log files show the bridge
  * too. Level from `AGENTMAIL_LOG_LEVEL` (default `info`).
  */
-import { type BridgeLogger, type HostLogSink, hostLogEntry } from '@agentmail/bridge-kit';
-import { pino } from 'pino';
+import { type BridgeLogger, createBridgeLogger, type HostLogSink, hostLogEntry } from '@agentmail/bridge-kit';
 import type { OpencodeClient } from './opencode-facts.js';
 
 /** Service name in opencode's log. */
 export const LOG_SERVICE = 'agentmail';
 
 /** The stderr logger (pino). */
-export function createLogger(level = process.env.AGENTMAIL_LOG_LEVEL ?? 'info'): BridgeLogger {
-  return pino(
-    { name: 'agentmail-opencode', level, base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+export function createLogger(level?: string): BridgeLogger {
+  return createBridgeLogger('agentmail-opencode', level);
 }
 
 /**

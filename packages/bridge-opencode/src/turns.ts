@@ -4,7 +4,9 @@
  * outcome from the bus events (B-7: `promptAsync` returns at once, the result arrives as
  * `session.idle` / `session.error`, matched by {@link TurnTracker}).
  */
+
 import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
+import { messageOf } from '@agentmail/shared-policy';
 import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import {
   createSession,
@@ -18,10 +20,6 @@ import {
 } from './opencode-facts.js';
 import type { OpencodeEvent } from './permissions.js';
 import type { TurnTracker } from './turn-tracker.js';
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** What the opencode turns need from the plugin: the client, the loaded instances, the event tracker. */
 export interface OpencodeTurnHost {

@@ -1,5 +1,5 @@
 /**
- * The pi `BridgeAdapter` of the testkit harness, shared by the conformance suite, the e2e tests
+ * The pi `HostHarness` of the testkit harness, shared by the conformance suite, the e2e tests
  * and `pnpm demo`: the `agentmail-pi` daemon (bundled once per process with tsup, see build.ts) started as a child process with environment
  * variables only. pi's agent directory (with a `models.json` naming the scripted model server as an
  * OpenAI-compatible provider), the bridge's data directory, HOME and TMPDIR all live under the
@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BridgeAdapter, BridgeEnv } from '@agentmail/testkit';
+import type { BridgeEnv, HostHarness } from '@agentmail/testkit';
 import { buildBridge } from './build.js';
 
 let built: ReturnType<typeof buildBridge> | undefined;
@@ -54,7 +54,7 @@ function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: st
 }
 
 /** pi's tool names, verified in pi 1.6 (`dist/core/tools/{bash,read,write,edit}.js`). */
-export const piAdapter: BridgeAdapter = {
+export const piAdapter: HostHarness = {
   platform: 'pi',
   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
   shellArgs: (command) => ({ command }),

@@ -15,10 +15,10 @@
  * is stopped at the end. Run: `pnpm --filter @agentmail/bridge-zcode bench` (or `pnpm bench`).
  */
 import {
-  type BridgeAdapter,
   benchReport,
   formatMegabytes,
   formatMs,
+  type HostHarness,
   loadAverage,
   loggedEventTime,
   type MailTurnTiming,
@@ -43,7 +43,7 @@ async function run(ref: StackRef): Promise<void> {
   await bundled(); // the build is not part of the start
 
   const spawned: number[] = [];
-  const adapter: BridgeAdapter = {
+  const adapter: HostHarness = {
     ...zcodeAdapter,
     start: (env) =>
       zcodeAdapter.start({

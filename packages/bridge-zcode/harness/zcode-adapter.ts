@@ -1,5 +1,5 @@
 /**
- * The ZCode `BridgeAdapter` of the testkit harness: the `agentmail-zcode` daemon (bundled,
+ * The ZCode `HostHarness` of the testkit harness: the `agentmail-zcode` daemon (bundled,
  * build.ts) run by environment variables only, driving the testkit's ZCode stand-in against the
  * scripted model's Anthropic endpoint. ZCode's home (`~/.zcode/cli/config.json` with the scripted
  * provider and the plugin in `plugins.dirs`, the session database) lives under the stack's bridge
@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BridgeAdapter, type BridgeEnv, sharedBuild } from '@agentmail/testkit';
+import { type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 
@@ -88,7 +88,7 @@ export const NO_QUESTION_SEAM =
  * A ZCode adapter: ZCode v3.15.1's tool names and argument shapes (`Bash {command, description}`,
  * `Read {file_path}`), its MCP prefix for the mail tools.
  */
-export function createZcodeAdapter(options: ZcodeAdapterOptions = {}): BridgeAdapter {
+export function createZcodeAdapter(options: ZcodeAdapterOptions = {}): HostHarness {
   return {
     platform: 'zcode',
     toolNames: { shell: 'Bash', readFile: 'Read', writeFile: 'Write', editFile: 'Edit' },
@@ -109,4 +109,4 @@ export function createZcodeAdapter(options: ZcodeAdapterOptions = {}): BridgeAda
 }
 
 /** The default adapter: the built plugin and daemon, the PreToolUse gate (`workspace` → `build`). */
-export const zcodeAdapter: BridgeAdapter = createZcodeAdapter();
+export const zcodeAdapter: HostHarness = createZcodeAdapter();

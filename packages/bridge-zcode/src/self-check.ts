@@ -10,7 +10,7 @@ import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runHostCli, type SetupCheckResult, stderrSummary } from '@agentmail/host-tools/driver';
-import { formatText, type Locale } from '@agentmail/shared-policy';
+import { formatText, type Locale, resolveLocale } from '@agentmail/shared-policy';
 import { z } from 'zod';
 import type { ZcodeBridgeConfig } from './config.js';
 import { HOOK_HOST_ID, HOST_NAME, MAIL_TOOL_PREFIX, MCP_SERVER_KEY, PLUGIN_ID } from './constants.js';
@@ -123,7 +123,7 @@ export function checkPluginEntry(
  * plugin is loaded with its PreToolUse gate and its mail-tool server. Never throws.
  */
 export async function selfCheck(config: ZcodeBridgeConfig, signal?: AbortSignal): Promise<SetupCheckResult> {
-  const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
+  const locale: Locale = resolveLocale(config.locale);
   // The check runs in the data directory, before anything else of the bridge created it.
   try {
     await mkdir(config.dataDir, { recursive: true });

@@ -12,7 +12,7 @@ import {
   type SetupCheckResult,
   stderrSummary,
 } from '@agentmail/host-tools/driver';
-import { formatText, type Locale, normalizePermissionMode } from '@agentmail/shared-policy';
+import { formatText, type Locale, normalizePermissionMode, resolveLocale } from '@agentmail/shared-policy';
 import type { WorkspaceMode, ZcodeBridgeConfig } from './config.js';
 import { HOST_NAME, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';
@@ -101,7 +101,7 @@ export function zcodeTurns(
   emit: EmitEvent<ZcodeEvent>,
   setup: SetupCheck,
 ): TurnAdapter {
-  const locale: Locale = config.locale === 'zh-CN' ? 'zh-CN' : 'en';
+  const locale: Locale = resolveLocale(config.locale);
   return {
     platform: PLATFORM,
     guardedTools: GUARDED_TOOLS,

@@ -3,7 +3,7 @@ import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { API_PREFIX, formatAddress } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
-import type { BridgeAdapter, Scenario } from '@agentmail/testkit';
+import type { HostHarness, Scenario } from '@agentmail/testkit';
 import {
   agentKeyStaysInBridge,
   CONFORMANCE_MODELS,
@@ -55,7 +55,7 @@ function shellThenEnd(mark: string, command: string): Scenario[] {
  * Start the bridge with `adapter`, mail it a task, and return the failure mail it answers with
  * (the caller stops the bridge; on a failure here it is stopped before the error goes on).
  */
-async function failureMail(adapter: BridgeAdapter, label: string) {
+async function failureMail(adapter: HostHarness, label: string) {
   const stack = current();
   const bridge = await stack.startBridge(adapter);
   try {

@@ -10,13 +10,13 @@
 import { homedir } from 'node:os';
 import {
   type BridgeLogger,
+  createBridgeLogger,
   type StartingAgent,
   sayStartProgress,
   startRefusal,
   terminalLines,
 } from '@agentmail/bridge-kit';
 import { isPermanent } from '@agentmail/shared-policy/client';
-import { pino } from 'pino';
 import { type DriverEvent, type SetupCheckResult, selfCheckEvent } from './setup-gate.js';
 
 /** The part of a kit `Bridge` the main uses. */
@@ -47,10 +47,7 @@ export interface DriverMainOptions<C extends StartingAgent> {
  * @example await runDriverMain({ name: 'agentmail-zcode', readConfig: readZcodeConfig, selfCheck, createBridge: createZcodeBridge });
  */
 export async function runDriverMain<C extends StartingAgent>(options: DriverMainOptions<C>): Promise<void> {
-  const log = pino(
-    { name: options.name, level: process.env.AGENTMAIL_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+  const log = createBridgeLogger(options.name);
   // On a terminal, failures to start and the connection are also plain lines (as agentmail-pi).
   const say = terminalLines(options.name);
   let config: C;

@@ -19,9 +19,10 @@
  *
  * @module
  */
+
 import { createHash } from 'node:crypto';
 import { rpcDenialText, TurnRpcClient } from '@agentmail/bridge-kit/rpc-client';
-import type { Locale } from '@agentmail/shared-policy';
+import { type Locale, messageOf, resolveLocale } from '@agentmail/shared-policy';
 import {
   type HookEvent,
   HookInputError,
@@ -60,12 +61,8 @@ export interface RunHookOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 function localeOf(env: Readonly<Record<string, string | undefined>>): Locale {
-  return env.AGENTMAIL_LOCALE === 'zh-CN' ? 'zh-CN' : 'en';
+  return resolveLocale(env.AGENTMAIL_LOCALE);
 }
 
 function waitMs(env: Readonly<Record<string, string | undefined>>): number | undefined {

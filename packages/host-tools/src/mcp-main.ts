@@ -7,10 +7,11 @@
  * language. stdout is the MCP channel: nothing else is written there. The CLI's `agentmail mcp`
  * starts the same server with flags and the CLI's config (packages/gateway).
  */
+import { resolveLocale } from '@agentmail/shared-policy';
 import { backendFromEnv } from './mcp-server.js';
 import { serveMailToolsOnStdio } from './mcp-stdio.js';
 
-const locale = process.env.AGENTMAIL_LOCALE === 'zh-CN' ? 'zh-CN' : 'en';
+const locale = resolveLocale(process.env.AGENTMAIL_LOCALE);
 await serveMailToolsOnStdio({ backend: backendFromEnv(process.env, locale), locale });
 // The host closed stdin to stop the server.
 process.exit(0);

@@ -14,7 +14,7 @@
 
 import { type MailToolContext, mailTools, readBridgeSettings, runMailTool } from '@agentmail/bridge-kit';
 import { TurnRpcClient } from '@agentmail/bridge-kit/rpc-client';
-import { formatText, type Locale } from '@agentmail/shared-policy';
+import { formatText, type Locale, messageOf } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -31,10 +31,6 @@ export interface MailToolBackend {
   readonly mode: 'mail-turn' | 'standalone' | 'unconfigured';
   /** Run tool `name`. Never throws: a failure is `{ isError: true, text }` the model can act on. */
   call(name: string, args: unknown, signal?: AbortSignal): Promise<MailToolCallResult>;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Tool calls through the bridge of the running mail turn (SPEC B-21). */

@@ -79,3 +79,12 @@ export class AgentMailError extends Error {
 export function hasErrorCode(err: unknown, code: ErrorCode): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
 }
+
+/**
+ * The message of a thrown value: an `Error`'s `message`, anything else as `String(value)` (a
+ * host or library may throw a string or a plain object). Pure; never throws.
+ * @example messageOf(new Error('boom')) // 'boom'
+ */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -47,6 +47,7 @@ export {
   ERROR_CODES,
   type ErrorCode,
   hasErrorCode,
+  messageOf,
 } from './errors.js';
 export {
   buildFailureMail,
@@ -170,12 +171,5 @@ export {
   TURN_TIMEOUT_MS,
 } from './settle.js';
 export { DERIVED_SUBJECT_MAX_CHARS, normalizeSubject, subjectForSend } from './subject.js';
-export {
-  catalogue,
-  DEFAULT_LOCALE,
-  formatText,
-  type Locale,
-  resolveLocale,
-  type TextKey,
-  type TextParams,
-} from './texts/index.js';
+export { catalogue, formatText, type TextKey, type TextParams } from './texts/index.js';
+export { DEFAULT_LOCALE, type Locale, resolveLocale } from './texts/locale.js';

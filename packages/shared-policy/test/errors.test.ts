@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AgentMailError, ERROR_CODES, hasErrorCode } from '../src/errors.js';
+import { AgentMailError, ERROR_CODES, hasErrorCode, messageOf } from '../src/errors.js';
 
 // STYLE: one code per failure mode, unique, every code documented in docs/errors.md.
 const DOC = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
@@ -26,5 +26,15 @@ describe('error registry', () => {
     expect(hasErrorCode({ code }, code)).toBe(true);
     expect(hasErrorCode(new Error('x'), code)).toBe(false);
     expect(err.status).toBe(400);
+  });
+});
+
+describe('messageOf (the one error → message helper)', () => {
+  it("is an Error's message, anything else as a string", () => {
+    expect(messageOf(new AgentMailError(ERROR_CODES.QUEUE_CLOSED, 'closed'))).toBe('closed');
+    expect(messageOf(new TypeError('bad'))).toBe('bad');
+    expect(messageOf('plain text')).toBe('plain text');
+    expect(messageOf(42)).toBe('42');
+    expect(messageOf(undefined)).toBe('undefined');
   });
 });

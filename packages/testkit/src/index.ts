@@ -22,11 +22,11 @@ export { AgentMailbox, type AwaitAgentMailOptions } from './harness/agent-mailbo
 export type { ApiTarget, Download, FileSpec } from './harness/api.js';
 export {
   BRIDGE_READY_TIMEOUT_MS,
-  type BridgeAdapter,
   type BridgeEnv,
   type BridgeQuestionTool,
   type BridgeSettings,
   type BridgeToolNames,
+  type HostHarness,
   type NeutralQuestion,
   QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,

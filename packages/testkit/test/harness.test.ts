@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { routePath } from '@agentmail/protocol';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type BridgeAdapter, type Stack, startStack, TURN_TIMEOUT_ENV } from '../src/index.js';
+import { type HostHarness, type Stack, startStack, TURN_TIMEOUT_ENV } from '../src/index.js';
 
 const SCRIPT = resolve(fileURLToPath(import.meta.url), '../../../../examples/remote-agent/remote_agent.py');
 
-const echoAdapter: BridgeAdapter = {
+const echoAdapter: HostHarness = {
   platform: 'python-example',
   // The echo agent has no tools; the names are never used here.
   toolNames: { shell: 'bash', readFile: 'read' },

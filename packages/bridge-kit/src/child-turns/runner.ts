@@ -53,8 +53,8 @@ export type ChildTaskOutcome<R> = { started: false } | { started: true; result: 
 
 /** The runner: its adapter part for `createBridge`, one-shot tasks, and the launcher's end. */
 export interface ChildProcessTurns {
-  /** The delegated-turn part of the bridge's adapter (`runTurn`, `onDecision`, `stop`): spread it in. */
-  readonly adapter: Required<Pick<BridgeAdapter, 'runTurn' | 'onDecision' | 'stop'>>;
+  /** The delegated-turn part of the bridge's adapter (`delegateTurn`, `onDecision`, `stop`): spread it in. */
+  readonly adapter: Required<Pick<BridgeAdapter, 'delegateTurn' | 'onDecision' | 'stop'>>;
   /**
    * Run `task` (JSON) in a worker of its own (the worker's `task` handler; pi: the permission-hook
    * check and the catalogue, so the host's SDK never loads in the bridge's process). Killed after
@@ -79,7 +79,7 @@ export function childProcessTurns(options: ChildProcessTurnsOptions): ChildProce
   const runner = new ChildTurnRunner(options);
   return {
     adapter: {
-      runTurn: (job, turn) => runner.runTurn(job, turn),
+      delegateTurn: (job, turn) => runner.delegateTurn(job, turn),
       onDecision: (event: PermissionDecisionEvent) =>
         runner.broadcast({ type: 'permission_decision', event: { ...event } }),
       stop: () => runner.stopWorkers(),
@@ -110,7 +110,7 @@ class ChildTurnRunner {
   }
 
   /** One worker for one turn (see {@link ChildProcessTurns.adapter}). */
-  async runTurn(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> {
+  async delegateTurn(job: TurnJob, turn: DelegatedTurn): Promise<MailTurnReport> {
     const { signal } = turn;
     await this.#forkSlot();
     if (this.#stopping() || signal.aborted) throw new TurnLostError('the bridge is stopping');

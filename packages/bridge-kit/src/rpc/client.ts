@@ -7,7 +7,7 @@
  */
 import { createConnection } from 'node:net';
 import type { Locale, QuestionAnswers } from '@agentmail/shared-policy';
-import { type ErrorCode, hasErrorCode } from '@agentmail/shared-policy';
+import { type ErrorCode, hasErrorCode, messageOf } from '@agentmail/shared-policy';
 import type {
   AskQuestionParams,
   CallToolInput,
@@ -205,7 +205,7 @@ export class TurnRpcClient {
 
   #denial(err: unknown, timeoutMs: number | undefined): PermissionAnswer {
     const locale = this.#locale;
-    const cause = err instanceof Error ? err.message : String(err);
+    const cause = messageOf(err);
     const deny = (reason: string, code: string): PermissionAnswer => ({ allow: false, reason, code });
     if (hasErrorCode(err, 'AM_RPC_TOKEN_INVALID'))
       return deny(rpcDenialText('token', {}, locale), 'AM_RPC_TOKEN_INVALID');

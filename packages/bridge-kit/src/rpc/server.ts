@@ -11,23 +11,11 @@ import { chmod, lstat, stat, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { decode } from '@agentmail/protocol';
-import type { Locale, QuestionAnswers } from '@agentmail/shared-policy';
+import type { Locale } from '@agentmail/shared-policy';
 import { AgentMailError } from '@agentmail/shared-policy';
-import type { z } from 'zod';
 import type { EmitEvent } from '../events.js';
-import {
-  AskQuestionParams,
-  CallToolParams,
-  CallToolResult,
-  ContextParams,
-  type PermissionAnswer,
-  PermissionAnswerSchema,
-  PermissionQuery,
-  QuestionAnswersSchema,
-  RecordSendParams,
-  RecordSendResult,
-  TurnContextView,
-} from './schemas.js';
+import { isMethod, readRequest, runHandler, TURN_RPC_PARAMS, type TurnRpcHandlers } from './handlers.js';
+import type { PermissionAnswer } from './schemas.js';
 import { checkSocketPathLength, prepareSocketDir, removeStaleSocket } from './socket-file.js';
 import {
   encodeLine,
@@ -39,8 +27,9 @@ import {
   type TurnRpcEnv,
   TurnRpcError,
   type TurnRpcMethod,
-  type TurnRpcWireError,
 } from './wire.js';
+
+export type { TurnRpcCall, TurnRpcHandlers } from './handlers.js';
 
 /** Random bytes of a turn token's secret part (base64url in the token). @default 32 */
 export const TURN_TOKEN_SECRET_BYTES = 32;
@@ -52,39 +41,6 @@ export const TURN_TOKEN_SECRET_BYTES = 32;
  * @default 1_000
  */
 export const TURN_RPC_CLOSE_FLUSH_MS = 1_000;
-
-/** What a handler learns about the call besides its params. */
-export interface TurnRpcCall {
-  /**
-   * Aborted when the caller hung up (a hook killed by its host's timeout), the turn was closed
-   * ({@link TurnRpcLease.close}) or the server closes. The answer is then already sent (or
-   * nobody is left to read it): a handler should stop waiting and clean up.
-   */
-  signal: AbortSignal;
-}
-
-/**
- * What the bridge does for the calls of a turn's host processes. `T` is the bridge's own turn
- * object, as given to {@link TurnRpcServer.openTurn}. Every params object has been validated;
- * every result is validated before it leaves (an invalid one is answered as `AM_RPC_HANDLER_FAILED`).
- * A handler that throws or rejects answers the call with an error carrying its message
- * (`AM_RPC_HANDLER_FAILED`, its own `code` as `remoteCode`); the server keeps serving.
- */
-export interface TurnRpcHandlers<T> {
-  /** The turn's context view (never a secret; SPEC B-21). */
-  context(turn: T, call: TurnRpcCall): Promise<TurnContextView>;
-  /** Run mail tool `name` (SPEC B-17) with the bridge's Gateway client; `isError` defaults to false. */
-  callTool(turn: T, params: CallToolParams, call: TurnRpcCall): Promise<{ text: string; isError?: boolean }>;
-  /**
-   * Decide one tool call: mode, grants, ask a person by mail and wait (SPEC P-1..P-6). May take
-   * minutes; nothing here times it out. Throwing denies (the client fails closed).
-   */
-  decidePermission(turn: T, params: PermissionQuery, call: TurnRpcCall): Promise<PermissionAnswer>;
-  /** Ask a person the questions (one question mail) and map the answers back (SPEC P-9). */
-  askQuestion(turn: T, params: AskQuestionParams, call: TurnRpcCall): Promise<QuestionAnswers>;
-  /** Record explicit send targets of the turn (SPEC B-10). */
-  recordSend(turn: T, params: RecordSendParams, call: TurnRpcCall): Promise<void>;
-}
 
 /** Options of {@link TurnRpcServer}. */
 export interface TurnRpcServerOptions<T> {
@@ -137,8 +93,6 @@ interface InFlight {
 }
 
 type State = 'new' | 'starting' | 'listening' | 'closed';
-
-const REQUEST_FIELDS = ['id', 'method', 'token', 'params'];
 
 /**
  * The turn RPC server. One per bridge; each running turn gets a token with
@@ -410,7 +364,7 @@ export class TurnRpcServer<T> {
       });
       return;
     }
-    const decoded = decode(PARAMS[method], params === undefined ? {} : params);
+    const decoded = decode(TURN_RPC_PARAMS[method], params === undefined ? {} : params);
     if (!decoded.ok) {
       write({
         id,
@@ -434,80 +388,11 @@ export class TurnRpcServer<T> {
     };
     entry.calls.add(call);
     connectionCalls.add(call);
-    void this.#run(entry, method, decoded.value, controller.signal).then((answer) => call.answer(answer));
-  }
-
-  /** Run the handler; every outcome becomes an answer (never rejects). */
-  async #run(
-    entry: TurnEntry<T>,
-    method: TurnRpcMethod,
-    params: unknown,
-    signal: AbortSignal,
-  ): Promise<TurnRpcAnswer> {
-    const h = this.#handlers;
-    const turn = entry.turn;
-    const call: TurnRpcCall = { signal };
-    let raw: unknown;
-    try {
-      // JSON carries no `undefined`, so decoded params fit the handler types (see schemas.ts).
-      switch (method) {
-        case 'context':
-          raw = await h.context(turn, call);
-          break;
-        case 'callTool':
-          raw = await h.callTool(turn, params as CallToolParams, call);
-          break;
-        case 'decidePermission':
-          raw = await h.decidePermission(turn, params as PermissionQuery, call);
-          break;
-        case 'askQuestion':
-          raw = await h.askQuestion(turn, params as AskQuestionParams, call);
-          break;
-        case 'recordSend':
-          await h.recordSend(turn, params as RecordSendParams, call);
-          raw = {};
-          break;
-      }
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const remoteCode = (err as { code?: unknown } | null)?.code;
-      this.#emit({ type: 'rpc_problem', problem: 'handler_failed', method, error: message });
-      return {
-        id: null,
-        error: {
-          code: 'AM_RPC_HANDLER_FAILED',
-          message,
-          ...(typeof remoteCode === 'string' ? { remoteCode } : {}),
-        },
-      };
-    }
-    const checked = RESULTS[method].safeParse(raw);
-    if (!checked.success) {
-      const first = checked.error.issues[0];
-      const where = first?.path.join('.') || 'result';
-      const message = `the bridge's ${method} handler returned an invalid result at "${where}" (${first?.message ?? 'invalid'})`;
-      this.#emit({ type: 'rpc_problem', problem: 'result_invalid', method, error: message });
-      return { id: null, error: { code: 'AM_RPC_HANDLER_FAILED', message } };
-    }
-    return { id: null, result: checked.data };
+    void runHandler(this.#handlers, entry.turn, method, decoded.value, controller.signal, this.#emit).then(
+      (answer) => call.answer(answer),
+    );
   }
 }
-
-const PARAMS: Record<TurnRpcMethod, z.ZodType> = {
-  context: ContextParams,
-  callTool: CallToolParams,
-  decidePermission: PermissionQuery,
-  askQuestion: AskQuestionParams,
-  recordSend: RecordSendParams,
-};
-
-const RESULTS: Record<TurnRpcMethod, z.ZodType> = {
-  context: TurnContextView,
-  callTool: CallToolResult,
-  decidePermission: PermissionAnswerSchema,
-  askQuestion: QuestionAnswersSchema,
-  recordSend: RecordSendResult,
-};
 
 /**
  * Answer every running call of a turn at once and abort its handler: the bridge shuts down
@@ -527,10 +412,6 @@ function endCalls(entry: TurnEntry<unknown>, why: 'shutdown' | 'turn_ended'): vo
   }
 }
 
-function isMethod(m: string): m is TurnRpcMethod {
-  return (TURN_RPC_METHODS as readonly string[]).includes(m);
-}
-
 function deny(reason: string, code: string): PermissionAnswer {
   return { allow: false, reason, code };
 }
@@ -544,41 +425,4 @@ function closedError(what: string): TurnRpcError {
 
 function errorAnswer(id: number | string | null, err: TurnRpcError): TurnRpcAnswer {
   return { id, error: { code: err.code, message: err.message } };
-}
-
-type ReadRequest =
-  | { ok: true; id: number | string; method: string; token: unknown; params: unknown }
-  | { ok: false; id: number | string | null; error: TurnRpcWireError };
-
-/** The envelope of a request line, checked strictly (G-10 style: the message names the field). */
-function readRequest(line: string): ReadRequest {
-  const invalid = (id: number | string | null, message: string): ReadRequest => ({
-    ok: false,
-    id,
-    error: {
-      code: 'AM_RPC_REQUEST_INVALID',
-      message: `${message}. Accepted fields: ${REQUEST_FIELDS.join(', ')}.`,
-    },
-  });
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return invalid(null, 'the request line is not JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return invalid(null, 'the request must be a JSON object');
-  }
-  const v = value as Record<string, unknown>;
-  const id = typeof v.id === 'number' || typeof v.id === 'string' ? v.id : null;
-  if (id === null) return invalid(null, 'field "id": expected number or string');
-  const unknown = Object.keys(v).filter((k) => !REQUEST_FIELDS.includes(k));
-  if (unknown.length > 0)
-    return invalid(
-      id,
-      `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}`,
-    );
-  if (typeof v.method !== 'string') return invalid(id, 'field "method": expected string');
-  // A missing or non-string token is refused as AM_RPC_TOKEN_INVALID, like a wrong one.
-  return { ok: true, id, method: v.method, token: v.token, params: v.params };
 }

@@ -1,29 +1,14 @@
 import { EN, type TextKey } from './en.js';
+import { DEFAULT_LOCALE, type Locale } from './locale.js';
 import { ZH_CN } from './zh-cn.js';
 
 export type { TextKey } from './en.js';
-
-/** Locales of the text catalogue; `en` is the default. */
-export type Locale = 'en' | 'zh-CN';
-
-/** The locale used when none is given. @default 'en' */
-export const DEFAULT_LOCALE: Locale = 'en';
+export { DEFAULT_LOCALE, type Locale, resolveLocale } from './locale.js';
 
 const CATALOGUE: Record<Locale, Record<TextKey, string>> = { en: EN, 'zh-CN': ZH_CN };
 
 /** Values substituted into `{name}` placeholders. */
 export type TextParams = Readonly<Record<string, string | number>>;
-
-/**
- * Normalise a locale tag (`zh`, `zh_CN`, `zh-Hans`, `en-US` …) to a catalogue locale; anything
- * unknown falls back to `en`.
- */
-export function resolveLocale(tag: string | undefined | null): Locale {
-  if (!tag) return DEFAULT_LOCALE;
-  const t = tag.trim().toLowerCase().replace('_', '-');
-  if (t === 'zh' || t.startsWith('zh-cn') || t.startsWith('zh-hans') || t.startsWith('zh-sg')) return 'zh-CN';
-  return DEFAULT_LOCALE;
-}
 
 /**
  * Look up a text and fill its `{placeholders}`.

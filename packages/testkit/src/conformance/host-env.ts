@@ -6,7 +6,7 @@
  */
 import type { Mail } from '@agentmail/protocol';
 import { expect } from 'vitest';
-import type { BridgeAdapter } from '../harness/bridge.js';
+import type { HostHarness } from '../harness/bridge.js';
 import type { Stack } from '../harness/stack.js';
 import {
   CONFORMANCE_STEP_TIMEOUT_MS,
@@ -32,12 +32,12 @@ function section(text: string, start: string, end?: string): string {
  * may show the key or a key variable. The key is searched for in two halves joined by the shell,
  * so the command itself (which hosts record in their session files) does not hold it. The parent
  * is not checked when the adapter says the host's tools run in the bridge's own process
- * ({@link BridgeAdapter.toolsInBridgeProcess}): its initial environment is the bridge's, which
+ * ({@link HostHarness.toolsInBridgeProcess}): its initial environment is the bridge's, which
  * keeps what it was started with (the bridge's README says so, and how to start it without one).
  * Red when a turn's shell inherits the key (the daemon's environment passed on whole, an
  * in-process bridge that leaves it in its host's environment).
  */
-export async function agentKeyOutOfShellReach(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function agentKeyOutOfShellReach(stack: Stack, adapter: HostHarness): Promise<void> {
   const task = marker('keyreach');
   const key = stack.agent.key;
   const half = Math.floor(key.length / 2);
@@ -92,7 +92,7 @@ export async function agentKeyOutOfShellReach(stack: Stack, adapter: BridgeAdapt
  */
 export async function agentKeyStaysInBridge(
   stack: Stack,
-  adapter: BridgeAdapter,
+  adapter: HostHarness,
 ): Promise<{ mailId: string; reply: Mail }> {
   const task = marker('secret');
   stack.model.addScenarios([

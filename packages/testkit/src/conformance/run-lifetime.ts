@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { formatText } from '@agentmail/shared-policy';
 import { expect } from 'vitest';
-import type { BridgeAdapter } from '../harness/bridge.js';
+import type { HostHarness } from '../harness/bridge.js';
 import type { Stack } from '../harness/stack.js';
 import {
   answerAtOnce,
@@ -70,7 +70,7 @@ async function poll<T>(what: string, check: () => T | undefined, timeoutMs: numb
 }
 
 /** A unique long `sleep` (its duration names it), and the shell call a model makes to run it. */
-function longCommand(adapter: BridgeAdapter): { sleep: string; reply: ReturnType<typeof shellCall> } {
+function longCommand(adapter: HostHarness): { sleep: string; reply: ReturnType<typeof shellCall> } {
   const sleep = `sleep 600.${randomInt(100_000, 999_999)}`;
   // Not a bare `sleep`: Claude Code blocks a standalone sleep ("use run_in_background").
   return { sleep, reply: shellCall(adapter, `sh -c 'exec ${sleep}'`) };
@@ -116,7 +116,7 @@ async function expectRunEnded(run: readonly ProcInfo[], what: string): Promise<v
  * bridge's own — the run is stopped as a whole, also tool commands the host put in sessions of
  * their own. Red when a stopped run leaves its tools running.
  */
-export async function runEndsWithItsTurn(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function runEndsWithItsTurn(stack: Stack, adapter: HostHarness): Promise<void> {
   const turnTimeoutMs = adapter.shortTurnTimeoutMs ?? CONFORMANCE_TURN_TIMEOUT_MS;
   const timeoutMs = (adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS) + turnTimeoutMs;
   const task = marker('stopped');
@@ -155,7 +155,7 @@ function describe(procs: readonly ProcInfo[]): string {
  * kill is alive — the host CLI, its MCP and hook processes, the tool command. The restarted
  * bridge then runs the mail again (the model answers at once this time): one reply. Red when a host run outlives its driver.
  */
-export async function runDiesWithDriver(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function runDiesWithDriver(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS;
   const task = marker('orphan');
   const { sleep, reply } = longCommand(adapter);

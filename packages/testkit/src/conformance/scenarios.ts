@@ -20,7 +20,7 @@ import { FAILPOINT_VARIABLE } from '@agentmail/bridge-kit';
 import { MAIL_BODY_MAX_CHARS, type Mail, routePath } from '@agentmail/protocol';
 import { formatText, MAIL_PAGE_CHARS } from '@agentmail/shared-policy';
 import { expect } from 'vitest';
-import type { BridgeAdapter, BridgeQuestionTool, NeutralQuestion } from '../harness/bridge.js';
+import type { BridgeQuestionTool, HostHarness, NeutralQuestion } from '../harness/bridge.js';
 import type { SentMail } from '../harness/person.js';
 import type { Stack } from '../harness/stack.js';
 import type { Scenario } from '../scenario.js';
@@ -54,9 +54,9 @@ export interface ConformanceScenario {
   title: string;
   /** SPEC rules it covers. */
   rules: readonly string[];
-  run(stack: Stack, adapter: BridgeAdapter): Promise<void>;
+  run(stack: Stack, adapter: HostHarness): Promise<void>;
   /** Why `adapter`'s host cannot run this scenario (it is then skipped with that reason), or undefined. */
-  unsupportedBy?(adapter: BridgeAdapter): string | undefined;
+  unsupportedBy?(adapter: HostHarness): string | undefined;
   /**
    * Which bridge it runs on in `conformanceSuite` (every scenario has its own person, so it sees
    * only its own mails, requests and model turns):
@@ -75,7 +75,7 @@ export interface ConformanceScenario {
   changesBridge?: boolean;
 }
 
-function stepTimeout(adapter: BridgeAdapter): number {
+function stepTimeout(adapter: HostHarness): number {
   return adapter.stepTimeoutMs ?? CONFORMANCE_STEP_TIMEOUT_MS;
 }
 
@@ -96,7 +96,7 @@ function expectAllRequestsScripted(stack: Stack): void {
  * (1) A person mails a task; the model reads it with the mail tools and answers; the person gets
  * exactly one relayed reply, threaded (answering the task, in its session). See SPEC B-5, B-6, B-10, B-13.
  */
-export async function personTaskGetsOneThreadedReply(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function personTaskGetsOneThreadedReply(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('task');
   const barrier = marker('barrier');
@@ -158,7 +158,7 @@ export async function personTaskGetsOneThreadedReply(stack: Stack, adapter: Brid
  * (2) A peer agent mails the bridge's agent: the prompt says the sender is an agent and that
  * nothing is sent unless the model calls send_mail; the final text is not relayed. See SPEC B-5, B-6, B-10.
  */
-export async function agentMailIsNotRelayed(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function agentMailIsNotRelayed(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('agent-task');
   const barrier = marker('barrier');
@@ -226,7 +226,7 @@ export async function agentMailIsNotRelayed(stack: Stack, adapter: BridgeAdapter
  * (3a) `workspace` mode: a guarded tool (shell) waits for a person's approval, asked by mail;
  * after "approve" it runs and the model sees its output. See SPEC P-1, P-3, P-4, G-38.
  */
-export async function guardedToolRunsAfterApproval(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function guardedToolRunsAfterApproval(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('approve');
   const file = join(stack.workdir, `approved-${task}.txt`);
@@ -273,7 +273,7 @@ export async function guardedToolRunsAfterApproval(stack: Stack, adapter: Bridge
  * (3b) `workspace` mode: a person denies the guarded tool with a note; the tool does not run and
  * the model sees the note in the tool result. See SPEC P-4, P-6.
  */
-export async function guardedToolDeniedWithNote(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function guardedToolDeniedWithNote(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('deny');
   const file = join(stack.workdir, `denied-${task}.txt`);
@@ -313,7 +313,7 @@ export async function guardedToolDeniedWithNote(stack: Stack, adapter: BridgeAda
  * (4) `plan` mode: reading still works, but a guarded tool is refused at once with the plan-mode
  * explanation, and no permission mail is sent. See SPEC P-1, P-3.
  */
-export async function planModeRefusesWithoutAsking(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function planModeRefusesWithoutAsking(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('plan');
   const file = join(stack.workdir, `plan-${task}.txt`);
@@ -359,7 +359,7 @@ export async function planModeRefusesWithoutAsking(stack: Stack, adapter: Bridge
  * one failure mail (relay, answering the task) with the platform's cause and the all-models
  * remedy. See SPEC B-8, B-9.
  */
-export async function allModelsFailSendsFailureMail(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function allModelsFailSendsFailureMail(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('fail');
   const { failingA, failingB, working } = CONFORMANCE_MODELS;
@@ -406,7 +406,7 @@ export async function allModelsFailSendsFailureMail(stack: Stack, adapter: Bridg
  * (6) Three mails arrive while the bridge is down; after a restart all three are processed,
  * oldest first, once each. See SPEC B-1, B-13, B-20, G-39.
  */
-export async function backlogAfterRestart(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function backlogAfterRestart(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const marks = [marker('backlog1'), marker('backlog2'), marker('backlog3')];
   const barrier = marker('barrier');
@@ -455,7 +455,7 @@ export async function backlogAfterRestart(stack: Stack, adapter: BridgeAdapter):
  * the body's last line. Every `read_mail` result the model saw stays within a page (with a real
  * model a whole 1 MB result overflows the context and fails the turn). See SPEC B-17.
  */
-export async function longBodyIsReadInPages(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function longBodyIsReadInPages(stack: Stack, adapter: HostHarness): Promise<void> {
   const task = marker('pages');
   const head = `BEGIN-${task}\n`;
   const tail = `\nEND-${task}`;
@@ -506,7 +506,7 @@ export async function longBodyIsReadInPages(stack: Stack, adapter: BridgeAdapter
  * uploads it again and sends it with `attachment_ids` given as a JSON string; the person gets the
  * same bytes, in the thread, and no second (relayed) copy of the answer. See SPEC B-10, B-16, B-17.
  */
-export async function attachmentRoundTrip(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function attachmentRoundTrip(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('files');
   const barrier = marker('barrier');
@@ -590,7 +590,7 @@ export async function attachmentRoundTrip(stack: Stack, adapter: BridgeAdapter):
  * more mail arrives: the bridge reconnects with the last complete event id as `Last-Event-ID`,
  * and both mails are processed, once each. See SPEC B-2, G-22.
  */
-export async function sseCutLosesNoEvent(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function sseCutLosesNoEvent(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const [m1, m2, m3] = [marker('live'), marker('cut'), marker('missed')];
   const barrier = marker('barrier');
@@ -635,7 +635,7 @@ export async function sseCutLosesNoEvent(stack: Stack, adapter: BridgeAdapter): 
  * naming the timeout, and the bridge keeps working: the next mail of the same session gets its
  * reply. See SPEC B-7, B-9, B-13.
  */
-export async function turnTimeoutSendsOneFailureMail(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function turnTimeoutSendsOneFailureMail(stack: Stack, adapter: HostHarness): Promise<void> {
   const turnTimeoutMs = adapter.shortTurnTimeoutMs ?? CONFORMANCE_TURN_TIMEOUT_MS;
   const timeoutMs = stepTimeout(adapter) + turnTimeoutMs;
   const hang = marker('hang');
@@ -679,7 +679,7 @@ export async function turnTimeoutSendsOneFailureMail(stack: Stack, adapter: Brid
  * denial with a note), and the person gets one reply and no failure mail. See SPEC B-15, P-7,
  * B-20, P-4.
  */
-export async function shutdownWhileAskingRunsNothing(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function shutdownWhileAskingRunsNothing(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('shutdown');
   const file = join(stack.workdir, `shutdown-${task}.txt`);
@@ -753,7 +753,7 @@ export async function shutdownWhileAskingRunsNothing(stack: Stack, adapter: Brid
  * also after a bridge restart; plain `approve` covers one call only (the next call asks again).
  * See SPEC P-4.
  */
-export async function alwaysApprovalIsRemembered(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function alwaysApprovalIsRemembered(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const [a1, a2, a3, o1, o2] = [
     marker('always1'),
@@ -866,7 +866,7 @@ export async function alwaysApprovalIsRemembered(stack: Stack, adapter: BridgeAd
  * Then the same Gateway under another URL (direct, not through the proxy): the switch succeeds and
  * mail keeps flowing, now over the new URL. See SPEC B-18, B-17.
  */
-export async function badServerLeavesConnection(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function badServerLeavesConnection(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const [bad, after, good, last] = [marker('bad'), marker('after'), marker('good'), marker('last')];
   // Port 9 (discard) on loopback: nothing listens there in a test environment.
@@ -944,7 +944,7 @@ export async function badServerLeavesConnection(stack: Stack, adapter: BridgeAda
  * host lacks is), and `mode_enforcement` is `native` (the Gateway stamps it on the agent's
  * `new_mail` events). See SPEC G-25, G-26, P-8, B-1.
  */
-export async function heartbeatShowsAgent(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function heartbeatShowsAgent(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('beat');
   stack.model.addScenarios([answerAtOnce(task, `DONE ${task}`)]);
@@ -990,7 +990,7 @@ export async function heartbeatShowsAgent(stack: Stack, adapter: BridgeAdapter):
  * hold its event stream before it lists the inbox, else a mail in between would be lost.
  * See SPEC B-20, B-1, B-13.
  */
-export async function catchUpSkipsMailTakenFromStream(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function catchUpSkipsMailTakenFromStream(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('dedup');
   const barrier = marker('barrier');
@@ -1056,7 +1056,7 @@ export async function catchUpSkipsMailTakenFromStream(stack: Stack, adapter: Bri
  * shows it. The stop comes after a first barrier's reply, not right after the task's own reply (a
  * stop in that instant is a narrower window this scenario does not probe). See SPEC B-20, B-15, B-10.
  */
-export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const task = marker('answered');
   const [before, after] = [marker('barrier1'), marker('barrier2')];
@@ -1100,7 +1100,7 @@ export async function restartDoesNotRerunAnsweredMail(stack: Stack, adapter: Bri
  * Each barrier is sent while the bridge is down: the catch-up runs unread mail oldest first and
  * serially (B-20, B-13), so its answer comes after the re-run's relay. See SPEC B-10, G-32, B-20.
  */
-export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function crashWindowRepliesOnce(stack: Stack, adapter: HostHarness): Promise<void> {
   const timeoutMs = stepTimeout(adapter);
   const [acked, inflight] = [marker('acked'), marker('inflight')];
   const [barrier1, barrier2] = [marker('barrier1'), marker('barrier2')];
@@ -1176,7 +1176,7 @@ export async function crashWindowRepliesOnce(stack: Stack, adapter: BridgeAdapte
  */
 export const CONFORMANCE_QUESTION_TIMEOUT_MS = 8_000;
 
-function questionToolOf(adapter: BridgeAdapter): BridgeQuestionTool {
+function questionToolOf(adapter: HostHarness): BridgeQuestionTool {
   const q = adapter.questions;
   if (q === undefined || 'unsupported' in q)
     throw new Error(`the ${adapter.platform} adapter declares no question tool`);
@@ -1190,7 +1190,7 @@ function questionToolOf(adapter: BridgeAdapter): BridgeQuestionTool {
  * approve/deny pair), the person's words come back. Never answered: after the bridge's question
  * timeout the model gets an error at once and the turn still ends in a reply — no hang.
  */
-export async function questionsReachThePerson(stack: Stack, adapter: BridgeAdapter): Promise<void> {
+export async function questionsReachThePerson(stack: Stack, adapter: HostHarness): Promise<void> {
   const tool = questionToolOf(adapter);
   const questionTimeoutMs = CONFORMANCE_QUESTION_TIMEOUT_MS;
   const timeoutMs = stepTimeout(adapter) + questionTimeoutMs;
@@ -1415,7 +1415,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     host: 'own',
     unsupportedBy: (adapter) =>
       adapter.questions === undefined
-        ? 'the adapter declares no question seam (BridgeAdapter.questions)'
+        ? 'the adapter declares no question seam (HostHarness.questions)'
         : 'unsupported' in adapter.questions
           ? adapter.questions.unsupported
           : undefined,

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { catalogue, type Locale, type TextKey } from '@agentmail/shared-policy';
-import type { BridgeAdapter } from '../harness/bridge.js';
+import type { HostHarness } from '../harness/bridge.js';
 import type { ScriptedModel } from '../harness/model-view.js';
 import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, Scenario, ScenarioReply } from '../scenario.js';
@@ -83,7 +83,7 @@ export function uploadedIdOf(request: RecordedRequest): string {
 }
 
 /** A call of the adapter's shell tool running `command`. */
-export function shellCall(adapter: BridgeAdapter, command: string): ScenarioReply {
+export function shellCall(adapter: HostHarness, command: string): ScenarioReply {
   return {
     type: 'tool_calls',
     calls: [{ name: adapter.toolNames.shell, arguments: adapter.shellArgs?.(command) ?? { command } }],
@@ -92,10 +92,10 @@ export function shellCall(adapter: BridgeAdapter, command: string): ScenarioRepl
 
 /**
  * A call of mail tool `name` (SPEC B-17) with `args`, by the name the adapter's host gives it
- * ({@link BridgeAdapter.mailTool}); without an adapter, by its own name.
+ * ({@link HostHarness.mailTool}); without an adapter, by its own name.
  */
 export function mailToolCall(
-  adapter: BridgeAdapter | undefined,
+  adapter: HostHarness | undefined,
   name: string,
   args: Readonly<Record<string, unknown>>,
 ): ScenarioReply {
@@ -103,7 +103,7 @@ export function mailToolCall(
 }
 
 /** A call of the adapter's read-file tool for the absolute `path`. */
-export function readFileCall(adapter: BridgeAdapter, path: string): ScenarioReply {
+export function readFileCall(adapter: HostHarness, path: string): ScenarioReply {
   return {
     type: 'tool_calls',
     calls: [{ name: adapter.toolNames.readFile, arguments: adapter.readFileArgs?.(path) ?? { path } }],
@@ -162,7 +162,7 @@ export function readMailThenAnswer(
   mark: string,
   bodyMark: string,
   finalText: string,
-  adapter?: BridgeAdapter,
+  adapter?: HostHarness,
 ): Scenario[] {
   return [
     {
@@ -180,7 +180,7 @@ export function readMailThenAnswer(
 
 /** A turn of `mark` whose model runs `command` in the host's shell, then ends with `text`. */
 export function shellThenAnswer(
-  adapter: BridgeAdapter,
+  adapter: HostHarness,
   mark: string,
   command: string,
   text: string | ((request: RecordedRequest) => string) = 'ok',

@@ -6,7 +6,7 @@
  * its own. The tests run concurrently (at most {@link CONFORMANCE_MAX_CONCURRENCY} at a time).
  */
 import { afterAll, describe, it, vi } from 'vitest';
-import type { BridgeAdapter } from '../harness/bridge.js';
+import type { HostHarness } from '../harness/bridge.js';
 import { type Stack, type StackOptions, startStack } from '../harness/stack.js';
 import { startTestbed, type Testbed } from '../harness/testbed.js';
 import type { ConformanceMeta } from './meta.js';
@@ -45,7 +45,7 @@ export interface ConformanceOptions {
  * bridge runs yet. On `testbed` when given (else a Gateway of its own).
  */
 export function startConformanceStack(
-  adapter: BridgeAdapter,
+  adapter: HostHarness,
   options: Pick<ConformanceOptions, 'agentName'> & Pick<StackOptions, 'signal' | 'testbed'> = {},
 ): Promise<Stack> {
   return startStack({
@@ -65,7 +65,7 @@ export function startConformanceStack(
  */
 export async function runConformanceScenario(
   scenario: ConformanceScenario,
-  adapter: BridgeAdapter,
+  adapter: HostHarness,
   options: Pick<ConformanceOptions, 'agentName'> & Pick<StackOptions, 'signal' | 'testbed'> = {},
 ): Promise<void> {
   const stack = await startConformanceStack(adapter, options);
@@ -102,12 +102,12 @@ export function fileTestbed(): () => Promise<Testbed> {
 
 /** The shared parts of one file's run: the Gateway and the two bridges scenarios share. Made on first use. */
 class ConformanceRun {
-  readonly #adapter: BridgeAdapter;
+  readonly #adapter: HostHarness;
   readonly #agentName: string | undefined;
   #testbed: Promise<Testbed> | undefined;
   readonly #hosts = new Map<'shared' | 'serial', Promise<Stack>>();
 
-  constructor(adapter: BridgeAdapter, agentName: string | undefined) {
+  constructor(adapter: HostHarness, agentName: string | undefined) {
     this.#adapter = adapter;
     this.#agentName = agentName;
   }
@@ -165,7 +165,7 @@ const START_ORDER: Readonly<Record<ConformanceScenario['host'], number>> = {
  * // packages/bridge-pi/test/conformance.test.ts
  * conformanceSuite(piAdapter);
  */
-export function conformanceSuite(adapter: BridgeAdapter, options: ConformanceOptions = {}): void {
+export function conformanceSuite(adapter: HostHarness, options: ConformanceOptions = {}): void {
   const timeout = options.testTimeoutMs ?? CONFORMANCE_TEST_TIMEOUT_MS;
   const label = options.label ?? adapter.platform;
   vi.setConfig({ maxConcurrency: options.maxConcurrency ?? CONFORMANCE_MAX_CONCURRENCY });

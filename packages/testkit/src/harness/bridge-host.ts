@@ -11,10 +11,10 @@ import { DEFAULT_MODEL_ID } from '../reply-writer.js';
 import type { Scenario } from '../scenario.js';
 import {
   BRIDGE_READY_TIMEOUT_MS,
-  type BridgeAdapter,
   type BridgeEnv,
   type BridgeSettings,
   CONFORMANCE_LOCK_STALE_MS,
+  type HostHarness,
   LOCK_STALE_ENV,
   QUESTION_TIMEOUT_ENV,
   TURN_TIMEOUT_ENV,
@@ -31,7 +31,7 @@ export interface AgentIdentity {
 
 /** How a bridge was started: equal starts of a shared host reuse the running bridge. */
 interface StartConfig {
-  adapter: BridgeAdapter;
+  adapter: HostHarness;
   /** `extraEnv` and `settings`, as one stable string. */
   key: string;
 }
@@ -102,7 +102,7 @@ export class BridgeHost {
   }
 
   /** The adapter of the running bridge, `undefined` when none runs. */
-  get adapter(): BridgeAdapter | undefined {
+  get adapter(): HostHarness | undefined {
     return this.bridge === undefined ? undefined : this.#bridge?.config.adapter;
   }
 
@@ -116,7 +116,7 @@ export class BridgeHost {
    * or one runs already), `AM_TESTKIT_HOST_SHARED` (a shared host asked for other settings).
    */
   async start(
-    adapter: BridgeAdapter,
+    adapter: HostHarness,
     extraEnv: Readonly<Record<string, string>>,
     settings: BridgeSettings,
     reuse?: 'shared' | 'restart',
@@ -210,7 +210,7 @@ export class BridgeHost {
 
   /** The environment a start hands the adapter. */
   bridgeEnv(
-    adapter: Pick<BridgeAdapter, 'platform'>,
+    adapter: Pick<HostHarness, 'platform'>,
     extraEnv: Readonly<Record<string, string>> = {},
     settings: BridgeSettings = {},
   ): BridgeEnv {

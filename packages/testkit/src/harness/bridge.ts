@@ -18,7 +18,7 @@ export interface BridgeToolNames {
 }
 
 /**
- * What the harness gives {@link BridgeAdapter.start}. The bridge must talk to the Gateway only
+ * What the harness gives {@link HostHarness.start}. The bridge must talk to the Gateway only
  * through `gatewayUrl` (a pass-through proxy the harness watches) and to the model only through
  * `modelBaseUrl`.
  */
@@ -74,17 +74,19 @@ export interface BridgeEnv {
 }
 
 /**
- * A bridge as the conformance scenarios see it. A bridge package writes one and passes it to
- * `conformanceSuite(adapter)`.
+ * The host harness of a bridge: how the conformance scenarios start its real host and bridge and
+ * what the host calls its tools. A bridge package writes one (in its `harness/` directory) and
+ * passes it to `conformanceSuite(harness)`. Not the kit's `BridgeAdapter` (what a bridge
+ * implements for `createBridge`): this one is test-side only.
  *
  * @example
- * export const piAdapter: BridgeAdapter = {
+ * export const piAdapter: HostHarness = {
  *   platform: 'pi',
  *   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
  *   start: (env) => env.spawn(process.execPath, [daemonJs], { env: { ...env.processEnv, PI_BASE_URL: env.modelBaseUrl } }),
  * };
  */
-export interface BridgeAdapter {
+export interface HostHarness {
   /** Platform name the bridge registers with (the admin's model selection is per platform). */
   platform: string;
   toolNames: BridgeToolNames;
@@ -182,5 +184,5 @@ export const LOCK_STALE_ENV = 'AGENTMAIL_BRIDGE_LOCK_STALE_MS';
  */
 export const CONFORMANCE_LOCK_STALE_MS = 6_000;
 
-/** Default of {@link BridgeAdapter.readyTimeoutMs}, in ms. */
+/** Default of {@link HostHarness.readyTimeoutMs}, in ms. */
 export const BRIDGE_READY_TIMEOUT_MS = 30_000;

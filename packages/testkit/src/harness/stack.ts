@@ -17,7 +17,7 @@ import { DEFAULT_MODEL_ID } from '../reply-writer.js';
 import type { RecordedRequest } from '../request.js';
 import type { RequestMatch, RequestPredicate, Scenario } from '../scenario.js';
 import { AgentMailbox } from './agent-mailbox.js';
-import type { BridgeAdapter, BridgeEnv, BridgeSettings } from './bridge.js';
+import type { BridgeEnv, BridgeSettings, HostHarness } from './bridge.js';
 import { type AgentIdentity, BridgeHost } from './bridge-host.js';
 import type { GatewayProxy } from './gateway-proxy.js';
 import type { ModelView, ScriptedModel } from './model-view.js';
@@ -370,7 +370,7 @@ export class Stack {
    * `AM_TESTKIT_HOST_SHARED` when a shared lane asks for other settings than the running bridge's.
    */
   async startBridge(
-    adapter: BridgeAdapter,
+    adapter: HostHarness,
     extraEnv: Readonly<Record<string, string>> = {},
     settings: BridgeSettings = {},
   ): Promise<ManagedProcess> {
@@ -395,7 +395,7 @@ export class Stack {
 
   /** The environment {@link startBridge} hands the adapter (exposed for adapters' own tests). */
   bridgeEnv(
-    adapter: Pick<BridgeAdapter, 'platform'>,
+    adapter: Pick<HostHarness, 'platform'>,
     extraEnv: Readonly<Record<string, string>> = {},
     settings: BridgeSettings = {},
   ): BridgeEnv {
