@@ -15,14 +15,13 @@
  * "waiting" line: a person starting the daemon by hand reads those, not JSON.
  */
 import { fileURLToPath } from 'node:url';
-import { sayStartProgress, startRefusal, terminalLines } from '@agentmail/bridge-kit';
+import { createBridgeLogger, sayStartProgress, startRefusal, terminalLines } from '@agentmail/bridge-kit';
 import { isPermanent } from '@agentmail/shared-policy/client';
 import { type PiBridgeConfig, readConfig } from './config.js';
 import { PiBridgeDaemon } from './daemon.js';
-import { createLogger } from './log.js';
 import { LoopDelayMonitor, loopStatsEnabled } from './loop-stats.js';
 
-const log = createLogger('agentmail-pi');
+const log = createBridgeLogger('agentmail-pi');
 const say = terminalLines('agentmail-pi');
 
 let config: PiBridgeConfig;

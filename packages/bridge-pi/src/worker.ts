@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AttemptOutcome, TurnAdapter, TurnJob } from '@agentmail/bridge-kit';
-import { resolveLocale } from '@agentmail/shared-policy';
+import { messageOf, resolveLocale } from '@agentmail/shared-policy';
 import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
 import type { EmitPiEvent } from './events.js';
 import { createMailExtension } from './extension.js';
@@ -34,10 +34,6 @@ interface AssistantMessageLike {
   errorMessage?: string;
   provider?: string;
   model?: string;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**
