@@ -159,6 +159,27 @@ async function decide(
   };
   if (!sessionId) return failed(new Error(`this ${options.platform} session is not an AgentMail session`));
 
+  return askAndWait(call, options, { sessionId, signal, emit, failed });
+}
+
+/**
+ * The asking half of {@link decide} (P-4, P-6, P-7): file the permission request at the Gateway,
+ * wait for its decision, withdraw it when nobody waits any more, keep an "always". `failed` turns
+ * a Gateway failure into the outcome P-5 gives it.
+ */
+async function askAndWait(
+  call: GuardedCall,
+  options: PermissionFlowOptions,
+  at: {
+    sessionId: string;
+    signal: AbortSignal | undefined;
+    emit: EmitEvent;
+    failed: (err: unknown) => PermissionOutcome;
+  },
+): Promise<PermissionOutcome> {
+  const { locale } = options;
+  const { sessionId, signal, emit, failed } = at;
+  const toolName = call.toolName;
   const request = buildApprovalRequest({
     agentName: options.agentName,
     toolName,
