@@ -55,6 +55,8 @@ async function freshClone(): Promise<string> {
       'package.json',
       'pnpm-workspace.yaml',
       'tsconfig.base.json',
+      // The one build recipe every package's tsup config reads by path.
+      'tooling',
       ...PACKAGES,
       ...TSCONFIGS_ONLY,
     ],
