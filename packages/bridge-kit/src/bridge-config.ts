@@ -79,11 +79,17 @@ export const BRIDGE_MIN_PERIOD_MS = 1_000;
 /** The shortest bridge-lock stale time a setting may give, in ms (the holder refreshes at half). */
 const BRIDGE_LOCK_MIN_STALE_MS = 2_000;
 
+/** The longest time a setting may give, in ms (Node's timers hold 2^31 - 1 ms, about 24.8 days). */
+const BRIDGE_MAX_MS = 2_147_483_647;
+
 function positiveInt(source: SettingSource, name: string, fallback: number, min = 1): number {
   const raw = source[name];
   if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw invalid(`${name} must be an integer >= ${min} (got "${raw}")`);
+  // Digits only: `5e3`, ` 5000` and `0x10` are typos here, not numbers. Every such setting is a
+  // count or a time a timer takes, so it is capped where Node's timers would fire at once.
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > BRIDGE_MAX_MS)
+    throw invalid(`${name} must be an integer >= ${min} and <= ${BRIDGE_MAX_MS} (got "${raw}")`);
   return n;
 }
 
@@ -117,8 +123,8 @@ export function checkBridgeSettings(settings: BridgeSettings): void {
     ['heartbeatMs (AGENTMAIL_HEARTBEAT_MS)', settings.heartbeatMs, BRIDGE_MIN_PERIOD_MS],
   ];
   for (const [what, value, min] of ints)
-    if (!Number.isInteger(value) || value < min)
-      throw invalid(`${what} must be an integer >= ${min} (got ${value})`);
+    if (!Number.isInteger(value) || value < min || value > BRIDGE_MAX_MS)
+      throw invalid(`${what} must be an integer >= ${min} and <= ${BRIDGE_MAX_MS} (got ${value})`);
   if (!LOCALES.has(settings.locale))
     throw invalid(
       `locale (AGENTMAIL_LOCALE) must be one of ${[...LOCALES].join(', ')} (got "${settings.locale}")`,

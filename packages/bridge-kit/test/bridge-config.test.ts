@@ -74,7 +74,17 @@ describe('readBridgeSettings (SPEC §8 naming scheme)', () => {
     [{ ...base, AGENTMAIL_REPLY_PROVIDER: 'p' }, 'AGENTMAIL_REPLY_MODEL'],
     [
       { ...base, AGENTMAIL_TURN_TIMEOUT_MS: '0' },
-      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1000 (got "0")',
+      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1000 and <= 2147483647 (got "0")',
+    ],
+    // Longer than Node's timers hold: the turn would time out at once (a TimeoutOverflowWarning).
+    [
+      { ...base, AGENTMAIL_TURN_TIMEOUT_MS: '3000000000' },
+      'AGENTMAIL_TURN_TIMEOUT_MS must be an integer >= 1000 and <= 2147483647 (got "3000000000")',
+    ],
+    [{ ...base, AGENTMAIL_HEARTBEAT_MS: '5e3' }, 'AGENTMAIL_HEARTBEAT_MS must be an integer'],
+    [
+      { ...base, AGENTMAIL_BRIDGE_LOCK_STALE_MS: ' 5000' },
+      'AGENTMAIL_BRIDGE_LOCK_STALE_MS must be an integer',
     ],
     [{ ...base, AGENTMAIL_HEARTBEAT_MS: '1' }, 'AGENTMAIL_HEARTBEAT_MS must be an integer >= 1000'],
     [{ ...base, AGENTMAIL_LOCALE: 'fr' }, 'AGENTMAIL_LOCALE'],

@@ -32,7 +32,14 @@ export function normalizePermissionMode(value: unknown): PermissionMode {
  * unasked). No list (a caller that does not know its host's names) guards every tool.
  */
 export function isGuardedTool(guardedTools: readonly string[] | undefined, toolName: string): boolean {
-  if (guardedTools === undefined) return true;
+  // No list, an empty one or one with a non-name in it (a host.json read without its schema): a
+  // broken descriptor guards everything rather than nothing (fail closed).
+  if (
+    guardedTools === undefined ||
+    guardedTools.length === 0 ||
+    !guardedTools.every((g) => typeof g === 'string' && g !== '')
+  )
+    return true;
   const name = toolName.toLowerCase();
   return guardedTools.some((g) => g.toLowerCase() === name);
 }
