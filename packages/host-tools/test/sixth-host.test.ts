@@ -131,6 +131,15 @@ describe('a sixth host in its own package (issue 21)', () => {
     const envFile = readFileSync(join(unitRoot, home, '.config/agentmail/tiny/service.env'), 'utf8');
     expect(envFile).toContain('AGENTMAIL_AGENT_NAME=tiny\n');
     expect(envFile).toContain(`AGENTMAIL_TINY_DATA_DIR=${join(home, '.local/share/agentmail/tiny')}`);
+
+    // doctor knows it too, from the same file: a host with nothing of its own to find is no failure.
+    const doctor = await cli(['--json', 'doctor', '--root', unitRoot], checkout);
+    const checks = (
+      JSON.parse(doctor.stdout) as { checks: Array<{ area: string; check: string; status: string }> }
+    ).checks;
+    const tiny = checks.filter((c) => c.area === 'tiny');
+    expect(tiny.find((c) => c.check === 'unit')?.status, JSON.stringify(tiny)).toBe('ok');
+    expect(tiny.find((c) => c.check === 'host')?.status, JSON.stringify(tiny)).toBe('ok');
   }, 90_000);
 
   it('in process (createBridge): plan mode refuses its guarded tools, case ignored, and the reply comes back', async () => {

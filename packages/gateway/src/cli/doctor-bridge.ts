@@ -26,6 +26,12 @@ async function hostCheck(
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const area = facts.service;
+  // A host that runs inside our own Node entry with nothing of its own to find (no package, no
+  // executable): there is nothing to check, and no `--bin` to suggest.
+  if (facts.hostPackage === undefined && facts.hostBinVariable === undefined) {
+    r.add(area, 'host', 'ok', 'ops.doctor.host_none', { host: facts.displayName });
+    return;
+  }
   let version: string | undefined;
   if (facts.hostPackage !== undefined) {
     try {
@@ -111,7 +117,7 @@ async function pluginCheck(
   let present = true;
   switch (step.kind) {
     case 'none':
-      r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_builtin');
+      r.add(area, 'plugin', 'ok', 'ops.doctor.plugin_builtin', { host: facts.displayName });
       return;
     case 'json-list-entry':
       where = hostFilePath(step.file, env);

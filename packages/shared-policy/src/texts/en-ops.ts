@@ -61,6 +61,7 @@ export const EN_OPS = {
     'the Gateway refuses the key for its own crash reports in {path}: they would stay spooled, unseen',
   'ops.doctor.host_ok': '{host} {version} is installed',
   'ops.doctor.host_missing': '{host} is not installed ({path})',
+  'ops.doctor.host_none': '{host} runs inside the bridge: nothing of its own to find',
   'ops.doctor.host_version': '{host} {version} is installed; this bridge is tested with {supported}',
   'ops.doctor.key_missing': 'no agent key or Gateway URL in {path}',
   'ops.doctor.key_ok': 'the Gateway at {url} accepts the agent key',
@@ -72,7 +73,7 @@ export const EN_OPS = {
   'ops.doctor.online': 'agent {name} is online, last heartbeat {last_seen}',
   'ops.doctor.offline': 'agent {name} is offline, last heartbeat {last_seen}',
   'ops.doctor.never_online': 'agent {name} has never been online',
-  'ops.doctor.plugin_builtin': 'the bridge loads its own extension into pi',
+  'ops.doctor.plugin_builtin': 'the bridge loads its own extension into {host}',
   'ops.doctor.plugin_missing': 'the AgentMail plugin is not configured for {host} ({path})',
   'ops.doctor.plugin_loaded': 'the plugin is configured ({path}) and loaded: its agent is online',
   'ops.doctor.plugin_configured':
