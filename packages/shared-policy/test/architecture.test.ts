@@ -112,6 +112,19 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(bad).toEqual([]);
   });
 
+  it("every package with a tsconfig.json is in the root tsconfig's references (else `tsc -b` skips it)", () => {
+    const root = JSON.parse(readFileSync(join(PACKAGES, '..', 'tsconfig.json'), 'utf8')) as {
+      references: Array<{ path: string }>;
+    };
+    const listed = new Set(root.references.map((r) => r.path.replace(/\/$/, '')));
+    const missing = packageDirs().filter(
+      (dir) => existsSync(join(PACKAGES, dir, 'tsconfig.json')) && !listed.has(`packages/${dir}`),
+    );
+    expect(missing, 'add { "path": "packages/<dir>" } to the references of the root tsconfig.json').toEqual(
+      [],
+    );
+  });
+
   it('the workspace packages, dev dependencies included, form no cycle (pnpm orders builds by it)', () => {
     // `pnpm --filter "<pkg>..." build` and `pnpm -r build` refuse a cycle (ERR_PNPM_TASK_CYCLE).
     const graph = new Map(

@@ -171,7 +171,10 @@ describe('the docs name what is there', () => {
       .filter((d) => d.isDirectory() && existsSync(join(REPO, 'packages', d.name, 'package.json')))
       .map((d) => `packages/${d.name}`);
     expect(packages.length).toBeGreaterThan(5);
-    expect(packages.filter((p) => !rows.has(p))).toEqual([]);
+    expect(
+      packages.filter((p) => !rows.has(p)),
+      'add a row for each to the table under README ## Layout',
+    ).toEqual([]);
     expect([...rows].filter((r) => !packages.includes(r ?? ''))).toEqual([]);
   });
 
