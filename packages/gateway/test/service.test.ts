@@ -606,6 +606,19 @@ describe('service install: hosts discovered from packages/*/host.json', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`${file}: service.exec.kind`);
     expect(existsSync(join(env.XDG_CONFIG_HOME ?? '', 'systemd'))).toBe(false);
+    // doctor says it as one failed line and goes on with its other checks.
+    const doctor = await cliRun(['--json', 'doctor'], env);
+    const checks = (
+      JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; message: string }> }
+    ).checks;
+    expect(checks.find((c) => c.check === 'host_descriptor')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining(`${file}: service.exec.kind`),
+    });
+    expect(
+      checks.some((c) => c.check === 'version'),
+      'the other checks ran',
+    ).toBe(true);
   });
 });
 

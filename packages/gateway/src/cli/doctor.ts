@@ -15,6 +15,7 @@ import { installedLayouts, unitChecks, writable } from './doctor-units.js';
 import { CliError } from './errors.js';
 import { printJson } from './output.js';
 import { findCheckout } from './service-files.js';
+import { descriptorProblems } from './service-hosts.js';
 
 export type { DoctorCheck } from './doctor-report.js';
 
@@ -47,6 +48,16 @@ export async function runDoctor(
       'agentmail service install gateway; agentmail service install pi --issue-key',
     );
   const checkout = findCheckout(env);
+  // A broken host.json is one failed line; the other services are still checked.
+  for (const problem of descriptorProblems(env))
+    r.add(
+      'services',
+      'host_descriptor',
+      'fail',
+      'ops.doctor.descriptor_bad',
+      { error: problem.message },
+      problem.suggestion ?? 'docs/BRIDGE-CONTRACT.md "Adding a host"',
+    );
   for (const layout of layouts) {
     const unit = await unitChecks(r, layout, env, checkout);
     const { settings } = unit;

@@ -96,15 +96,33 @@ export function factsOf(host: HostDescriptor, packageDir: string): BridgeFacts {
   };
 }
 
-const discovered = new Map<string, ReadonlyMap<ServiceName, BridgeFacts>>();
+/** What the checkout's descriptors gave: the hosts, and the files that could not be used. */
+interface Discovery {
+  hosts: ReadonlyMap<ServiceName, BridgeFacts>;
+  /** One error per bad descriptor (unreadable, invalid, or clashing with another host). */
+  problems: readonly CliError[];
+}
+
+const discovered = new Map<string, Discovery>();
+
+/** Read one descriptor; the error names its file and field. */
+function readDescriptor(file: string, dir: string): BridgeFacts | CliError {
+  try {
+    return factsOf(parseHostDescriptor(readFileSync(file, 'utf8'), file), `packages/${dir}`);
+  } catch (err) {
+    return new CliError('SERVICE_SETUP_FAILED', `bad host descriptor: ${(err as Error).message}`, {
+      suggestion: `fix ${file} (its schema: HostDescriptor in packages/protocol/src/host.ts; docs/BRIDGE-CONTRACT.md "Adding a host")`,
+      cause: err,
+    });
+  }
+}
 
 /**
- * The bridges of the checkout at `checkout`, by service name, in package-directory order (read
- * once per checkout and process).
- * @throws CliError `AM_CLI_SERVICE_SETUP_FAILED` naming the descriptor file and field that is bad,
- *   or the two packages that claim one service or platform.
+ * Every host of `checkout` (each `packages/<dir>/host.json`, in directory order) and the descriptors that
+ * could not be used: a bad one leaves the others working (and is said where it is asked for:
+ * {@link descriptorProblems}, doctor, an unknown service name). Read once per checkout.
  */
-export function bridgesIn(checkout: string): ReadonlyMap<ServiceName, BridgeFacts> {
+function discover(checkout: string): Discovery {
   const known = discovered.get(checkout);
   if (known !== undefined) return known;
   const packages = join(checkout, 'packages');
@@ -118,34 +136,50 @@ export function bridgesIn(checkout: string): ReadonlyMap<ServiceName, BridgeFact
         .map((d) => d.name)
         .sort()
     : [];
-  const out = new Map<ServiceName, BridgeFacts>();
+  const hosts = new Map<ServiceName, BridgeFacts>();
   const platforms = new Map<string, string>();
+  const problems: CliError[] = [];
   for (const dir of dirs) {
     const file = join(packages, dir, HOST_DESCRIPTOR_FILE);
-    let facts: BridgeFacts;
-    try {
-      facts = factsOf(parseHostDescriptor(readFileSync(file, 'utf8'), file), `packages/${dir}`);
-    } catch (err) {
-      throw new CliError('SERVICE_SETUP_FAILED', `bad host descriptor: ${(err as Error).message}`, {
-        suggestion: `fix ${file} (its schema: HostDescriptor in packages/protocol/src/host.ts; docs/BRIDGE-CONTRACT.md "Adding a host")`,
-        cause: err,
-      });
+    const facts = readDescriptor(file, dir);
+    if (facts instanceof CliError) {
+      problems.push(facts);
+      continue;
     }
-    const clash = out.get(facts.service)?.descriptorFile ?? platforms.get(facts.platform);
-    if (clash !== undefined)
-      throw new CliError(
-        'SERVICE_SETUP_FAILED',
-        `bad host descriptor: ${file}: service "${facts.service}" or platform "${facts.platform}" is also ${join(checkout, clash)}'s`,
-        { suggestion: 'give each host its own service name and platform id' },
+    const byService = hosts.get(facts.service)?.descriptorFile;
+    const byPlatform = platforms.get(facts.platform);
+    const clash = byService ?? byPlatform;
+    if (clash !== undefined) {
+      const what = byService !== undefined ? `service "${facts.service}"` : `platform "${facts.platform}"`;
+      problems.push(
+        new CliError(
+          'SERVICE_SETUP_FAILED',
+          `bad host descriptor: ${file}: ${what} is also ${join(checkout, clash)}'s`,
+          {
+            suggestion: 'give each host its own service name and platform id',
+          },
+        ),
       );
-    out.set(facts.service, facts);
+      continue;
+    }
+    hosts.set(facts.service, facts);
     platforms.set(facts.platform, facts.descriptorFile);
   }
-  discovered.set(checkout, out);
-  return out;
+  const found = { hosts, problems };
+  discovered.set(checkout, found);
+  return found;
 }
 
-/** The bridges of the checkout this CLI runs from (or `$AGENTMAIL_CHECKOUT`); see {@link bridgesIn}. */
+/** The usable hosts of `checkout`, by service name (see {@link discover}). */
+export function bridgesIn(checkout: string): ReadonlyMap<ServiceName, BridgeFacts> {
+  return discover(checkout).hosts;
+}
+
+/** The descriptors of the CLI's checkout that could not be used (each an error naming file and field). */
+export function descriptorProblems(env: NodeJS.ProcessEnv): readonly CliError[] {
+  return discover(findCheckout(env)).problems;
+}
+
 export function bridges(env: NodeJS.ProcessEnv): ReadonlyMap<ServiceName, BridgeFacts> {
   return bridgesIn(findCheckout(env));
 }

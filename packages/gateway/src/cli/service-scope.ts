@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { CliError } from './errors.js';
 import type { ServiceLayout, ServiceScope } from './service-files.js';
-import { isServiceName, serviceNames } from './service-hosts.js';
+import { descriptorProblems, isServiceName, serviceNames } from './service-hosts.js';
 import { type ServiceName, unitName } from './service-platforms.js';
 
 /**
@@ -35,6 +35,9 @@ export function scopeOf(service: ServiceName, opts: { user?: boolean; system?: b
  */
 export function serviceArg(name: string, env: NodeJS.ProcessEnv): ServiceName {
   if (isServiceName(name, env)) return name;
+  // A host whose descriptor is broken is not known: say why rather than "unknown".
+  const broken = descriptorProblems(env)[0];
+  if (broken !== undefined) throw broken;
   throw new CliError('USAGE', `unknown service "${name}"`, {
     suggestion: `one of: ${serviceNames(env).join(', ')}`,
   });

@@ -61,6 +61,7 @@ export const EN_OPS = {
     'the Gateway refuses the key for its own crash reports in {path}: they would stay spooled, unseen',
   'ops.doctor.host_ok': '{host} {version} is installed',
   'ops.doctor.host_missing': '{host} is not installed ({path})',
+  'ops.doctor.descriptor_bad': 'a host of this checkout cannot be used: {error}',
   'ops.doctor.host_none': '{host} runs inside the bridge: nothing of its own to find',
   'ops.doctor.host_version': '{host} {version} is installed; this bridge is tested with {supported}',
   'ops.doctor.key_missing': 'no agent key or Gateway URL in {path}',

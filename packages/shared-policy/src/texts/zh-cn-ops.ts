@@ -56,6 +56,7 @@ export const ZH_CN_OPS: Record<keyof typeof EN_OPS, string> = {
     'Gateway 拒绝 {path} 中用于自身崩溃报告的密钥：报告会一直留在本地，无人看到',
   'ops.doctor.host_ok': '已安装 {host} {version}',
   'ops.doctor.host_missing': '未安装 {host}（{path}）',
+  'ops.doctor.descriptor_bad': '此检出中的某个宿主无法使用：{error}',
   'ops.doctor.host_none': '{host} 在桥接进程内运行：没有需要单独查找的程序',
   'ops.doctor.host_version': '已安装 {host} {version}；此桥接在 {supported} 上测试',
   'ops.doctor.key_missing': '{path} 中没有智能体密钥或 Gateway URL',
