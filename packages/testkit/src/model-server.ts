@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeErrorResponse } from '@copilotkit/aimock';
 import {
@@ -11,6 +11,7 @@ import {
   writeAnthropicReply,
 } from './anthropic.js';
 import { TESTKIT_ERROR_CODES, TestkitError } from './errors.js';
+import { createLoopbackServer } from './harness/loopback-server.js';
 import { DEFAULT_MODEL_ID, errorBody, writeReply } from './reply-writer.js';
 import {
   type ChatRequestBody,
@@ -166,7 +167,7 @@ export class ModelServer {
    * @throws {TestkitError} `AM_TESTKIT_SCENARIO_INVALID` when a scenario's `times` is not a positive integer.
    */
   static async start(options: ModelServerOptions = {}): Promise<ModelServer> {
-    const server = createServer();
+    const server = createLoopbackServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, '127.0.0.1', () => {

@@ -6,7 +6,6 @@
  */
 import { EventEmitter } from 'node:events';
 import {
-  createServer,
   request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
@@ -18,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { routePath } from '@agentmail/protocol';
 import { SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { TESTKIT_ERROR_CODES, TestkitError } from '../errors.js';
+import { createLoopbackServer } from './loopback-server.js';
 
 /** One complete event frame forwarded to the bridge. */
 export interface EventFrame {
@@ -148,7 +148,7 @@ export class GatewayProxy {
 
   /** Starts a proxy on a random 127.0.0.1 port forwarding to `target` (an origin). */
   static async start(target: string): Promise<GatewayProxy> {
-    const server = createServer();
+    const server = createLoopbackServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => {
