@@ -3,6 +3,7 @@
  * line; fields we do not use are kept out of the types; newer versions add fields). Shapes checked
  * on 2.1.328: research/claude-code.md "stream-json".
  */
+import { parseJsonLine } from '@agentmail/host-tools/driver';
 import { z } from 'zod';
 
 /** `system/init`: the first line after the SessionStart hooks. */
@@ -66,13 +67,8 @@ export type StreamLine =
 
 /** Classify one stdout line; `undefined` when it is not a JSON object (never throws). */
 export function parseStreamLine(text: string): StreamLine | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
+  const value = parseJsonLine(text);
+  if (value === undefined) return undefined;
   const type = String((value as { type?: unknown }).type ?? '');
   const init = InitLine.safeParse(value);
   if (init.success) return { kind: 'init', line: init.data };

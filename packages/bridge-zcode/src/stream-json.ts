@@ -6,6 +6,7 @@
  * `{type, eventId, sessionId, turnId?, seq, timestamp, traceId, payload}`, the last line
  * `{"type":"result", sessionId, traceId, response, …}`.
  */
+import { parseJsonLine } from '@agentmail/host-tools/driver';
 import { z } from 'zod';
 
 /** Any event line. */
@@ -62,12 +63,8 @@ const STEPS = new Set(['turn.started', 'tool.updated', 'permission.requested', '
 
 /** Classify one stdout line; `undefined` when it is not a JSON object with a `type` (never throws). */
 export function parseStreamLine(text: string): StreamLine | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const value = parseJsonLine(text);
+  if (value === undefined) return undefined;
   const env = Envelope.safeParse(value);
   if (!env.success) return undefined;
   const { type } = env.data;

@@ -22,6 +22,7 @@ export {
   hostRunEnv,
   hostRunsDir,
   type LeftoverRun,
+  parseJsonLine,
   runHostCli,
   stderrSummary,
   sweepHostRuns,

@@ -441,3 +441,19 @@ export function stderrSummary(tail: string, n = 3): string {
     .slice(-n)
     .join(' / ');
 }
+
+/**
+ * One stdout line of a host CLI's JSON stream (`--output-format stream-json`, ZCode's event lines)
+ * as a JSON object, or `undefined` when it is not one (a log line, a half line). Never throws.
+ */
+export function parseJsonLine(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
