@@ -2,7 +2,7 @@
 import { Id } from '@agentmail/protocol';
 import { formatText, type Locale } from '@agentmail/shared-policy';
 import { z } from 'zod';
-import { AbsolutePath, callOptions, defineTool, STRING } from './define.js';
+import { AbsolutePath, CHANGES_LOCAL, callOptions, defineTool, STRING } from './define.js';
 import type { MailTool } from './types.js';
 
 /** `upload_attachment`. */
@@ -20,12 +20,7 @@ function uploadAttachmentTool(locale: Locale): MailTool {
         filename: { schema: STRING, text: 'tools.param.filename' },
         content_type: { schema: STRING, text: 'tools.param.content_type' },
       },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CHANGES_LOCAL,
       async run(args, ctx, lc) {
         const info = await ctx.client.uploadAttachment(args.path, {
           ...callOptions(ctx),
@@ -57,12 +52,7 @@ function downloadAttachmentTool(locale: Locale): MailTool {
         path: { schema: STRING, text: 'tools.param.download_path' },
       },
       // Writes a new file; never overwrites one (the client refuses existing files).
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CHANGES_LOCAL,
       async run(args, ctx, lc) {
         const res = await ctx.client.downloadAttachment(args.attachment_id, args.path, callOptions(ctx));
         return {

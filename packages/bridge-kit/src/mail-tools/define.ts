@@ -181,6 +181,22 @@ export const READ_ONLY: MailToolAnnotations = {
   openWorldHint: false,
 };
 
+/** Annotations of a tool that changes state here (marks mails read, stores or writes a file), nothing lost. */
+export const CHANGES_LOCAL: MailToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+
+/** Annotations of a tool that mails someone (each call another mail). */
+export const SENDS_MAIL: MailToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
 /** Record the targets the model mailed itself (B-10); the error text when that failed, else undefined. */
 export async function recordSends(
   ctx: MailToolContext,

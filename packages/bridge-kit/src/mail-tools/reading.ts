@@ -10,7 +10,7 @@ import {
   renderThread,
 } from '@agentmail/shared-policy';
 import { z } from 'zod';
-import { callOptions, defineTool, READ_ONLY, STRING, toolError } from './define.js';
+import { CHANGES_LOCAL, callOptions, defineTool, READ_ONLY, STRING, toolError } from './define.js';
 import type { MailTool } from './types.js';
 
 /** `read_inbox`. */
@@ -29,12 +29,7 @@ function readInboxTool(locale: Locale): MailTool {
         session_id: { schema: STRING, text: 'tools.param.session_id' },
       },
       // Marks the listed mails read: not read-only, but nothing is lost (SPEC B-17).
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CHANGES_LOCAL,
       async run(args, ctx, lc) {
         const res = await ctx.client.inbox(
           {

@@ -10,6 +10,7 @@ import {
   defineTool,
   fromSession,
   recordSends,
+  SENDS_MAIL,
   STRING,
   STRING_LIST,
 } from './define.js';
@@ -43,12 +44,7 @@ function sendMailTool(locale: Locale): MailTool {
           text: 'tools.param.max_rounds',
         },
       },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
+      annotations: SENDS_MAIL,
       async run(args, ctx, lc) {
         const res = await ctx.client.send(
           {
@@ -98,12 +94,7 @@ function forwardMailTool(locale: Locale): MailTool {
         to: { schema: STRING, text: 'tools.param.to' },
         comment: { schema: STRING, text: 'tools.param.comment' },
       },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
+      annotations: SENDS_MAIL,
       async run(args, ctx, lc) {
         const res = await ctx.client.forward(
           args.mail_id,
