@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
+import { askPersonQuestions, type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 import { claudeBinary } from './claude-bin.js';
@@ -78,6 +78,8 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): HostHar
     shellArgs: (command) => ({ command, description: 'Run the command' }),
     readFileArgs: (path) => ({ file_path: path }),
     mailTool: (name) => `${MAIL_TOOL_PREFIX}${name}`,
+    // AskUserQuestion is disabled in -p: the kit's ask_person mail tool is the seam (P-10).
+    questions: askPersonQuestions(`${MAIL_TOOL_PREFIX}ask_person`),
     // The self-check starts Claude Code once before the bridge connects (~1 s alone, more under load).
     readyTimeoutMs: 90_000,
     stepTimeoutMs: 60_000,

@@ -1,16 +1,10 @@
-import { CONFORMANCE_SCENARIOS, conformanceSuite } from '@agentmail/testkit/conformance';
+import { conformanceSuite } from '@agentmail/testkit/conformance';
 import { afterAll } from 'vitest';
 import { claudeAdapter, removeBundle } from '../harness/claude-adapter.js';
 
 // The whole conformance suite against the real pinned `claude` binary (isolated HOME/TMPDIR,
-// retries capped), the scripted model's Anthropic endpoint and a real Gateway.
+// retries capped), the scripted model's Anthropic endpoint and a real Gateway. Questions go
+// through the kit's ask_person mail tool (SPEC P-10): Claude Code 2.1.328 disables its own
+// AskUserQuestion in -p.
 afterAll(removeBundle);
-
-// SPEC P-9: a question scenario opts out, whatever its id (README "Questions").
-const NO_QUESTION_SEAM =
-  'Claude Code 2.1.328 disables AskUserQuestion in -p (not in its tool list, "No such tool available"): no question seam to bridge';
-conformanceSuite(claudeAdapter, {
-  skip: Object.fromEntries(
-    CONFORMANCE_SCENARIOS.filter((s) => s.rules.includes('P-9')).map((s) => [s.id, NO_QUESTION_SEAM]),
-  ),
-});
+conformanceSuite(claudeAdapter);

@@ -44,7 +44,8 @@ export class DshBridge {
     const seams: SeamHost = {
       turnOf: (id) => this.bridge.activeTurns.byPlatformSession(id),
       toolContext: (id) => this.toolContext(id),
-      mailTools: mailTools(resolveLocale(config.locale)),
+      // DSH asks with its own ask_user_question seam (intercepted in seams.ts): no ask_person.
+      mailTools: mailTools(resolveLocale(config.locale), { askPerson: false }),
       emit: (e) => this.bridge.emit(e),
       onAgentError: (id, error) =>
         this.#agentErrors.set(id, `dsh reported an agent error: ${messageOf(error)}`),

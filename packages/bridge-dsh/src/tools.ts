@@ -22,6 +22,9 @@ export function parameterSpec(p: JsonSchemaProperty, required: boolean): Paramet
       };
     case 'integer':
       return { type: 'integer', description: p.description, ...req };
+    case 'boolean':
+      // Models also send "true"/"false" as strings: the kit reads both.
+      return { oneOf: [{ type: 'boolean' }, { type: 'string' }], description: p.description, ...req };
     case 'array':
       return {
         oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }],

@@ -77,13 +77,17 @@ export function openActiveTurn(
   const platformSessionIds = new Set<string>();
   let questionCount = 0;
   const endedReason = (): string => formatText('permission.turn_ended', {}, locale);
-  return {
+  const turn: RunningTurn = {
     turnId,
     mail,
     cwd,
     locale,
     signal,
-    toolContext: turnToolContext(input, platform, state, turnId),
+    toolContext: {
+      ...turnToolContext(input, platform, state, turnId),
+      // ask_person (P-10): the turn's own question seam.
+      ask: (questions, s) => turn.ask(questions, s ? { signal: s } : {}),
+    },
     platformSessionIds,
     decide: async (call, options = {}) => {
       if (state.ended) return { allow: false, reason: endedReason() };
@@ -126,7 +130,8 @@ export function openActiveTurn(
         },
         {
           platformSessionId: call.platformSessionId ?? [...platformSessionIds][0] ?? '',
-          toolCallId: call.toolCallId ?? `q${++questionCount}`,
+          // Unique in the platform session across its turns (a later mail continues it).
+          toolCallId: call.toolCallId ?? `${turnId}:q${++questionCount}`,
           cwd,
         },
         withHostSignal(signal, call.signal),
@@ -136,4 +141,5 @@ export function openActiveTurn(
       if (!state.ended) await input.explicitSends.record(turnId, targets);
     },
   };
+  return turn;
 }

@@ -96,6 +96,7 @@ export {
 } from './log-events.js';
 export { type BridgeLogger, createBridgeLogger } from './logger.js';
 export {
+  ASK_PERSON_TOOL,
   type JsonSchemaObject,
   type JsonSchemaProperty,
   MAIL_TOOL_NAMES,
@@ -105,6 +106,7 @@ export {
   type MailToolMailContext,
   type MailToolName,
   type MailToolResult,
+  type MailToolsOptions,
   mailTools,
   type ProbeResult,
   probeGateway,

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Question } from '@agentmail/shared-policy';
 import { ERROR_CODES, formatText, renderInbox } from '@agentmail/shared-policy';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import {
@@ -12,12 +13,14 @@ import {
 } from '@agentmail/shared-policy/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ASK_PERSON_TOOL,
   MAIL_TOOL_NAMES,
   type MailTool,
   type MailToolContext,
   mailTools,
   runMailTool,
 } from '../src/mail-tools.js';
+import type { QuestionOutcome } from '../src/question-flow.js';
 
 const A = '/api/v1';
 const SENT = {
@@ -529,7 +532,11 @@ describe('the tool set is the same on every platform (SPEC B-17)', () => {
   it('names are the B-17 list; every locale has the same names and parameters', () => {
     const en = mailTools('en');
     const zh = mailTools('zh-CN');
-    expect(en.map((t) => t.name)).toEqual([...MAIL_TOOL_NAMES]);
+    expect(en.map((t) => t.name)).toEqual([...MAIL_TOOL_NAMES, ASK_PERSON_TOOL]);
+    expect(
+      mailTools('en', { askPerson: false }).map((t) => t.name),
+      'a host with its own question seam (DSH)',
+    ).toEqual([...MAIL_TOOL_NAMES]);
     expect(MAIL_TOOL_NAMES).toEqual([
       'read_inbox',
       'read_mail',
@@ -580,5 +587,82 @@ describe('the tool set is the same on every platform (SPEC B-17)', () => {
     expect(mailTools().every((t) => !t.annotations.destructiveHint)).toBe(true);
     expect(tool('send_mail').annotations.openWorldHint).toBe(true);
     expect(tool('read_inbox').annotations.readOnlyHint).toBe(false); // it marks mails read
+  });
+});
+
+describe('ask_person (SPEC P-10)', () => {
+  /** A context whose question seam records what it was asked and answers `outcome`. */
+  function asking(outcome: QuestionOutcome): { ctx: MailToolContext; asked: Question[][] } {
+    const asked: Question[][] = [];
+    const ctx: MailToolContext = {
+      client: new GatewayClient({ baseUrl: 'http://127.0.0.1:9', key: 'k' }),
+      ask: async (questions) => {
+        asked.push([...questions]);
+        return outcome;
+      },
+    };
+    return { ctx, asked };
+  }
+  const answered = (selected: string[], text?: string): QuestionOutcome => ({
+    ok: true,
+    answers: { declined: false, answers: [{ question: 'q', selected, ...(text ? { text } : {}) }] },
+  });
+
+  it('options as the model writes them (labels, a JSON-array string, { label } objects) become one question with those labels', async () => {
+    for (const options of [['red', 'green'], '["red","green"]', [{ label: 'red' }, { label: ' green ' }]]) {
+      const { ctx, asked } = asking(answered(['green']));
+      const r = await runMailTool(ASK_PERSON_TOOL, { question: 'Which colour?', options }, ctx);
+      expect(r.isError, JSON.stringify(options)).toBeFalsy();
+      expect(r.text).toBe(formatText('tools.ask_person.chose', { labels: 'green' }));
+      expect(asked).toEqual([
+        [{ question: 'Which colour?', options: [{ label: 'red' }, { label: 'green' }] }],
+      ]);
+    }
+  });
+
+  it('multi_select (also "true" as a string) asks for several; free text has no options and no multi-select', async () => {
+    const several = asking(answered(['red', 'blue']));
+    const r = await runMailTool(
+      ASK_PERSON_TOOL,
+      { question: 'Which?', options: ['red', 'green', 'blue'], multi_select: 'true' },
+      several.ctx,
+    );
+    expect(several.asked[0]?.[0]?.multiSelect).toBe(true);
+    expect(r.text).toBe(formatText('tools.ask_person.chose', { labels: 'red, blue' }));
+    const free = asking(answered([], 'Lighthouse'));
+    const f = await runMailTool(ASK_PERSON_TOOL, { question: 'Name?', multi_select: true }, free.ctx);
+    expect(free.asked).toEqual([[{ question: 'Name?' }]]);
+    expect(f.text).toBe(formatText('tools.ask_person.wrote', { text: 'Lighthouse' }));
+  });
+
+  it("no answer (declined, timed out, shutdown) is an error result with the seam's words", async () => {
+    const { ctx } = asking({ ok: false, error: formatText('permission.question.declined') });
+    const r = await runMailTool(ASK_PERSON_TOOL, { question: 'Go?' }, ctx);
+    expect(r).toMatchObject({
+      isError: true,
+      text: formatText('permission.question.declined'),
+      details: { code: ERROR_CODES.QUESTION_UNANSWERED },
+    });
+  });
+
+  it('bad input names the field; outside a mail turn it says to ask in the session', async () => {
+    const { ctx, asked } = asking(answered(['x']));
+    const empty = await runMailTool(ASK_PERSON_TOOL, { question: '  ' }, ctx);
+    expect(empty).toMatchObject({
+      isError: true,
+      details: { code: ERROR_CODES.TOOL_ARGS_INVALID, field: 'question' },
+    });
+    const many = await runMailTool(
+      ASK_PERSON_TOOL,
+      { question: 'Which?', options: Array.from({ length: 51 }, (_, i) => `o${i}`) },
+      ctx,
+    );
+    expect(many).toMatchObject({ isError: true, details: { field: 'options' } });
+    expect(asked).toEqual([]);
+    const standalone = await runMailTool(ASK_PERSON_TOOL, { question: 'Go?' }, { client: ctx.client });
+    expect(standalone).toMatchObject({
+      isError: true,
+      text: formatText('tools.ask_person.no_turn', { tool: ASK_PERSON_TOOL }),
+    });
   });
 });

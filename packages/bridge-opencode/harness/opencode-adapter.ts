@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BridgeEnv, HostHarness } from '@agentmail/testkit';
+import { askPersonQuestions, type BridgeEnv, type HostHarness } from '@agentmail/testkit';
 import { BRIDGE_ROOT, buildPlugin } from './build.js';
 import { createSandbox } from './sandbox.js';
 import { startServe } from './serve.js';
@@ -55,14 +55,9 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Hos
     toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
     shellArgs: (command) => ({ command, description: 'Run a shell command' }),
     readFileArgs: (path) => ({ filePath: path }),
-    // Checked for issue 11: the seam is reachable (bus event `question.asked`; v2
-    // `question.reply({ requestID, answers })` and `question.reject({ requestID })`), but reject
-    // carries no message, so a failed or timed-out question could not answer the model with the
-    // error text SPEC P-9 asks for, and bridge-opencode does not wire the seam yet.
-    questions: {
-      unsupported:
-        "opencode 1.18.33's question.reject carries no message (the model cannot be told why a question failed or timed out, P-9); bridge-opencode does not wire question.asked yet",
-    },
+    // opencode's own `question` tool cannot carry an error back to the model (its reject has no
+    // message, P-9): the kit's ask_person mail tool is the seam (P-10), `question` is off in mail turns.
+    questions: askPersonQuestions('ask_person', ['question']),
     // The plugin runs inside opencode, whose shell is opencode's child (README "What the model can read").
     toolsInBridgeProcess: true,
     // opencode: 3–15 s to listen on 2 cores, then the warm-up (plugin boot) and the Gateway connect.

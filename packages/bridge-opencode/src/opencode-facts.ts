@@ -94,7 +94,15 @@ export async function createSession(
  */
 export async function promptAsync(
   client: OpencodeClient,
-  options: { sessionId: string; text: string; model?: OpencodeModelRef; agent?: string; directory?: string },
+  options: {
+    sessionId: string;
+    text: string;
+    model?: OpencodeModelRef;
+    agent?: string;
+    directory?: string;
+    /** Tools switched on or off for this prompt (opencode's `tools` map, e.g. `{ question: false }`). */
+    tools?: Record<string, boolean>;
+  },
 ): Promise<void> {
   const result = await client.session.promptAsync({
     path: { id: options.sessionId },
@@ -103,6 +111,7 @@ export async function promptAsync(
       parts: [{ type: 'text', text: options.text }],
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.tools === undefined ? {} : { tools: options.tools }),
     },
   });
   if (result.error !== undefined || (result.response?.status ?? 0) >= 300)

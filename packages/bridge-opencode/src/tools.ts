@@ -22,6 +22,9 @@ function propertySchema(z: Zod, p: JsonSchemaProperty): ZodType {
       if (p.maximum !== undefined) n = n.max(p.maximum);
       return n.describe(p.description) as unknown as ZodType;
     }
+    case 'boolean':
+      // Models also send "true"/"false" as strings: the kit reads both.
+      return z.union([z.boolean(), z.string()]).describe(p.description) as unknown as ZodType;
     case 'array':
       // Models also send a JSON-array string or one comma-separated string (B-16): accept both,
       // shared-policy normalises them.

@@ -7,6 +7,7 @@
 
 import type { AttemptOutcome, TurnAdapter } from '@agentmail/bridge-kit';
 import { messageOf } from '@agentmail/shared-policy';
+import { OPENCODE_QUESTION_TOOL } from './constants.js';
 import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import {
   createSession,
@@ -101,6 +102,9 @@ export function opencodeTurns(host: OpencodeTurnHost): TurnAdapter {
             directory: ctx.cwd,
             text: ctx.prompt,
             ...(model ? { model } : {}),
+            // opencode's own question tool waits for its UI, which a mail turn lacks (P-9); the
+            // model asks with ask_person instead (P-10).
+            tools: { [OPENCODE_QUESTION_TOOL]: false },
           });
         } catch (err) {
           tracker.cancel(sessionId);

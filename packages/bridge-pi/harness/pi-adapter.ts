@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BridgeEnv, HostHarness } from '@agentmail/testkit';
+import { askPersonQuestions, type BridgeEnv, type HostHarness } from '@agentmail/testkit';
 import { buildBridge } from './build.js';
 
 let built: ReturnType<typeof buildBridge> | undefined;
@@ -59,10 +59,8 @@ export const piAdapter: HostHarness = {
   toolNames: { shell: 'bash', readFile: 'read', writeFile: 'write', editFile: 'edit' },
   shellArgs: (command) => ({ command }),
   readFileArgs: (path) => ({ path }),
-  questions: {
-    unsupported:
-      'pi 1.6.0 has no ask_user_question-style tool (its tools: read, bash, edit, write, grep, find, ls, powershell): no question seam',
-  },
+  // pi has no question tool of its own: the kit's ask_person mail tool is the seam (P-10).
+  questions: askPersonQuestions(),
   // The daemon's start runs a probe child that loads pi (2 s alone, 30 s+ on a loaded 2-core CI
   // machine running the opencode suite next to it).
   readyTimeoutMs: 90_000,

@@ -31,16 +31,23 @@ export interface MailExtensionOptions {
   onSeamInstalled?: () => void;
   /** Awaited before every mail tool runs (a person's own pi: register the agent first). Must not throw. */
   beforeTool?: () => Promise<void>;
+  /**
+   * Offer `ask_person` (SPEC P-10): a mail turn, whose tool context asks by mail. A person's own
+   * pi asks in its session instead. @default false
+   */
+  askPerson?: boolean;
 }
 
 /**
- * A pi extension factory registering the eleven mail tools and (optionally) the permission seam.
+ * A pi extension factory registering the eleven mail tools (and `ask_person` in a mail turn) and
+ * (optionally) the permission seam.
  * @example createAgentSession({ resourceLoader: new DefaultResourceLoader({ extensionFactories: [{ name: 'agentmail', factory: createMailExtension(opts) }] }) })
  */
 export function createMailExtension(options: MailExtensionOptions): ExtensionFactory {
   return (pi: ExtensionAPI) => {
     const before = options.beforeTool;
-    for (const tool of piMailTools(mailTools(options.locale), options.toolContext))
+    const tools = mailTools(options.locale, { askPerson: options.askPerson === true });
+    for (const tool of piMailTools(tools, options.toolContext))
       pi.registerTool(
         before === undefined
           ? tool

@@ -23,6 +23,9 @@ function propertySchema(p: JsonSchemaProperty): TSchema {
         ...(p.minimum === undefined ? {} : { minimum: p.minimum }),
         ...(p.maximum === undefined ? {} : { maximum: p.maximum }),
       });
+    case 'boolean':
+      // Models also send "true"/"false" as strings: the kit reads both.
+      return Type.Union([Type.Boolean(), Type.String()], base);
     case 'array':
       // Models also send a JSON-array string or one comma-separated string (B-16): accept both,
       // shared-policy normalises them.

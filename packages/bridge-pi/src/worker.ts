@@ -124,6 +124,8 @@ export function piTurns(job: TurnJob, agentDir: string, emit: EmitPiEvent): Turn
             factory: createMailExtension({
               locale: resolveLocale(job.locale),
               toolContext: (signal) => ({ ...ctx.toolContext, ...(signal ? { signal } : {}) }),
+              // The mail turn's tool context asks by mail (P-10).
+              askPerson: true,
               onSeamInstalled: () => {
                 seamInstalled = true;
               },

@@ -1,4 +1,4 @@
-import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
+import { ASK_PERSON_TOOL, MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
 import { GatewayClient } from '@agentmail/shared-policy/client';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
@@ -10,9 +10,19 @@ describe('mail tools as pi tools (SPEC B-17)', () => {
   const tools = piMailTools(mailTools(), () => ({ client }));
 
   it('keeps every name, in order, and runs sends sequentially', () => {
-    expect(tools.map((t) => t.name)).toEqual([...MAIL_TOOL_NAMES]);
+    expect(tools.map((t) => t.name)).toEqual([...MAIL_TOOL_NAMES, ASK_PERSON_TOOL]);
     expect(tools.find((t) => t.name === 'send_mail')?.executionMode).toBe('sequential');
     expect(tools.find((t) => t.name === 'read_mail')?.executionMode).toBeUndefined();
+  });
+
+  it('a boolean parameter also takes "true"/"false" strings (ask_person multi_select; the kit reads both)', () => {
+    const ask = mailTools().find((t) => t.name === ASK_PERSON_TOOL);
+    if (!ask) throw new Error('no ask_person');
+    const schema = toTypeBox(ask.parameters);
+    for (const multi of [true, 'true'])
+      expect(Value.Check(schema, { question: 'q?', multi_select: multi })).toBe(true);
+    expect(Value.Check(schema, { question: 'q?', multi_select: 1 })).toBe(false);
+    expect(Value.Check(schema, { options: ['a'] })).toBe(false);
   });
 
   it('builds TypeBox schemas that keep required fields and refuse unknown ones', () => {

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
+import { askPersonQuestions, type BridgeEnv, type HostHarness, sharedBuild } from '@agentmail/testkit';
 import { MAIL_TOOL_PREFIX } from '../src/constants.js';
 import { type BuiltBridge, buildBridge } from './build.js';
 
@@ -80,10 +80,6 @@ export async function daemonEnv(
   };
 }
 
-/** Why the question scenario does not apply (SPEC P-9), shown in the skipped test's name. */
-export const NO_QUESTION_SEAM =
-  'headless ZCode (--prompt) has no question seam: AskUserQuestion needs user interaction, which its deny broker refuses ("No permission client configured"); only app-server --stdio has interaction/requestUserInput';
-
 /**
  * A ZCode adapter: ZCode v3.15.1's tool names and argument shapes (`Bash {command, description}`,
  * `Read {file_path}`), its MCP prefix for the mail tools.
@@ -95,7 +91,8 @@ export function createZcodeAdapter(options: ZcodeAdapterOptions = {}): HostHarne
     shellArgs: (command) => ({ command, description: 'Run the command' }),
     readFileArgs: (path) => ({ file_path: path }),
     mailTool: (name) => `${MAIL_TOOL_PREFIX}${name}`,
-    questions: { unsupported: NO_QUESTION_SEAM },
+    // Headless ZCode's AskUserQuestion is refused (no interaction): the kit's ask_person is the seam (P-10).
+    questions: askPersonQuestions(`${MAIL_TOOL_PREFIX}ask_person`),
     // The setup check runs `zcode plugins list` once before the bridge connects.
     readyTimeoutMs: 60_000,
     stepTimeoutMs: 45_000,

@@ -1,5 +1,5 @@
 /**
- * The MCP mail-tool server: the 11 mail tools of SPEC B-17 (`mailTools()` of the bridge kit:
+ * The MCP mail-tool server: the 11 mail tools of SPEC B-17 and `ask_person` (P-10) (`mailTools()` of the bridge kit:
  * same names, parameters, rendered text and annotations on every platform) served over MCP
  * (`@modelcontextprotocol/sdk`) to any MCP host — Claude Code and ZCode load it from their plugin
  * directory, other hosts with their own MCP configuration (`agentmail-mcp`).
@@ -29,20 +29,28 @@ export interface MailToolCallResult {
 export interface MailToolBackend {
   /** `mail-turn`: through the bridge of the running mail turn; `standalone`: with the configured key. */
   readonly mode: 'mail-turn' | 'standalone' | 'unconfigured';
-  /** Run tool `name`. Never throws: a failure is `{ isError: true, text }` the model can act on. */
-  call(name: string, args: unknown, signal?: AbortSignal): Promise<MailToolCallResult>;
+  /**
+   * Run tool `name`. Never throws: a failure is `{ isError: true, text }` the model can act on.
+   * `waitsForPerson`: the tool waits for a person (P-10), so no time limit of the backend's own.
+   */
+  call(
+    name: string,
+    args: unknown,
+    signal?: AbortSignal,
+    options?: { waitsForPerson?: boolean },
+  ): Promise<MailToolCallResult>;
 }
 
 /** Tool calls through the bridge of the running mail turn (SPEC B-21). */
 export function rpcBackend(client: TurnRpcClient): MailToolBackend {
   return {
     mode: 'mail-turn',
-    async call(name, args, signal) {
+    async call(name, args, signal, options) {
       try {
         const input = typeof args === 'object' && args !== null && !Array.isArray(args) ? args : {};
         return await client.callTool(
           { name, arguments: input as Record<string, unknown> },
-          signal ? { signal } : {},
+          { ...(signal ? { signal } : {}), ...(options?.waitsForPerson ? { waitsForPerson: true } : {}) },
         );
       } catch (err) {
         // The bridge is gone or refused the token: the call did not run.
@@ -150,8 +158,10 @@ export const MAIL_TOOL_SERVER_NAME = 'agentmail';
  */
 export function createMailToolServer(options: MailToolServerOptions): Server {
   const locale = options.locale ?? 'en';
-  const tools = mailTools(locale);
+  // ask_person only in a mail-driven run: a person's own session asks in the session (P-10).
+  const tools = mailTools(locale, { askPerson: options.backend.mode === 'mail-turn' });
   const names = new Set<string>(tools.map((t) => t.name));
+  const waiting = new Set<string>(tools.filter((t) => t.waitsForPerson).map((t) => t.name));
   const server = new Server(
     { name: MAIL_TOOL_SERVER_NAME, version: options.version ?? '0.1.0' },
     { capabilities: { tools: {} } },
@@ -167,7 +177,9 @@ export function createMailToolServer(options: MailToolServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     // Unknown names go to the tool runner too: its error lists the tools.
-    const r = await options.backend.call(name, args ?? {}, extra.signal);
+    const r = await options.backend.call(name, args ?? {}, extra.signal, {
+      waitsForPerson: waiting.has(name),
+    });
     return {
       content: [{ type: 'text', text: r.text }],
       ...(r.isError || !names.has(name) ? { isError: true } : {}),

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
+import { ASK_PERSON_TOOL, MAIL_TOOL_NAMES, mailTools } from '@agentmail/bridge-kit';
 import { type Stack, startStack } from '@agentmail/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -39,12 +39,12 @@ const textOf = (r: Awaited<ReturnType<Client['callTool']>>): string =>
   (r.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');
 
 describe('agentmail-mcp (SPEC B-17)', () => {
-  it('lists the 11 mail tools with their schemas and true annotations', async () => {
+  it('lists the 11 mail tools with their schemas and true annotations (no ask_person outside a mail turn)', async () => {
     const client = await connect({});
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([...MAIL_TOOL_NAMES]);
-      for (const t of mailTools('en')) {
+      for (const t of mailTools('en', { askPerson: false })) {
         const listed = tools.find((x) => x.name === t.name);
         expect(listed?.inputSchema).toEqual(t.parameters);
         expect(listed?.annotations).toEqual({ title: t.name, ...t.annotations });
@@ -141,6 +141,13 @@ describe('agentmail-mcp (SPEC B-17)', () => {
     });
     const client = await connect({ ...rpc.env });
     try {
+      const listed = (await client.listTools()).tools;
+      expect(
+        listed.map((t) => t.name),
+        'a mail turn also offers ask_person (P-10)',
+      ).toEqual([...MAIL_TOOL_NAMES, ASK_PERSON_TOOL]);
+      const ask = mailTools('en').find((t) => t.name === ASK_PERSON_TOOL);
+      expect(listed.at(-1)?.inputSchema).toEqual(ask?.parameters);
       const r = await client.callTool({ name: 'read_mail', arguments: { mail_id: 'm_1' } });
       expect(textOf(r)).toBe('ran read_mail in the bridge');
       const failed = await client.callTool({ name: 'send_mail', arguments: { to: 'bob', body: 'x' } });

@@ -21,6 +21,7 @@ export { TESTKIT_ERROR_CODES, TestkitError, type TestkitErrorCode } from './erro
 export { AgentMailbox, type AwaitAgentMailOptions } from './harness/agent-mailbox.js';
 export type { ApiTarget, Download, FileSpec } from './harness/api.js';
 export {
+  askPersonQuestions,
   BRIDGE_READY_TIMEOUT_MS,
   type BridgeEnv,
   type BridgeQuestionTool,

@@ -125,6 +125,8 @@ export interface ToolSpec<S extends z.ZodRawShape> {
   shape: S;
   docs: { [K in keyof S]: ParamDoc };
   annotations: MailToolAnnotations;
+  /** The call waits for a person ({@link MailTool.waitsForPerson}). */
+  waitsForPerson?: true;
   run(args: z.output<z.ZodObject<S>>, ctx: MailToolContext, locale: Locale): Promise<MailToolResult>;
 }
 
@@ -148,6 +150,7 @@ export function defineTool<S extends z.ZodRawShape>(spec: ToolSpec<S>, locale: L
     description: formatText(`tools.${spec.name}.description`, {}, locale),
     parameters: { type: 'object', properties, required, additionalProperties: false },
     annotations: spec.annotations,
+    ...(spec.waitsForPerson ? { waitsForPerson: true as const } : {}),
     async run(args, ctx) {
       const lc = ctx.locale ?? locale;
       const input = prepareArgs(args);

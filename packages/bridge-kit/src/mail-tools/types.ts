@@ -3,8 +3,9 @@
  * context a bridge gives each run. The tools themselves are in the group modules beside this one.
  */
 import type { RegisterRequest } from '@agentmail/protocol';
-import type { Locale } from '@agentmail/shared-policy';
+import type { Locale, Question } from '@agentmail/shared-policy';
 import type { GatewayClient } from '@agentmail/shared-policy/client';
+import type { QuestionOutcome } from '../question-flow.js';
 
 /** The mail tools, in this order, on every platform (see SPEC B-17). */
 export const MAIL_TOOL_NAMES = [
@@ -21,8 +22,14 @@ export const MAIL_TOOL_NAMES = [
   'connect_to_server',
 ] as const;
 
-/** Name of a mail tool. */
-export type MailToolName = (typeof MAIL_TOOL_NAMES)[number];
+/**
+ * The question tool the mail tools offer on a host without a question seam of its own (SPEC
+ * P-10); a host with one (DSH's `ask_user_question`) leaves it out (`mailTools(locale, { askPerson: false })`).
+ */
+export const ASK_PERSON_TOOL = 'ask_person';
+
+/** Name of a mail tool: one of {@link MAIL_TOOL_NAMES} or {@link ASK_PERSON_TOOL}. */
+export type MailToolName = (typeof MAIL_TOOL_NAMES)[number] | typeof ASK_PERSON_TOOL;
 
 /** MCP-style behaviour hints (ZCode's plan mode needs them, see SPEC §7). */
 export interface MailToolAnnotations {
@@ -38,7 +45,7 @@ export interface MailToolAnnotations {
 
 /** JSON Schema of one tool parameter (the subset the tools use). */
 export interface JsonSchemaProperty {
-  type: 'string' | 'integer' | 'array';
+  type: 'string' | 'integer' | 'boolean' | 'array';
   description: string;
   enum?: readonly string[];
   items?: { type: 'string' };
@@ -98,6 +105,12 @@ export interface MailToolContext {
   locale?: Locale;
   /** Aborts the Gateway calls of the run. */
   signal?: AbortSignal;
+  /**
+   * The turn's question seam (SPEC P-9, P-10): one question mail, the answer waited for within the
+   * turn's budget; `signal` is the tool call's own cancellation. Never throws. Absent outside a
+   * mail-driven turn (a person's own session asks in the session itself).
+   */
+  ask?: (questions: readonly Question[], signal?: AbortSignal) => Promise<QuestionOutcome>;
 }
 
 /** One platform-neutral mail tool (see SPEC B-17). Bridges adapt it to their host's tool API. */
@@ -107,6 +120,11 @@ export interface MailTool {
   description: string;
   parameters: JsonSchemaObject;
   annotations: MailToolAnnotations;
+  /**
+   * The call waits for a person (minutes, SPEC P-10): a host process that relays it to the bridge
+   * sets no time limit of its own (the bridge's question timeout and the turn's end bound it).
+   */
+  waitsForPerson?: true;
   /**
    * Validate `args` and run the tool. Never throws: invalid arguments (`AM_TOOL_ARGS_INVALID`)
    * and failures come back as `{ isError: true, text }` naming the field or cause and the fix.

@@ -157,11 +157,17 @@ export class TurnRpcClient {
 
   /**
    * Run a mail tool (SPEC B-17) in the bridge, with the bridge's Gateway client.
-   * A tool's own failure is `{ isError: true, text }`, not a throw.
+   * A tool's own failure is `{ isError: true, text }`, not a throw. A tool that waits for a person
+   * (`waitsForPerson`, e.g. `ask_person`, SPEC P-10) has no default limit: the bridge's question
+   * timeout and the turn's end bound it, or the caller's own `timeoutMs`/`signal`.
    * @throws TurnRpcError as {@link TurnRpcClient.context}, and `AM_RPC_PARAMS_INVALID`.
    */
-  async callTool(params: CallToolInput, options?: TurnRpcCallOptions): Promise<CallToolResult> {
-    const result = await this.#call('callTool', params, options, this.#timeoutMs);
+  async callTool(
+    params: CallToolInput,
+    options?: TurnRpcCallOptions & { waitsForPerson?: boolean },
+  ): Promise<CallToolResult> {
+    const limit = options?.waitsForPerson === true ? undefined : this.#timeoutMs;
+    const result = await this.#call('callTool', params, options, limit);
     if (isObject(result) && typeof result.text === 'string' && typeof result.isError === 'boolean') {
       return { text: result.text, isError: result.isError };
     }

@@ -162,6 +162,26 @@ describe('TurnRpcClient fails closed', () => {
     await expect(rpc.context({ timeoutMs: 150 })).rejects.toMatchObject({ code: 'AM_RPC_TIMEOUT' });
   });
 
+  it('a tool that waits for a person (ask_person, P-10) has no default limit; other tool calls keep theirs', async () => {
+    const waiting: Socket[] = [];
+    const { path } = await fakeBridge((line, socket) => {
+      if ((JSON.parse(line) as { params: { name: string } }).params.name === 'ask_person')
+        waiting.push(socket);
+    });
+    const rpc = new TurnRpcClient({ socketPath: path, token: 'id.secret', timeoutMs: 150 });
+    const asked = rpc.callTool(
+      { name: 'ask_person', arguments: { question: 'Go?' } },
+      { waitsForPerson: true },
+    );
+    await expect(rpc.callTool({ name: 'read_inbox', arguments: {} })).rejects.toMatchObject({
+      code: 'AM_RPC_TIMEOUT',
+    });
+    // Past the client's own limit the question is still waiting; the person's answer comes through.
+    expect(waiting).toHaveLength(1);
+    waiting[0]?.write('{"id":1,"result":{"text":"The person chose: yes","isError":false}}\n');
+    expect(await asked).toEqual({ text: 'The person chose: yes', isError: false });
+  });
+
   it('an abort denies a permission (AM_RPC_ABORTED) and throws for other calls, also when aborted before the call', async () => {
     const { path, got } = await fakeBridge(() => undefined);
     const rpc = client(path);

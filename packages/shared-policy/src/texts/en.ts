@@ -150,6 +150,17 @@ export const EN = {
     'List who takes part in a session: addresses, person or agent, and who has not spoken yet. Without session_id it uses the current session.',
   'tools.connect_to_server.description':
     'Connect this agent to another AgentMail Gateway (URL, optionally a new agent key). The new server is tried first; if that fails, the current connection stays as it is.',
+  'tools.ask_person.description':
+    'Ask the person you work for a question by mail and wait for the answer: use it only for a decision only they can make (a choice between approaches, a name, a missing fact), not for approvals of tool calls. With options the person picks by label (several with multi_select); without options they answer in their own words. The person may be away: the answer may take long, or come back as no answer or declined; then continue without it or say in your reply what you need.',
+  'tools.param.question':
+    'The question, complete on its own (the person reads it by mail, maybe on a phone).',
+  'tools.param.options': 'Answer options (labels, at most 50). Leave out for a free-text answer.',
+  'tools.param.multi_select': 'true: the person may choose several options. Default false.',
+  'tools.ask_person.chose': 'The person chose: {labels}',
+  'tools.ask_person.wrote': 'The person answered: {text}',
+  'tools.ask_person.chose_and_wrote': 'The person chose: {labels}. They also wrote: {text}',
+  'tools.ask_person.no_turn':
+    'ask_person works only in a turn started by a mail; in this session ask the person here directly.',
   'tools.param.status':
     'unread (default): only unread mails, and mark the listed ones read. all: every mail, marks nothing.',
   'tools.param.limit': 'How many mails to list (1-100). Default 5.',

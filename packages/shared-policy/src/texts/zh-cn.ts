@@ -135,6 +135,15 @@ export const ZH_CN: Record<TextKey, string> = {
     '列出一个会话的参与者：地址、是人还是智能体，以及谁还没有发言。不给 session_id 时使用当前会话。',
   'tools.connect_to_server.description':
     '把本智能体连接到另一个 AgentMail 网关（URL，可选新的智能体密钥）。会先试连新服务器；失败时保持当前连接不变。',
+  'tools.ask_person.description':
+    '通过邮件向你为之工作的人提一个问题并等待答复：只用于只有对方才能做的决定（在几种做法中选择、一个名字、缺少的事实），不要用来批准工具调用。给出选项时对方按标签选择（multi_select 时可多选）；不给选项时对方用自己的话回答。对方可能不在：答复可能要很久，也可能没有答复或被拒绝；那时请在没有答复的情况下继续，或在回复中说明你需要什么。',
+  'tools.param.question': '问题本身，要能单独看懂（对方通过邮件阅读，可能在手机上）。',
+  'tools.param.options': '答案选项（标签，最多 50 个）。要自由回答时不要给出。',
+  'tools.param.multi_select': 'true：对方可以选择多个选项。默认 false。',
+  'tools.ask_person.chose': '对方选择了：{labels}',
+  'tools.ask_person.wrote': '对方回答：{text}',
+  'tools.ask_person.chose_and_wrote': '对方选择了：{labels}。另外写道：{text}',
+  'tools.ask_person.no_turn': 'ask_person 只能在由邮件启动的轮次中使用；在本会话中请直接在这里询问对方。',
   'tools.param.status':
     'unread（默认）：只列未读邮件，并把列出的标记为已读。all：列出所有邮件，不做任何标记。',
   'tools.param.limit': '列出多少封邮件（1-100），默认 5。',

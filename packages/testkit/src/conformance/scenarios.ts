@@ -1252,6 +1252,10 @@ export async function questionsReachThePerson(stack: Stack, adapter: HostHarness
   const picked = await stack.awaitReply({ inReplyTo: first.mail_id, from: stack.agent.name, timeoutMs });
   expect(picked.body).toContain(`PICKED ${choose}`);
   expect(toolResultsSeen(stack.model, choose)).toContain(beta);
+  const offered = stack.model.requests({ match: { lastUserMessage: choose } }).flatMap((r) => r.toolNames);
+  expect(offered, 'the question tool is offered to the model').toContain(tool.tool);
+  for (const own of tool.hidden ?? [])
+    expect(offered, `the host's own "${own}" waits for a UI nobody watches (P-9)`).not.toContain(own);
 
   // Free text: no options at all; the person's words reach the model.
   const second = await stack.sendAs(undefined, stack.taskAddress(), {

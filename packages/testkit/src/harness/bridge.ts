@@ -155,6 +155,34 @@ export interface BridgeQuestionTool {
   tool: string;
   /** The tool call's arguments for `questions`. */
   args(questions: readonly NeutralQuestion[]): Record<string, unknown>;
+  /**
+   * The host's own question tools a mail turn must not offer: they would wait for a UI nobody
+   * watches instead of asking by mail (SPEC P-9), e.g. opencode's `question`. @default []
+   */
+  hidden?: readonly string[];
+}
+
+/**
+ * The kit's `ask_person` mail tool (SPEC P-10) as the question seam of a host without one of its
+ * own: one question per call (`question`, option labels, `multi_select`). `name` is the tool's name
+ * on the host (an MCP host prefixes it: `mailTool('ask_person')`). @default 'ask_person'. `hidden`:
+ * the host's own question tools a mail turn leaves out ({@link BridgeQuestionTool.hidden}).
+ * @throws Error when a scenario asks several questions in one call (ask_person takes one).
+ */
+export function askPersonQuestions(name = 'ask_person', hidden: readonly string[] = []): BridgeQuestionTool {
+  return {
+    tool: name,
+    hidden,
+    args(questions) {
+      const [q, ...more] = questions;
+      if (q === undefined || more.length > 0)
+        throw new Error(`ask_person takes exactly one question per call (got ${questions.length})`);
+      return {
+        question: q.header ? `${q.header}: ${q.question}` : q.question,
+        ...(q.options?.length ? { options: q.options.map((o) => o.label) } : {}),
+      };
+    },
+  };
 }
 
 /**
