@@ -178,7 +178,8 @@ async function endRequests(
   for (const row of rows) {
     const r = await trx
       .updateTable('permissions')
-      .set({ status, decided_at: now })
+      // Why it ended, kept for the person (`PermissionView.decision`): timeout, aborted, shutdown, restart.
+      .set({ status, decided_at: now, decision: reason })
       .where('id', '=', row.id)
       .where('status', '=', 'pending')
       .executeTakeFirst();

@@ -727,8 +727,30 @@ describe('agentmail mail commands', () => {
     expect((await decision('perm-3')).data).toMatchObject({ decision: 'answered', answers: ['Postgres'] });
 
     const free = await ask('perm-4', { kind: 'question', question: 'Name the branch?', options: [] });
+    const waiting = await cli(['requests']);
+    expect(waiting.stdout, '`agentmail requests` lists the open question').toContain('Name the branch?');
+    expect(waiting.stdout).toContain(`agentmail answer ${free} <free text>  |  agentmail deny ${free}`);
     expect((await cli(['answer', free, 'fix', 'imports', 'now'])).code).toBe(0);
     expect((await decision('perm-4')).data).toMatchObject({ answers: ['fix imports now'] });
+
+    // A question whose asking call stopped waiting (its turn ended): shown as no longer waiting,
+    // with no command to answer it; answering anyway says so.
+    const gone = await ask('perm-5', { kind: 'question', question: 'Still needed?', options: ['yes', 'no'] });
+    const withdrawn = await callApi(
+      server!.url,
+      'POST',
+      routePath('permissionWithdraw', { id: gone }),
+      piKey,
+      { reason: 'timeout' },
+    );
+    expect(withdrawn.status).toBe(200);
+    const history = (await cli(['requests', '--all'])).stdout;
+    const block = history.split('\n\n').find((b) => b.includes(gone)) ?? '';
+    expect(block).toContain('[no longer waiting: it timed out]');
+    expect(block).not.toContain('agentmail answer');
+    const late = await cli(['answer', gone, 'yes']);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toMatch(/no longer waiting/);
 
     const all = json<PermissionsResponse>(await cli(['--json', 'permissions', '--all']));
     expect(

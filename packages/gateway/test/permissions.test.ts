@@ -395,7 +395,10 @@ describe('stale requests: withdrawn by the asking call, expired on a bridge rest
     );
     expect(list.permissions).toEqual([]);
     const all = PermissionsResponse.parse((await api(gw, 'GET', '/me/permissions?status=all', alice)).body);
-    expect(all.permissions[0]?.status).toBe('withdrawn');
+    expect(all.permissions[0], 'the person can read why it ended').toMatchObject({
+      status: 'withdrawn',
+      decision: 'aborted',
+    });
     const mail = MailResponse.parse((await api(gw, 'GET', `/me/mail/${mailId}`, alice)).body);
     expect(mail.mail.status, 'nothing left to answer: the question mail is read').toBe('read');
     const late = await api(gw, 'POST', `/me/permissions/${id}/decide`, alice, { decision: 'approve' });

@@ -54,6 +54,10 @@ export const PermissionView = z.object({
   multi_select: z.boolean(),
   context: z.string(),
   status: PermissionStatus,
+  /**
+   * `decided`: the decision word. `withdrawn`/`expired`: why nobody waits any more (`timeout`,
+   * `aborted`, `shutdown`; `restart` for an expiry). `pending`: null.
+   */
   decision: z.string().nullable(),
   answers: z.array(z.string()),
   note: z.string(),

@@ -162,6 +162,7 @@ export {
   sessionWords,
   THREAD_BODY_CHARS,
 } from './render.js';
+export { endedReasonText } from './request-ended.js';
 export { SESSION_QUEUE_CONCURRENCY, SessionQueue, type SessionQueueOptions } from './session-queue.js';
 export {
   type SettleOptions,

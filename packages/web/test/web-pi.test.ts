@@ -2,13 +2,14 @@
  * The web mailbox with a real pi bridge (the `agentmail-pi` daemon, a pi worker per mail, the
  * scripted model) in real Chromium: a mail to `pi@<dir>.new` → the permission request appears
  * live → approve → the tool ran and the reply appears live in the thread; deny with a note; the
- * phone (390 px) approves from the inbox in one tap; a request whose turn was stopped is withdrawn
+ * phone (390 px) approves from the inbox in one tap and answers pi's question (ask_person); a request whose turn was stopped is withdrawn
  * live, and answering it anyway says "no longer waiting". README screenshots come from here.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { piAdapter, removeBundle } from '@agentmail/bridge-pi/harness';
 import { formatAddress } from '@agentmail/protocol';
+import { formatText } from '@agentmail/shared-policy';
 import type { Stack } from '@agentmail/testkit';
 import {
   CONFORMANCE_MODELS,
@@ -164,6 +165,58 @@ describe('web mailbox with the pi bridge', () => {
     }
     await page.getByRole('link', { name: 'Write', exact: true }).tap();
     await screenshot(page, 'phone-compose');
+    expect(problems.errors).toEqual([]);
+  });
+
+  it('on a phone (390 px): pi asks a question (ask_person, P-10), the person picks an option in the inbox, pi gets the label', async () => {
+    const task = marker('webask');
+    stack.model.addScenarios([
+      {
+        name: `${task}:ask`,
+        match: turnStart(task),
+        reply: {
+          type: 'tool_calls',
+          calls: [
+            {
+              name: 'ask_person',
+              arguments: { question: `Which release channel for ${task}?`, options: ['stable', 'beta'] },
+            },
+          ],
+        },
+      },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, toolResultContains: 'beta' },
+        reply: { type: 'text', text: `CHANNEL ${task} beta` },
+      },
+      unexpectedResult(task),
+    ]);
+    const { page, problems } = await open(PHONE);
+    await page.getByRole('link', { name: /Inbox/ }).click();
+    await stack.sendAs(undefined, stack.taskAddress(), {
+      subject: `Release ${task}`,
+      body: 'Ask me which channel.',
+    });
+    const card = page.locator('article.request', { hasText: `Which release channel for ${task}?` });
+    await card.waitFor();
+    expect(
+      await card.getByRole('button', { name: 'Approve once' }).count(),
+      'a question, not an approval',
+    ).toBe(0);
+    expect(await card.getByText('What it runs').count(), 'a question runs nothing').toBe(0);
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth),
+      'nothing wider than the phone',
+    ).toBeLessThanOrEqual(390);
+    await card.getByLabel('beta').tap();
+    const send = card.getByRole('button', { name: 'Send answer' });
+    expect((await send.boundingBox())?.height ?? 0, 'a button big enough to tap').toBeGreaterThanOrEqual(40);
+    await screenshot(page, 'phone-question');
+    await send.tap();
+    await stack.awaitReply({ where: (m) => m.body.includes(`CHANNEL ${task}`), timeoutMs: 90_000 });
+    expect(toolResultsSeen(stack.model, task)).toContain(
+      formatText('tools.ask_person.chose', { labels: 'beta' }),
+    );
     expect(problems.errors).toEqual([]);
   });
 

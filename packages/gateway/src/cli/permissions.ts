@@ -1,4 +1,5 @@
 import type { DecideRequest, DecideResponse, PermissionView } from '@agentmail/protocol';
+import { endedReasonText } from '@agentmail/shared-policy';
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
@@ -15,7 +16,13 @@ export function describePermission(p: PermissionView): string {
   const f = oneLine;
   const id = f(p.id);
   const head = `${id}  ${p.kind}  from ${f(p.agent_name)}  session ${f(sessionName(p.session_alias))}  ${shortTime(p.created_at)}`;
-  const status = p.status === 'pending' ? 'pending' : `decided: ${f(p.decision ?? '')}`;
+  const status =
+    p.status === 'pending'
+      ? 'pending'
+      : p.status === 'decided'
+        ? `decided: ${f(p.decision ?? '')}`
+        : // Withdrawn (the asking call stopped waiting) or expired: `decision` says why.
+          `no longer waiting: ${endedReasonText(p.decision)}`;
   const lines = [
     `${head}  [${status}]`,
     ...textBlock(p.question)
@@ -28,11 +35,17 @@ export function describePermission(p: PermissionView): string {
         .split('\n')
         .map((l) => `  | ${l}`),
     );
-  if (p.kind === 'approval') lines.push(`  → agentmail approve ${id} [--always]  |  agentmail deny ${id}`);
-  else if (p.options.length > 0) {
-    lines.push(`  options${p.multi_select ? ' (choose one or more)' : ''}: ${p.options.map(f).join(' | ')}`);
-    lines.push(`  → agentmail answer ${id} <option>…`);
-  } else lines.push(`  → agentmail answer ${id} <free text>`);
+  const open = p.status === 'pending';
+  if (p.kind === 'approval') {
+    if (open) lines.push(`  → agentmail approve ${id} [--always]  |  agentmail deny ${id}`);
+  } else {
+    if (p.options.length > 0)
+      lines.push(
+        `  options${p.multi_select ? ' (choose one or more)' : ''}: ${p.options.map(f).join(' | ')}`,
+      );
+    const answer = p.options.length > 0 ? '<option>…' : '<free text>';
+    if (open) lines.push(`  → agentmail answer ${id} ${answer}  |  agentmail deny ${id} (decline to answer)`);
+  }
   if (p.answers.length > 0) lines.push(`  answers: ${p.answers.map(f).join(' | ')}`);
   if (p.note !== '') lines.push(`  note: ${f(p.note)}`);
   return lines.join('\n');
@@ -84,7 +97,8 @@ export function registerPermissionCommands(program: Command, ctx: CliContext): v
 
   program
     .command('permissions')
-    .description('list permission requests and questions waiting for you')
+    .alias('requests')
+    .description('list permission requests and questions waiting for you (also: agentmail requests)')
     .option('--all', 'include decided ones')
     .action(async (opts: { all?: boolean }, cmd: Command) => {
       const api = await ctx.api(cmd);

@@ -137,7 +137,7 @@ export const EN_WEB = {
   'web.request.decided.approve': 'Approved once.',
   'web.request.decided.always': 'Approved for this session.',
   'web.request.decided.deny': 'Denied.',
-  'web.request.withdrawn_notice': 'A request is no longer waiting: its agent stopped waiting for the answer.',
+  'web.request.withdrawn_notice': 'A request is no longer waiting: {why}.',
   'web.notify.enable': 'Notify me of new requests',
   'web.notify.state.granted': 'Notifications on while this tab is open.',
   'web.notify.state.denied': 'Notifications are blocked in this browser.',

@@ -125,6 +125,11 @@ export const EN = {
     'This turn has ended (it finished, timed out or was stopped), so the tool call did not run and nobody was asked.',
   'permission.question.no_answer':
     'No answer came ({cause}). Continue without it, or say in your reply what you need to know.',
+  'permission.ended.timeout': 'it timed out',
+  'permission.ended.aborted': 'its turn was stopped',
+  'permission.ended.shutdown': 'its bridge shut down',
+  'permission.ended.restart': 'its bridge started again',
+  'permission.ended.unknown': 'the agent stopped waiting',
   // ==== end permission ====
 
   // ==== tools (mail tool descriptions and rendered labels: see SPEC B-17) ====

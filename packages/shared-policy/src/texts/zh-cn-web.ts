@@ -132,7 +132,7 @@ export const ZH_CN_WEB: Record<keyof typeof EN_WEB, string> = {
   'web.request.decided.approve': '已批准一次。',
   'web.request.decided.always': '已在此会话中始终批准。',
   'web.request.decided.deny': '已拒绝。',
-  'web.request.withdrawn_notice': '有一个请求已不再等待：它的智能体已停止等待回答。',
+  'web.request.withdrawn_notice': '有一个请求已不再等待：{why}。',
   'web.notify.enable': '有新请求时通知我',
   'web.notify.state.granted': '此标签页打开时会发送通知。',
   'web.notify.state.denied': '此浏览器已阻止通知。',

@@ -112,6 +112,11 @@ export const ZH_CN: Record<TextKey, string> = {
     '本轮已经结束（已完成、超时或被停止），因此这次工具调用没有运行，也没有询问任何人。',
   'permission.question.no_answer':
     '没有收到答复（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
+  'permission.ended.timeout': '已超时',
+  'permission.ended.aborted': '它所在的轮次已被停止',
+  'permission.ended.shutdown': '它的桥接已关闭',
+  'permission.ended.restart': '它的桥接已重新启动',
+  'permission.ended.unknown': '智能体已停止等待',
   // ==== end permission ====
 
   // ==== tools ====

@@ -126,7 +126,10 @@ export function RequestCard(props: RequestCardProps) {
       </header>
       <p class="question">{r.question}</p>
       {r.context ? (
-        props.compact ? (
+        question ? (
+          // A question's context says who asks from where ("Asked by pi while working in …").
+          <p class="muted small">{r.context}</p>
+        ) : props.compact ? (
           // The inbox: what an approval runs stays in sight of "Approve once"; the rest folds.
           <CompactContext context={r.context} />
         ) : (

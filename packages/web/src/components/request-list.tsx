@@ -4,11 +4,12 @@
  * it goes away with a notice.
  */
 import type { PermissionView } from '@agentmail/protocol';
+import { endedReasonText } from '@agentmail/shared-policy';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { live, toast, useLiveTick } from '../bus.js';
 import { useLoad } from '../load.js';
-import { t } from '../texts.js';
+import { LOCALE, t } from '../texts.js';
 import { RequestCard } from './request-card.js';
 
 const REQUEST_EVENTS = new Set(['permission_request', 'permission_decision', 'permission_withdrawn']);
@@ -34,7 +35,8 @@ export function RequestList(props: RequestListProps) {
   useEffect(
     () =>
       live.subscribe((s) => {
-        if (s.type === 'permission_withdrawn') toast(t('web.request.withdrawn_notice'));
+        if (s.type === 'permission_withdrawn')
+          toast(t('web.request.withdrawn_notice', { why: endedReasonText(s.data.reason, LOCALE) }));
       }),
     [],
   );
