@@ -127,6 +127,7 @@ export {
   type PluginLogEvent,
   runPluginBridge,
 } from './plugin-bridge.js';
+export * from './sandbox/index.js';
 export { type SessionBinding, SessionBindings } from './session-bindings.js';
 export { readSnapshotParts, type SnapshotReaders } from './snapshot.js';
 export { CREDENTIAL_VARIABLES, dropCredentialVariables, turnProcessEnv } from './turn-env.js';

@@ -113,11 +113,13 @@ export async function heartbeat(
     models?: string;
     mode_enforcement?: string;
     mode_enforcement_reason?: string | null;
+    sandbox?: string;
     offline_since: null;
   } = { last_seen: now, offline_since: null };
   if (body.workspaces !== undefined) set.workspaces = JSON.stringify(body.workspaces);
   if (body.sessions !== undefined) set.platform_sessions = JSON.stringify(body.sessions);
   if (body.models !== undefined) set.models = JSON.stringify(body.models);
+  if (body.sandbox !== undefined) set.sandbox = body.sandbox;
   // The reason belongs to the mode it came with: a mode without one (native) clears it.
   if (body.mode_enforcement !== undefined) {
     set.mode_enforcement = body.mode_enforcement;

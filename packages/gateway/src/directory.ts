@@ -72,6 +72,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),
       address,
+      sandbox: a.sandbox,
     });
   }
   for (const u of users) {
@@ -86,6 +87,7 @@ export async function listContacts(ctx: GatewayContext): Promise<Contact[]> {
       offline_since: null,
       workspaces: [],
       address,
+      sandbox: null,
     });
   }
   return contacts;
@@ -279,6 +281,7 @@ export async function agentsFor(
       last_seen,
       mode_enforcement: enforcement.success ? enforcement.data : null,
       mode_enforcement_reason: enforcement.success ? a.mode_enforcement_reason : null,
+      sandbox: a.sandbox,
       workspaces: parseJsonArray(a.workspaces)
         .map((w) => (typeof w === 'object' && w !== null ? (w as { path?: unknown }).path : undefined))
         .filter((p): p is string => typeof p === 'string'),

@@ -733,7 +733,7 @@ describe('agentmail mail commands', () => {
     expect((await cli(['answer', free, 'fix', 'imports', 'now'])).code).toBe(0);
     expect((await decision('perm-4')).data).toMatchObject({ answers: ['fix imports now'] });
 
-    // A question whose asking call stopped waiting (its turn ended): shown as no longer waiting,
+    // A question whose asking call stopped waiting (its turn ended, SPEC P-10): shown as no longer waiting,
     // with no command to answer it; answering anyway says so.
     const gone = await ask('perm-5', { kind: 'question', question: 'Still needed?', options: ['yes', 'no'] });
     const withdrawn = await callApi(
@@ -780,15 +780,20 @@ describe('agentmail status and errors', () => {
       (await callApi(server!.url, 'POST', routePath('register'), key, { name: 'idle', platform: 'opencode' }))
         .status,
     ).toBe(200);
-    const beat = await callApi(server!.url, 'POST', routePath('heartbeat'), piKey, {});
+    const beat = await callApi(server!.url, 'POST', routePath('heartbeat'), piKey, {
+      sandbox: 'unverified: bubblewrap (bwrap) not found on PATH',
+    });
     expect(beat.status).toBe(200);
 
     const res = await cli(['status']);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/: ok/);
     expect(res.stdout).toContain('agents: 1 of 2 online');
-    expect(res.stdout).toMatch(/^idle\s+opencode\s+never connected\s+never$/m);
-    expect(res.stdout).toMatch(/^pi\s+pi\s+online\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/m);
+    expect(res.stdout).toMatch(/^idle\s+opencode\s+never connected\s+never\s+-$/m);
+    // The sandbox state its bridge reported (SPEC P-12), why it is not verified included.
+    expect(res.stdout).toMatch(
+      /^pi\s+pi\s+online\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}\s+unverified: bubblewrap \(bwrap\) not found on PATH$/m,
+    );
 
     const asJson = json<{ status: string; agents: Contact[] }>(await cli(['--json', 'status']));
     expect(asJson.status).toBe('ok');

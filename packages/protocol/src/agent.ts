@@ -90,6 +90,11 @@ export const HeartbeatRequest = z.looseObject({
   mode_enforcement: ModeEnforcement.optional(),
   /** Why enforcement is advisory, when it is. */
   mode_enforcement_reason: z.string().max(500).optional(),
+  /**
+   * The workspace sandbox (SPEC P-1, P-12): `verified` after the start-time self-check held, else
+   * `unverified: <why>` (bubblewrap missing, a canary failed, a host whose tools cannot be wrapped).
+   */
+  sandbox: z.string().max(500).optional(),
   version: z.string().max(80).optional(),
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;

@@ -19,6 +19,11 @@ export const Contact = z.object({
   workspaces: z.array(z.string()),
   /** Default address, `name@.` */
   address: z.string(),
+  /**
+   * An agent's workspace sandbox per its last heartbeat (SPEC P-12): `verified` or
+   * `unverified: <why>`; null for people and before a heartbeat says. Absent from older Gateways.
+   */
+  sandbox: z.string().nullable().default(null),
 });
 export type Contact = z.infer<typeof Contact>;
 

@@ -60,6 +60,11 @@ export const AgentView = z.object({
    * when it gave none (native) and before the first heartbeat says. Absent from older Gateways.
    */
   mode_enforcement_reason: z.string().nullable().default(null),
+  /**
+   * The workspace sandbox as its last heartbeat said it (SPEC P-12): `verified` or
+   * `unverified: <why>`; null before a heartbeat says. Absent from older Gateways.
+   */
+  sandbox: z.string().nullable().default(null),
   /** Working directories it announced. */
   workspaces: z.array(z.string()),
   /** Its default address, `name@.` */

@@ -2,7 +2,14 @@ import type { Contact } from '@agentmail/protocol';
 import { describe, expect, it } from 'vitest';
 import { renderContacts } from '../src/index.js';
 
-const base = { platform: '', online: false, last_seen: null, offline_since: null, workspaces: [] };
+const base = {
+  platform: '',
+  online: false,
+  last_seen: null,
+  offline_since: null,
+  workspaces: [],
+  sandbox: null,
+};
 
 describe('list_contacts (renderContacts)', () => {
   it('regression (issue 20): a person shows no presence ("last seen" is an agent\'s heartbeat, G-25); an agent does', () => {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { writeConfigFile } from './config.js';
 import { apiFor, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { printJson, shortTime, table } from './output.js';
+import { oneLine, printJson, shortTime, table } from './output.js';
 
 /** Register `login` and `status`. */
 export function registerConnectionCommands(program: Command, ctx: CliContext): void {
@@ -80,12 +80,14 @@ export function agentLines(agents: readonly Contact[] | undefined): string[] {
   return [
     `agents: ${online} of ${agents.length} online`,
     table(
-      ['NAME', 'PLATFORM', 'STATUS', 'LAST SEEN'],
+      ['NAME', 'PLATFORM', 'STATUS', 'LAST SEEN', 'SANDBOX'],
       agents.map((a) => [
         a.name,
         a.platform,
         presence(a),
         a.last_seen === null ? 'never' : shortTime(a.last_seen),
+        // Said by the agent's bridge (P-12): shown inert, cut to one line.
+        a.sandbox === null ? '-' : oneLine(a.sandbox).slice(0, 100),
       ]),
     ),
   ];

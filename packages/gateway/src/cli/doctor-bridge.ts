@@ -376,4 +376,11 @@ function enforcementCheck(r: Report, b: BridgeUnderCheck, enforcement: Enforceme
       { name },
       `${b.start}; its log: journalctl --user -u ${b.unit} -e`,
     );
+  // The workspace sandbox (P-12) as the bridge's last heartbeat said it; unverified is the normal
+  // state of a host whose tools cannot be wrapped: guarded tools then ask per call (P-1).
+  if (said?.sandbox === 'verified') r.add(area, 'sandbox', 'ok', 'ops.doctor.sandbox_verified');
+  else if (said?.sandbox)
+    r.add(area, 'sandbox', 'ok', 'ops.doctor.sandbox_unverified', {
+      reason: said.sandbox.replace(/^unverified:\s*/, ''),
+    });
 }

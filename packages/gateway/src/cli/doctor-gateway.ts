@@ -95,7 +95,7 @@ export async function gatewayChecks(r: Report, ctx: CliContext, cmd: Command): P
 }
 
 /** What an agent's last heartbeat told the Gateway about mode enforcement (SPEC P-8). */
-type HeartbeatMode = Pick<AgentView, 'mode_enforcement' | 'mode_enforcement_reason'>;
+type HeartbeatMode = Pick<AgentView, 'mode_enforcement' | 'mode_enforcement_reason' | 'sandbox'>;
 
 /**
  * The Gateway's answer on every agent's mode enforcement (`GET /me/agents`, as the person sees

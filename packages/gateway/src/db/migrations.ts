@@ -281,12 +281,26 @@ const m0004: Migration = {
   },
 };
 
+/**
+ * `agents.sandbox`: the workspace sandbox as the last heartbeat said it (SPEC P-12: `verified` or
+ * `unverified: <why>`), shown to people with the agent. Nullable: older rows stay valid.
+ */
+const m0005: Migration = {
+  async up(db: AnyDb) {
+    await db.schema.alterTable('agents').addColumn('sandbox', 'text').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('agents').dropColumn('sandbox').execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
   '0002_web_sessions': m0002,
   '0003_presence_key_use': m0003,
   '0004_mode_enforcement_reason': m0004,
+  '0005_agent_sandbox': m0005,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

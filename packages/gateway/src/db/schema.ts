@@ -31,6 +31,8 @@ export interface AgentsTable {
   mode_enforcement: string | null;
   /** Why enforcement is advisory, from the heartbeat that said the mode (SPEC P-8); null otherwise. */
   mode_enforcement_reason: string | null;
+  /** The workspace sandbox per the last heartbeat (`verified` / `unverified: …`), migration 0005. */
+  sandbox: string | null;
   /** JSON array of workspaces from the last heartbeat. */
   workspaces: string;
   /** JSON array: the platform session snapshot (≤200). See SPEC G-25, G-37. */

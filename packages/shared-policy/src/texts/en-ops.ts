@@ -83,6 +83,10 @@ export const EN_OPS = {
     'the driver is online, but its host may not have loaded the plugin ({path}): mode enforcement is {mode}, not native ({reason})',
   'ops.doctor.enforcement_native': 'permission modes are enforced natively',
   'ops.doctor.enforcement_advisory': 'permission modes are advisory only: {reason}',
+  'ops.doctor.sandbox_verified':
+    'workspace sandbox verified (its self-check held): guarded tools in workspace mode run confined, unasked',
+  'ops.doctor.sandbox_unverified':
+    'workspace sandbox unverified ({reason}): guarded tools in workspace mode ask per call',
   'ops.doctor.enforcement_unknown':
     'mode enforcement is not known: no heartbeat of agent {name} has said it yet',
   'ops.doctor.enforcement_unasked':

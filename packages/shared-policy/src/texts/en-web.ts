@@ -151,6 +151,9 @@ export const EN_WEB = {
   'web.agents.last_seen': 'last seen {when}',
   'web.agents.never_seen': 'never seen',
   'web.agents.enforcement': 'Permission modes: {mode}',
+  'web.agents.sandbox_verified':
+    'Sandbox: verified — in workspace mode its shell and file writes run confined, unasked',
+  'web.agents.sandbox_unverified': 'Sandbox: unverified ({reason}) — in workspace mode it asks you per call',
   'web.agents.enforcement_native': 'enforced by the bridge (native)',
   'web.agents.enforcement_advisory': 'advisory only (the bridge could not install its permission hook)',
   'web.agents.enforcement_unknown': 'not reported yet',

@@ -77,6 +77,10 @@ export const ZH_CN_OPS: Record<keyof typeof EN_OPS, string> = {
     '驱动程序在线，但宿主可能没有加载插件（{path}）：权限模式执行方式为 {mode}，不是 native（{reason}）',
   'ops.doctor.enforcement_native': '权限模式由宿主原生强制执行',
   'ops.doctor.enforcement_advisory': '权限模式仅为建议：{reason}',
+  'ops.doctor.sandbox_verified':
+    '工作区沙箱已验证（自检通过）：workspace 模式下受保护的工具在沙箱中运行，无需询问',
+  'ops.doctor.sandbox_unverified':
+    '工作区沙箱未验证（{reason}）：workspace 模式下受保护的工具每次调用都会询问',
   'ops.doctor.enforcement_unknown': '未知权限模式执行方式：智能体 {name} 尚未有心跳报告它',
   'ops.doctor.enforcement_unasked':
     '未知权限模式执行方式：无法询问 {url} 上的 Gateway（URL 来自 {from}）：{error}',

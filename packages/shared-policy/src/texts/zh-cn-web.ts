@@ -146,6 +146,9 @@ export const ZH_CN_WEB: Record<keyof typeof EN_WEB, string> = {
   'web.agents.last_seen': '最后在线 {when}',
   'web.agents.never_seen': '从未在线',
   'web.agents.enforcement': '权限模式：{mode}',
+  'web.agents.sandbox_verified':
+    '沙箱：已验证 —— workspace 模式下它的 shell 和文件写入在沙箱中运行，无需询问',
+  'web.agents.sandbox_unverified': '沙箱：未验证（{reason}）—— workspace 模式下每次调用都会询问你',
   'web.agents.enforcement_native': '由桥接强制执行（native）',
   'web.agents.enforcement_advisory': '仅建议（桥接未能安装权限钩子）',
   'web.agents.enforcement_unknown': '尚未报告',

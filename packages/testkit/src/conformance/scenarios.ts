@@ -1413,8 +1413,8 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
   {
     id: 'question',
     title:
-      "the host's question tool: one question mail with the options, the answer reaches the model; free text; never answered → a timeout error, no hang",
-    rules: ['P-9', 'G-38'],
+      "the host's question tool (its own, or the kit's ask_person): one question mail with the options, the answer reaches the model; free text; never answered → a timeout error, no hang",
+    rules: ['P-9', 'P-10', 'G-38'],
     run: questionsReachThePerson,
     host: 'own',
     unsupportedBy: (adapter) =>

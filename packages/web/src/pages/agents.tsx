@@ -42,6 +42,13 @@ export function AgentsPage(props: { onSignedOut: () => void }) {
                   : t(`web.agents.enforcement_${a.mode_enforcement}`),
             })}
           </p>
+          {a.sandbox ? (
+            <p class="small">
+              {a.sandbox === 'verified'
+                ? t('web.agents.sandbox_verified')
+                : t('web.agents.sandbox_unverified', { reason: a.sandbox.replace(/^unverified:\s*/, '') })}
+            </p>
+          ) : null}
           {a.workspaces.length > 0 ? (
             <p class="small">
               {t('web.agents.workspaces')}{' '}

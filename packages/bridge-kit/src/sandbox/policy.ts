@@ -1,0 +1,166 @@
+/**
+ * The confinement of a sandboxed turn (SPEC P-1, P-12) as bubblewrap arguments: the whole
+ * filesystem read-only, the workspace and the session's own state read-write, `.git/hooks` and the
+ * host's own config read-only inside them, the user's secrets and the bridge's own state not
+ * visible, private `/tmp`, `/run` and `/dev/shm`, every path-named socket of the host masked, no
+ * network (new network namespace: loopback only), new PID namespace, `--die-with-parent`.
+ */
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve, sep } from 'node:path';
+
+/** What a sandboxed turn may touch. Every path absolute. */
+export interface SandboxPolicy {
+  /** The turn's working directory: read-write. */
+  workspace: string;
+  /** More read-write places: the session's own state (e.g. pi's session file directory). */
+  writable?: readonly string[];
+  /**
+   * Read-only inside the read-write places: the host's own config (e.g. pi's agent directory).
+   * `<workspace>/.git/hooks` is always added (code that would run later, outside the sandbox).
+   */
+  readOnly?: readonly string[];
+  /**
+   * Not visible at all (a directory becomes an empty tmpfs, a file `/dev/null`): the agent key
+   * file, the bridge's data directory, more secrets. {@link DEFAULT_HIDDEN} is always added.
+   */
+  hidden?: readonly string[];
+}
+
+/** What the host looks like when a sandbox starts (read fresh for each spawn). */
+export interface HostFacts {
+  /** Path-named Unix sockets the host listens on ({@link pathSockets}). */
+  sockets: readonly string[];
+  /** The user's home directory. */
+  home: string;
+  /** `XDG_RUNTIME_DIR`, when set (D-Bus, ssh-agent and similar sockets live there). */
+  runtimeDir?: string;
+}
+
+/**
+ * Secrets of the user a sandbox never shows, relative to the home directory: SSH and GnuPG keys,
+ * cloud and container credentials, AgentMail's own config (keys, tokens).
+ */
+export const DEFAULT_HIDDEN = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.docker',
+  '.kube',
+  '.config/agentmail',
+  '.config/gh',
+  '.netrc',
+] as const;
+
+/** Private in every sandbox (host sockets and temp files live there). */
+const PRIVATE_DIRS = ['/tmp', '/run', '/dev/shm', '/var/tmp'] as const;
+
+/**
+ * The path-named Unix sockets of this network namespace (`/proc/net/unix`): what a read-only
+ * root would still let a sandboxed process connect to (a Docker or D-Bus socket hands authority
+ * across it), so each is masked. [] when the table cannot be read.
+ */
+export function pathSockets(table = '/proc/net/unix'): string[] {
+  let text: string;
+  try {
+    text = readFileSync(table, 'utf8');
+  } catch {
+    return [];
+  }
+  const paths = new Set<string>();
+  for (const line of text.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    const path = fields[7];
+    if (path?.startsWith('/')) paths.add(path);
+  }
+  return [...paths];
+}
+
+/** The host's facts now: its path sockets, home and runtime directory. */
+export function hostFacts(env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
+  const runtimeDir = env.XDG_RUNTIME_DIR?.trim();
+  return {
+    sockets: pathSockets(),
+    home: env.HOME?.trim() || homedir(),
+    ...(runtimeDir && isAbsolute(runtimeDir) ? { runtimeDir } : {}),
+  };
+}
+
+/**
+ * `bwrap` on `PATH` (Debian's `bubblewrap`; never downloaded), or undefined.
+ * @example findBubblewrap(process.env) // '/usr/bin/bwrap'
+ */
+export function findBubblewrap(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    const candidate = join(dir, 'bwrap');
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** True when `path` is `root` or below it. */
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A place made invisible: an empty tmpfs for a directory, `/dev/null` over a file. */
+function hide(path: string): string[] {
+  if (!existsSync(path)) return [];
+  return isDir(path) ? ['--tmpfs', path] : ['--ro-bind', '/dev/null', path];
+}
+
+/**
+ * The bubblewrap arguments of `policy` (before the `--` and the command). The order matters and
+ * is the point: the read-only root, then the private and hidden places, then the read-write
+ * places, then the read-only places inside them, then every host socket masked.
+ * @throws Error when a path of the policy is not absolute.
+ * @example spawn('bwrap', [...bwrapArgs(policy, hostFacts()), '--', '/bin/sh', '-c', cmd])
+ */
+export function bwrapArgs(policy: SandboxPolicy, facts: HostFacts): string[] {
+  const all = [
+    policy.workspace,
+    ...(policy.writable ?? []),
+    ...(policy.readOnly ?? []),
+    ...(policy.hidden ?? []),
+  ];
+  for (const p of all) if (!isAbsolute(p)) throw new Error(`sandbox policy: "${p}" is not an absolute path`);
+  const workspace = resolve(policy.workspace);
+  const writable = [workspace, ...(policy.writable ?? []).map((p) => resolve(p))];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  for (const dir of PRIVATE_DIRS) if (isDir(dir)) args.push('--tmpfs', dir);
+  const hidden = [
+    ...DEFAULT_HIDDEN.map((p) => join(facts.home, p)),
+    ...(facts.runtimeDir ? [facts.runtimeDir] : []),
+    ...(policy.hidden ?? []).map((p) => resolve(p)),
+  ];
+  // A hidden place that holds a read-write one (the bridge's data dir holding the session state)
+  // is hidden first; the read-write binds below then show just those.
+  for (const p of hidden) args.push(...hide(p));
+  for (const p of writable) if (existsSync(p)) args.push('--bind', p, p);
+  const readOnly = [join(workspace, '.git', 'hooks'), ...(policy.readOnly ?? []).map((p) => resolve(p))];
+  for (const p of readOnly) if (existsSync(p)) args.push('--ro-bind', p, p);
+  // A socket on the read-only root is still connectable: mask each one outside the writable places.
+  for (const s of facts.sockets) {
+    if (writable.some((w) => within(s, w))) continue;
+    if (PRIVATE_DIRS.some((d) => within(s, d)) || hidden.some((h) => within(s, h))) continue;
+    if (existsSync(s)) args.push('--ro-bind', '/dev/null', s);
+  }
+  args.push('--unshare-all', '--die-with-parent', '--new-session', '--chdir', workspace);
+  return args;
+}

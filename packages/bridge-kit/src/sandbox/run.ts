@@ -1,0 +1,101 @@
+/**
+ * Running a command inside the sandbox (SPEC P-1): bubblewrap with the policy's arguments, the
+ * command under `/bin/sh -c` (or the given shell), its output streamed, killed with its process
+ * group on abort or timeout.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { type BwrapArgsFor, type Sandbox, sandboxArgs } from './sandbox.js';
+
+/** Options of {@link sandboxExec}. */
+export interface SandboxExecOptions {
+  /** Working directory (inside the workspace). @default the policy's workspace */
+  cwd?: string;
+  /** Environment of the command (never the agent key: the caller filters it). */
+  env?: NodeJS.ProcessEnv;
+  /** Every chunk of stdout and stderr, in order. */
+  onData?: (data: Buffer) => void;
+  /** Stdin of the command. @default nothing (closed) */
+  input?: Buffer | string;
+  signal?: AbortSignal;
+  /** Kill after this many seconds. */
+  timeout?: number;
+  /** The shell that runs `command`. @default '/bin/sh' */
+  shell?: string;
+  /** Tests only: change the arguments (weaken the confinement on purpose). */
+  argsFor?: BwrapArgsFor;
+}
+
+/**
+ * Run `command` in `sandbox` under `options.shell -c`; resolves with its exit code (128 + signal
+ * number when killed by a signal, as pi's bash contract asks). Never rejects for the command's
+ * own failure.
+ * @throws Error when bubblewrap cannot be started.
+ */
+export function sandboxExec(
+  sandbox: Sandbox,
+  command: string,
+  options: SandboxExecOptions = {},
+): Promise<{ exitCode: number | null }> {
+  return sandboxRun(sandbox, [options.shell ?? '/bin/sh', '-c', command], options);
+}
+
+/**
+ * Run `argv` in `sandbox` (see {@link sandboxExec}); its process group is killed on abort or timeout.
+ * Rejects when bubblewrap cannot be started or `options.cwd` is outside the workspace.
+ */
+export function sandboxRun(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  options: SandboxExecOptions = {},
+): Promise<{ exitCode: number | null }> {
+  let args: string[];
+  try {
+    args = [...sandboxArgs(sandbox, options.cwd, options.argsFor), '--', ...argv];
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return new Promise((resolveExit, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(sandbox.bwrap, args, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: options.env ?? {},
+        detached: true,
+      });
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    const kill = (): void => {
+      if (child.pid === undefined || child.exitCode !== null) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    options.signal?.addEventListener('abort', kill, { once: true });
+    const timer =
+      options.timeout !== undefined && options.timeout > 0
+        ? setTimeout(kill, options.timeout * 1000)
+        : undefined;
+    const done = (): void => {
+      options.signal?.removeEventListener('abort', kill);
+      if (timer) clearTimeout(timer);
+    };
+    child.stdout?.on('data', (d: Buffer) => options.onData?.(d));
+    child.stderr?.on('data', (d: Buffer) => options.onData?.(d));
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
+    child.once('error', (err) => {
+      done();
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      done();
+      const signalNumber = signal ? constants.signals[signal] : undefined;
+      resolveExit({ exitCode: code ?? (signalNumber === undefined ? null : 128 + signalNumber) });
+    });
+  });
+}

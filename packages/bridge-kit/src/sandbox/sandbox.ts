@@ -1,0 +1,47 @@
+/**
+ * A sandbox as a turn uses it (SPEC P-1, P-12): bubblewrap and the policy of the turn, and the
+ * state the start-time self-check left (verified, or why not).
+ */
+import { isAbsolute, relative, resolve } from 'node:path';
+import { bwrapArgs, type HostFacts, hostFacts, type SandboxPolicy } from './policy.js';
+
+/** bubblewrap and the policy a turn runs under. */
+export interface Sandbox {
+  /** The `bwrap` executable ({@link findBubblewrap}). */
+  bwrap: string;
+  policy: SandboxPolicy;
+}
+
+/** The bubblewrap arguments of a policy; tests give a weakened one to see a canary turn red. */
+export type BwrapArgsFor = (policy: SandboxPolicy, facts: HostFacts) => string[];
+
+/**
+ * What the start-time self-check found (P-12): `verified` only when every canary held; else the
+ * reason (`bubblewrap not found on PATH`, the first canary that failed, …). Reported in the
+ * heartbeat as `sandbox: verified` or `sandbox: unverified: <why>`.
+ */
+export type SandboxState = { verified: true } | { verified: false; reason: string };
+
+/** The heartbeat's words for a state: `verified` or `unverified: <why>`. */
+export function sandboxStatus(state: SandboxState): string {
+  return state.verified ? 'verified' : `unverified: ${state.reason}`;
+}
+
+/**
+ * The bubblewrap arguments of a run of `sandbox` in `cwd` (below the workspace; default the
+ * workspace), with the host's facts read now (its sockets change).
+ * @throws Error when `cwd` is outside the workspace or a policy path is relative.
+ */
+export function sandboxArgs(sandbox: Sandbox, cwd?: string, argsFor: BwrapArgsFor = bwrapArgs): string[] {
+  const args = argsFor(sandbox.policy, hostFacts());
+  if (cwd === undefined) return args;
+  const rel = relative(resolve(sandbox.policy.workspace), resolve(cwd));
+  if (!isAbsolute(cwd) || rel.startsWith('..') || isAbsolute(rel))
+    throw new Error(
+      `sandbox: the working directory ${cwd} is outside the workspace ${sandbox.policy.workspace}`,
+    );
+  const at = args.lastIndexOf('--chdir');
+  return at === -1
+    ? [...args, '--chdir', cwd]
+    : [...args.slice(0, at), '--chdir', cwd, ...args.slice(at + 2)];
+}

@@ -1,0 +1,190 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BwrapArgsFor,
+  bwrapArgs,
+  CANARIES,
+  type CanaryId,
+  findBubblewrap,
+  type SandboxPolicy,
+  sandboxExec,
+  verifySandbox,
+} from '../src/index.js';
+
+// The sandbox on the real bubblewrap (Debian `bubblewrap`; .ci/run installs it): the self-check's
+// canaries hold on the kit's confinement, and each one turns red when a test weakens the
+// confinement on purpose (SPEC P-12) — a verifier that cannot fail proves nothing.
+
+const BWRAP = findBubblewrap();
+if (!BWRAP) throw new Error('bwrap not found on PATH: apt-get install --no-install-recommends bubblewrap');
+
+let checkDir: string;
+beforeAll(async () => {
+  // On the real filesystem, outside the places every sandbox makes private (/tmp, /var/tmp).
+  await mkdir(join(homedir(), '.cache'), { recursive: true });
+  checkDir = await mkdtemp(join(homedir(), '.cache', 'am-sandbox-test-'));
+});
+afterAll(() => rm(checkDir, { recursive: true, force: true }));
+
+const policyFor = (workspace: string): SandboxPolicy => ({ workspace });
+
+/** Remove every `flag a b` triple whose first path matches. */
+function without(args: string[], flag: string, match: (path: string) => boolean): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const target = flag === '--tmpfs' ? args[i + 1] : args[i + 2];
+    if (args[i] === flag && target !== undefined && match(target)) {
+      i += flag === '--tmpfs' ? 1 : 2;
+      continue;
+    }
+    out.push(args[i] as string);
+  }
+  return out;
+}
+
+const replaceUnshare = (args: string[], instead: string[]): string[] =>
+  args.flatMap((a) => (a === '--unshare-all' ? instead : [a]));
+
+/** Each canary with the weakening that must turn it red. */
+const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
+  workspace_writable: (p, f) => without(bwrapArgs(p, f), '--bind', (t) => t === p.workspace),
+  // Binds / read-write: a write outside the workspace lands.
+  write_outside: (p, f) => {
+    const a = bwrapArgs(p, f);
+    return a[0] === '--ro-bind' && a[1] === '/' ? ['--bind', '/', '/', ...a.slice(3)] : a;
+  },
+  // The place the workspace's symlink points to, bound read-write.
+  symlink_out: (p, f) => {
+    const outside = join(p.workspace, '..', 'outside');
+    return replaceUnshare(bwrapArgs(p, f), ['--bind', outside, outside, '--unshare-all']);
+  },
+  git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git/hooks')),
+  secrets: (p, f) => without(bwrapArgs(p, f), '--tmpfs', (t) => t.endsWith('/secret')),
+  egress: (p, f) =>
+    replaceUnshare(bwrapArgs(p, f), [
+      '--unshare-user-try',
+      '--unshare-ipc',
+      '--unshare-pid',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+    ]),
+  host_sockets: (p, f) => {
+    const a = bwrapArgs(p, f);
+    const out: string[] = [];
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] === '--ro-bind' && a[i + 1] === '/dev/null' && a[i + 2]?.endsWith('.sock')) {
+        i += 2;
+        continue;
+      }
+      out.push(a[i] as string);
+    }
+    return out;
+  },
+  pid_namespace: (p, f) =>
+    replaceUnshare(bwrapArgs(p, f), [
+      '--unshare-user-try',
+      '--unshare-ipc',
+      '--unshare-net',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+    ]),
+};
+
+describe('the sandbox self-check on the real bubblewrap (SPEC P-12)', () => {
+  it('every canary holds on the kit confinement: verified', async () => {
+    const check = await verifySandbox({ policyFor, checkDir });
+    expect(check.canaries.map((c) => c.id)).toEqual([...CANARIES]);
+    expect(
+      check.canaries.filter((c) => !c.ok),
+      JSON.stringify(check.canaries),
+    ).toEqual([]);
+    expect(check.state).toEqual({ verified: true });
+    expect(check.bwrap).toBe(BWRAP);
+  });
+
+  it.concurrent.each(CANARIES.map((id) => [id]))(
+    'canary %s turns red when the confinement is weakened for it: unverified, with the reason',
+    async (id) => {
+      const check = await verifySandbox({ policyFor, checkDir, argsFor: WEAKENED[id as CanaryId] });
+      expect(check.canaries.find((c) => c.id === id)?.ok, JSON.stringify(check.canaries)).toBe(false);
+      expect(check.state.verified).toBe(false);
+      if (!check.state.verified) expect(check.state.reason).toMatch(/^canary \w+ failed: /);
+    },
+  );
+
+  it('without bubblewrap on PATH: unverified, saying what to install', async () => {
+    const check = await verifySandbox({ policyFor, checkDir, env: { ...process.env, PATH: '/nonexistent' } });
+    expect(check.state).toEqual({
+      verified: false,
+      reason: 'bubblewrap (bwrap) not found on PATH: install Debian package bubblewrap',
+    });
+  });
+
+  it('a secret the caller names (the agent key file) is part of the check', async () => {
+    const key = join(checkDir, 'agent.key');
+    await writeFile(key, 'amk_secret');
+    const open = await verifySandbox({ policyFor, checkDir, secrets: [key] });
+    expect(
+      open.canaries.find((c) => c.id === 'secrets')?.ok,
+      'a key the policy does not hide is caught',
+    ).toBe(false);
+    const hidden = await verifySandbox({
+      policyFor: (ws) => ({ workspace: ws, hidden: [key] }),
+      checkDir,
+      secrets: [key],
+    });
+    expect(hidden.state).toEqual({ verified: true });
+  });
+});
+
+describe('sandboxExec: a command in the confinement', () => {
+  let ws: string;
+  beforeAll(async () => {
+    ws = await mkdtemp(join(checkDir, 'ws-'));
+  });
+
+  it('writes in the workspace; a write outside fails with EROFS, its words reach the caller; the exit code comes back', async () => {
+    let out = '';
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+    };
+    const inside = await sandboxExec(
+      { bwrap: BWRAP, policy: { workspace: ws } },
+      'echo hi > in.txt && cat in.txt',
+      {
+        onData,
+      },
+    );
+    expect(inside.exitCode).toBe(0);
+    expect(readFileSync(join(ws, 'in.txt'), 'utf8')).toBe('hi\n');
+    const target = join(checkDir, 'outside.txt');
+    const outside = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, `echo x > ${target}`, {
+      onData,
+    });
+    expect(outside.exitCode).not.toBe(0);
+    expect(out).toMatch(/Read-only file system/);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('an abort kills the command (its process group), a timeout too', async () => {
+    const stop = new AbortController();
+    const running = sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo started; sleep 30', {
+      signal: stop.signal,
+      onData: () => stop.abort(),
+    });
+    expect((await running).exitCode).toBe(137);
+    const timed = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'sleep 30', {
+      timeout: 0.5,
+    });
+    expect(timed.exitCode).toBe(137);
+  });
+
+  it('a working directory outside the workspace is refused before anything runs', async () => {
+    await expect(
+      sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'true', { cwd: '/etc' }),
+    ).rejects.toThrow(/outside the workspace/);
+  });
+});
