@@ -5,6 +5,7 @@
  */
 import { formatText, type Platform } from '@agentmail/shared-policy';
 import type { GatewayClient } from '@agentmail/shared-policy/client';
+import { ASK_PERSON_TOOL } from './mail-tools/types.js';
 import type { MailToolContext } from './mail-tools.js';
 import { decideGuardedCall } from './permission-flow.js';
 import { askQuestions } from './question-flow.js';
@@ -86,7 +87,7 @@ export function openActiveTurn(
     toolContext: {
       ...turnToolContext(input, platform, state, turnId),
       // ask_person (P-10): the turn's own question seam.
-      ask: (questions, s) => turn.ask(questions, s ? { signal: s } : {}),
+      ask: (questions, s) => turn.ask(questions, { tool: ASK_PERSON_TOOL, ...(s ? { signal: s } : {}) }),
     },
     platformSessionIds,
     decide: async (call, options = {}) => {
@@ -111,6 +112,7 @@ export function openActiveTurn(
           locale,
           emit,
           mailId: mail.mail_id,
+          ...(input.sandbox ? { sandboxConfines: input.sandbox.confines } : {}),
         },
         withHostSignal(signal, options.signal),
       );
@@ -133,6 +135,7 @@ export function openActiveTurn(
           // Unique in the platform session across its turns (a later mail continues it).
           toolCallId: call.toolCallId ?? `${turnId}:q${++questionCount}`,
           cwd,
+          ...(call.tool ? { tool: call.tool } : {}),
         },
         withHostSignal(signal, call.signal),
       );

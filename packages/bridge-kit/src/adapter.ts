@@ -7,6 +7,7 @@
 import type { HeartbeatRequest, NewMailEvent } from '@agentmail/protocol';
 import type { FinalPart, ModelRef, Platform } from '@agentmail/shared-policy';
 import type { MailToolContext } from './mail-tools.js';
+import type { SandboxPolicy } from './sandbox/policy.js';
 import type { ActiveTurn } from './turn-registry.js';
 
 /** A platform session by id, with the host's own locator when an id is not enough (pi: a file). */
@@ -133,3 +134,13 @@ export interface HostSnapshot {
   mode_enforcement: 'native' | 'advisory';
   mode_enforcement_reason?: string;
 }
+
+/**
+ * How a host's turns can be sandboxed (SPEC P-1, P-12): the policy of a turn in `workspace` (what
+ * else it may write, what stays read-only, what is hidden besides the kit's defaults) and the
+ * tools it then confines (those run unasked in `workspace` mode once verified); or why its tools
+ * cannot be wrapped (reported as `unverified: <why>`).
+ */
+export type HostSandbox =
+  | { policy(workspace: string): SandboxPolicy; confines: readonly string[] }
+  | { unsupported: string };

@@ -50,6 +50,20 @@ export interface BridgeSettings {
   lockStaleMs?: number;
   /** Locale of the texts (`en`, `zh-CN`). */
   locale: string;
+  /**
+   * The workspace sandbox (SPEC P-1, P-12; `AGENTMAIL_SANDBOX`): `workspace` runs the self-check at
+   * start and, once verified, lets the host's confined tools run unasked in `workspace` mode; `off`
+   * asks per call as always. @default 'off'
+   */
+  sandbox?: 'off' | 'workspace';
+}
+
+/** `AGENTMAIL_SANDBOX`, exactly `off` or `workspace` (P-2's rule: nothing else means either). */
+function sandboxSetting(value: string): 'off' | 'workspace' {
+  if (value === 'off' || value === 'workspace') return value;
+  throw invalid(
+    `AGENTMAIL_SANDBOX must be "workspace" (confine workspace-mode turns, SPEC P-12) or "off" (got "${value}")`,
+  );
 }
 
 /**
@@ -183,6 +197,7 @@ export function readBridgeSettings(source: SettingSource, defaults: { agentName:
     ...(source.AGENTMAIL_BRIDGE_LOCK_STALE_MS
       ? { lockStaleMs: positiveInt(source, 'AGENTMAIL_BRIDGE_LOCK_STALE_MS', 1, BRIDGE_LOCK_MIN_STALE_MS) }
       : {}),
+    ...(source.AGENTMAIL_SANDBOX ? { sandbox: sandboxSetting(source.AGENTMAIL_SANDBOX) } : {}),
   };
   checkBridgeSettings(settings);
   return settings;
@@ -235,6 +250,7 @@ export const BRIDGE_OPTION_VARIABLES = Object.freeze({
   concurrency: 'AGENTMAIL_CONCURRENCY',
   turnTimeoutMs: 'AGENTMAIL_TURN_TIMEOUT_MS',
   questionTimeoutMs: 'AGENTMAIL_QUESTION_TIMEOUT_MS',
+  sandbox: 'AGENTMAIL_SANDBOX',
   heartbeatMs: 'AGENTMAIL_HEARTBEAT_MS',
   locale: 'AGENTMAIL_LOCALE',
 } as const);

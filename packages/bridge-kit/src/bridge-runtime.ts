@@ -357,6 +357,7 @@ export class BridgeRuntime {
       const body: HeartbeatRequest = {
         mode_enforcement: snap.mode_enforcement,
         ...(snap.mode_enforcement_reason ? { mode_enforcement_reason: snap.mode_enforcement_reason } : {}),
+        ...(snap.sandbox ? { sandbox: snap.sandbox.slice(0, 500) } : {}),
         version: this.#config.version,
         ...(snap.sessions === undefined ? {} : { sessions: snap.sessions }),
         ...(snap.models === undefined ? {} : { models: snap.models }),

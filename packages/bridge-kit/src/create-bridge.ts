@@ -12,7 +12,7 @@ import {
   resolveLocale,
 } from '@agentmail/shared-policy';
 import type { GatewayClient, SseSleep } from '@agentmail/shared-policy/client';
-import type { HostSnapshot, TurnAdapter } from './adapter.js';
+import type { HostSandbox, HostSnapshot, TurnAdapter } from './adapter.js';
 import { type BridgeConfig, checkBridgeConfig, questionTimeoutOf } from './bridge-config.js';
 import { BridgeRuntime } from './bridge-runtime.js';
 import { type BridgeEvent, BridgeEventBus, type EmitEvent } from './events.js';
@@ -23,6 +23,8 @@ import { type HostEventLevel, logBridgeEvents } from './log-events.js';
 import type { BridgeLogger } from './logger.js';
 import { TurnRpcServer } from './rpc/server.js';
 import type { BridgeHost, BridgeRuntimeConfig, MailRun } from './runtime-host.js';
+import { bridgeSecrets, sandboxStatus, turnSandbox } from './sandbox/sandbox.js';
+import { type SandboxCheck, verifySandbox } from './sandbox/verify.js';
 import { SessionBindings } from './session-bindings.js';
 import { startWithRetry } from './start-retry.js';
 import type { TurnGate } from './turn-gate.js';
@@ -71,6 +73,12 @@ export interface BridgeAdapter {
    * earlier process of this bridge left running (a crash's host runs, B-15). A throw fails `start()`.
    */
   onLead?(): Promise<void> | void;
+  /**
+   * How the host's turns can be sandboxed (P-1, P-12). With `AGENTMAIL_SANDBOX=workspace` the kit
+   * runs the self-check on this policy at start; once verified, each job carries the sandbox and
+   * the listed tools run unasked in `workspace` mode. @default none (reported as unverified)
+   */
+  sandbox?: HostSandbox;
 }
 
 /** Options of {@link createBridge}. */
@@ -214,7 +222,12 @@ function runtimeConfigOf(options: CreateBridgeOptions): BridgeRuntimeConfig {
 }
 
 /** One delivery as a {@link TurnJob}: plain JSON, for this process or a child (B-12). */
-function turnJobOf(run: MailRun, platform: Platform, config: BridgeConfig): TurnJob {
+function turnJobOf(
+  run: MailRun,
+  platform: Platform,
+  config: BridgeConfig,
+  sandbox: TurnJob['sandbox'],
+): TurnJob {
   return {
     mail: run.mail,
     backlog: run.backlog,
@@ -230,6 +243,7 @@ function turnJobOf(run: MailRun, platform: Platform, config: BridgeConfig): Turn
     locale: config.locale,
     turnTimeoutMs: run.turnTimeoutMs,
     questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 
@@ -248,10 +262,12 @@ function bridgeHost(
   const { adapter, platform, config } = options;
   const { pending } = parts;
   let rpcStarted: Promise<void> | undefined;
+  const sandbox = hostSandbox(adapter.sandbox, config, emit);
+  const snapshots = heartbeatSnapshots(() => adapter.snapshot(), parts.bindings, emit);
   return {
-    heartbeat: heartbeatSnapshots(() => adapter.snapshot(), parts.bindings, emit),
+    heartbeat: async () => ({ ...(await snapshots()), sandbox: await sandbox.status() }),
     runMail: async (run) => {
-      const job = turnJobOf(run, platform, config);
+      const job = turnJobOf(run, platform, config, await sandbox.job());
       if (adapter.delegateTurn)
         return adapter.delegateTurn(job, { signal: run.signal, gate: run.gate, emit });
       return runTurnJob(job, adapter.turns as TurnAdapter, {
@@ -291,6 +307,8 @@ function bridgeHost(
     // socket path fails start() instead of every mail.
     onLead: async () => {
       await adapter.onLead?.();
+      // P-12: the self-check runs at start, before the first heartbeat says the sandbox's state.
+      await sandbox.check();
       if (!rpc) return;
       rpcStarted ??= rpc.start();
       await rpcStarted;
@@ -401,4 +419,60 @@ export function createBridge<H extends { type: string } = never>(options: Create
     },
   });
   return bridge;
+}
+
+/**
+ * The bridge's workspace sandbox (P-1, P-12): off unless `AGENTMAIL_SANDBOX=workspace`; then the
+ * start-time self-check on the host's policy decides once whether jobs carry it. Its state is
+ * each heartbeat's `sandbox`.
+ */
+function hostSandbox(
+  host: HostSandbox | undefined,
+  config: BridgeConfig,
+  emit: EmitEvent,
+): { check(): Promise<void>; status(): Promise<string>; job(): Promise<TurnJob['sandbox']> } {
+  let checked: Promise<SandboxCheck> | undefined;
+  const check = (): Promise<SandboxCheck> => {
+    if (host === undefined || 'unsupported' in host || config.sandbox !== 'workspace') {
+      const reason =
+        host === undefined
+          ? 'this bridge does not sandbox its host'
+          : 'unsupported' in host
+            ? host.unsupported
+            : 'off (AGENTMAIL_SANDBOX=workspace turns it on)';
+      return Promise.resolve({ state: { verified: false, reason }, canaries: [] });
+    }
+    const hidden = bridgeSecrets(config, process.env);
+    checked ??= verifySandbox({
+      // The very composition each turn uses (turnSandbox), on the canary workspace.
+      policyFor: (ws) => turnSandbox({ bwrap: '', confines: [], hidden }, host.policy(ws)).policy,
+      secrets: hidden.filter((p) => p !== config.dataDir),
+      env: process.env,
+    }).then((result) => {
+      emit({
+        type: 'sandbox_checked',
+        verified: result.state.verified,
+        ...(result.state.verified ? {} : { reason: result.state.reason }),
+        canaries: result.canaries,
+      });
+      return result;
+    });
+    return checked;
+  };
+  return {
+    check: async () => {
+      await check();
+    },
+    status: async () => sandboxStatus((await check()).state),
+    job: async () => {
+      const result = await check();
+      if (!result.state.verified || !result.bwrap || host === undefined || 'unsupported' in host)
+        return undefined;
+      return {
+        bwrap: result.bwrap,
+        confines: [...host.confines],
+        hidden: bridgeSecrets(config, process.env),
+      };
+    },
+  };
 }

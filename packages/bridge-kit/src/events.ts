@@ -82,6 +82,13 @@ export type BridgeEvent =
   | { type: 'naming_sync_failed'; mail_id: string; error: string }
   // ---- permissions (P-1..P-9)
   | { type: 'enforcement'; mode: 'native' | 'advisory'; reason?: string }
+  /** The workspace sandbox's start-time self-check (P-12): each canary, and the outcome. */
+  | {
+      type: 'sandbox_checked';
+      verified: boolean;
+      reason?: string;
+      canaries: Array<{ id: string; ok: boolean; detail: string }>;
+    }
   | { type: 'permission_refused'; tool: string; mode: string }
   | {
       type: 'permission_asked';

@@ -61,6 +61,7 @@ const LINES = {
   naming_sync_skipped: ['info', 'naming sync skipped'],
   naming_sync_failed: ['warn', 'naming sync failed'],
   enforcement: ['info', 'mode enforcement'],
+  sandbox_checked: ['info', 'workspace sandbox checked'],
   permission_refused: ['info', 'tool refused by permission mode'],
   permission_asked: ['info', 'permission requested'],
   permission_decided: ['info', 'permission decided'],
@@ -76,6 +77,7 @@ const LINES = {
 /** Events logged at a higher level than the table's, by content. */
 function levelOf(event: BridgeEvent): Level {
   if (event.type === 'enforcement') return event.mode === 'advisory' ? 'error' : 'info';
+  if (event.type === 'sandbox_checked') return event.verified ? 'info' : 'warn';
   if (event.type === 'model_order') return event.host_default ? 'warn' : 'info';
   return LINES[event.type][0];
 }

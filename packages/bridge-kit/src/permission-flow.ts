@@ -60,6 +60,11 @@ export interface PermissionFlowOptions {
   emit?: EmitEvent;
   /** The mail the turn handles: part of the request's relay key (ids of a host may repeat). @default none */
   mailId?: string;
+  /**
+   * The tools a verified workspace sandbox confines (P-1, P-12): in `workspace` mode they run
+   * unasked, the kernel keeps them in. Names as the platform reports them. @default none
+   */
+  sandboxConfines?: readonly string[];
 }
 
 /**
@@ -133,6 +138,9 @@ async function decide(
     alwaysGranted,
     locale,
     ...(call.forceGuarded === true ? { forceGuarded: true } : {}),
+    ...(options.sandboxConfines?.some((t) => t.toLowerCase() === toolName.toLowerCase())
+      ? { sandboxVerified: true }
+      : {}),
   });
   if (decision.decision === 'allow') return { allow: true };
   if (decision.decision === 'deny') {

@@ -46,7 +46,7 @@ export type QuestionOutcome = { ok: true; answers: QuestionAnswers } | { ok: fal
 export async function askQuestions(
   questions: readonly Question[],
   options: QuestionFlowOptions,
-  call: { platformSessionId: string; toolCallId: string; cwd: string },
+  call: { platformSessionId: string; toolCallId: string; cwd: string; tool?: string },
   signal?: AbortSignal,
 ): Promise<QuestionOutcome> {
   const { locale } = options;
@@ -61,7 +61,7 @@ export async function askQuestions(
   const relayKey = clampRelayKey(
     `question:${call.platformSessionId || options.sessionId}:${call.toolCallId}`,
   );
-  const tool = 'ask_user_question';
+  const tool = call.tool ?? 'ask_user_question';
   let requestId: string;
   try {
     const res = await options.client.permissionRequest(
@@ -109,6 +109,14 @@ export async function askQuestions(
       error: formatText('permission.question.no_answer', { cause: d.reason ?? d.source }, locale),
     };
   const answers = mapQuestionAnswers(questions, { decision: d.raw, answers: d.answers, text: d.note });
-  if (answers.declined) return { ok: false, error: formatText('permission.question.declined', {}, locale) };
+  if (answers.declined) {
+    const note = d.note?.trim();
+    return {
+      ok: false,
+      error: note
+        ? formatText('permission.question.declined_note', { note }, locale)
+        : formatText('permission.question.declined', {}, locale),
+    };
+  }
   return { ok: true, answers };
 }

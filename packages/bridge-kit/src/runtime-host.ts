@@ -57,6 +57,8 @@ export interface HeartbeatSnapshot {
   models?: HeartbeatRequest['models'];
   mode_enforcement: 'native' | 'advisory';
   mode_enforcement_reason?: string;
+  /** The workspace sandbox (P-12): `verified` or `unverified: <why>`. */
+  sandbox?: string;
 }
 
 /** One delivery of a mail to the host. */

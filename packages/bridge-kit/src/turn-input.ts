@@ -8,6 +8,7 @@ import type { GatewayClient } from '@agentmail/shared-policy/client';
 import type { EmitEvent } from './events.js';
 import type { ExplicitSendRecord } from './explicit-sends.js';
 import type { GrantStore } from './grant-store.js';
+import type { TurnSandbox } from './sandbox/sandbox.js';
 import type { SessionBindings } from './session-bindings.js';
 import type { CommitFn } from './turn-gate.js';
 import type { ActiveTurn, TurnRegistry } from './turn-registry.js';
@@ -50,6 +51,8 @@ export interface MailTurnInput {
   turnTimeoutMs?: number;
   /** How long a question waits for the person, in ms (P-9): then the model gets a timeout error. @default the turn's own signal only */
   questionTimeoutMs?: number;
+  /** The verified workspace sandbox ({@link TurnJob.sandbox}): its confined tools run unasked in `workspace` (P-1). */
+  sandbox?: TurnSandbox;
   emit: EmitEvent;
   /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
   commit?: CommitFn;

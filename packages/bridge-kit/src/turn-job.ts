@@ -13,6 +13,7 @@ import type { EmitEvent } from './events.js';
 import { ExplicitSendRecord } from './explicit-sends.js';
 import { GrantStore } from './grant-store.js';
 import { type MailTurnInput, runMailTurn } from './mail-turn.js';
+import type { TurnSandbox } from './sandbox/sandbox.js';
 import { SessionBindings } from './session-bindings.js';
 import type { CommitFn } from './turn-gate.js';
 import type { ActiveTurn, TurnRegistry } from './turn-registry.js';
@@ -43,6 +44,11 @@ export interface TurnJob {
   turnTimeoutMs: number;
   /** How long a question waits for the person, in ms (P-9). @default the turn's own signal only */
   questionTimeoutMs?: number;
+  /**
+   * The verified workspace sandbox (P-1, P-12), present only when the start-time self-check held:
+   * bubblewrap, and the tools the host confines in it (they run unasked in `workspace` mode).
+   */
+  sandbox?: TurnSandbox;
 }
 
 /** What the process running a turn provides besides the job. */
@@ -91,6 +97,7 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     ...(io.released ? { released: io.released } : {}),
     turnTimeoutMs: job.turnTimeoutMs,
     ...(job.questionTimeoutMs === undefined ? {} : { questionTimeoutMs: job.questionTimeoutMs }),
+    ...(job.sandbox ? { sandbox: job.sandbox } : {}),
     emit: io.emit,
     ...(io.commit ? { commit: io.commit } : {}),
     ...(io.registry ? { registry: io.registry } : {}),

@@ -45,7 +45,7 @@ export interface ActiveTurn {
    */
   ask(
     questions: readonly Question[],
-    call?: { toolCallId?: string; platformSessionId?: string; signal?: AbortSignal },
+    call?: { toolCallId?: string; platformSessionId?: string; signal?: AbortSignal; tool?: string },
   ): Promise<QuestionOutcome>;
   /** Record that the model mailed `targets` itself (B-10: the auto relay then skips them). */
   recordSend(targets: readonly string[]): Promise<void>;

@@ -658,6 +658,22 @@ describe('ask_person (SPEC P-10)', () => {
       ctx,
     );
     expect(many).toMatchObject({ isError: true, details: { field: 'options' } });
+    const escape = await runMailTool(
+      ASK_PERSON_TOOL,
+      { question: 'Which?', options: ['ok\u001b[2J', 'two\nlines'] },
+      ctx,
+    );
+    expect(escape, 'a label the person cannot type back as shown').toMatchObject({
+      isError: true,
+      details: { field: 'options[0]' },
+    });
+    const long = await runMailTool(ASK_PERSON_TOOL, { question: 'x'.repeat(4_001) }, ctx);
+    expect(long, 'the question mail must fit the Gateway').toMatchObject({
+      isError: true,
+      details: { field: 'question' },
+    });
+    const notList = await runMailTool(ASK_PERSON_TOOL, { question: 'Which?', options: { a: 1 } }, ctx);
+    expect(notList.text).toContain('field "options": expected array of strings, got object');
     expect(asked).toEqual([]);
     const standalone = await runMailTool(ASK_PERSON_TOOL, { question: 'Go?' }, { client: ctx.client });
     expect(standalone).toMatchObject({

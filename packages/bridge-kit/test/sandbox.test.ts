@@ -105,11 +105,13 @@ describe('the sandbox self-check on the real bubblewrap (SPEC P-12)', () => {
     expect(check.bwrap).toBe(BWRAP);
   });
 
-  it.concurrent.each(CANARIES.map((id) => [id]))(
+  // One after the other: each check's canary socket is a host socket the others would mask, and
+  // it is gone once that check ends (a vanished mount point fails bubblewrap's start).
+  it.each(CANARIES.map((id) => [id]))(
     'canary %s turns red when the confinement is weakened for it: unverified, with the reason',
     async (id) => {
       const check = await verifySandbox({ policyFor, checkDir, argsFor: WEAKENED[id as CanaryId] });
-      expect(check.canaries.find((c) => c.id === id)?.ok, JSON.stringify(check.canaries)).toBe(false);
+      expect(check.canaries.find((c) => c.id === id)?.ok, JSON.stringify(check)).toBe(false);
       expect(check.state.verified).toBe(false);
       if (!check.state.verified) expect(check.state.reason).toMatch(/^canary \w+ failed: /);
     },

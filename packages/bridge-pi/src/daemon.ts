@@ -30,6 +30,7 @@ import {
 import type { PiEvent } from './events.js';
 import { PLATFORM } from './host.js';
 import type { ProbeReport, ProbeTask } from './probe.js';
+import { PI_SANDBOX_CONFINES, piSandboxPolicy } from './sandbox.js';
 import { listPiSessions } from './session-files.js';
 
 /**
@@ -81,6 +82,11 @@ export class PiBridgeDaemon {
           this.#config = { ...this.#config, gatewayUrl: url, agentKey: key };
         },
         onLockLost: () => this.lockLostHandler(),
+        // P-12: pi's bash, write and edit can run in the workspace sandbox (src/sandbox.ts).
+        sandbox: {
+          policy: (workspace) => piSandboxPolicy(workspace, this.#config.agentDir),
+          confines: PI_SANDBOX_CONFINES,
+        },
       },
     });
   }

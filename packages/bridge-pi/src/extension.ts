@@ -15,7 +15,7 @@ import {
 } from '@agentmail/bridge-kit';
 import { type Locale, PendingPermissions, resolveLocale } from '@agentmail/shared-policy';
 import { GatewayClient, SseClient } from '@agentmail/shared-policy/client';
-import type { ExtensionAPI, ExtensionFactory } from '@earendil-works/pi-coding-agent';
+import type { ExtensionAPI, ExtensionFactory, ToolDefinition } from '@earendil-works/pi-coding-agent';
 import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import { createPermissionHandler, type DecideToolCall } from './permission-seam.js';
 import { type MailToolContextSource, piMailTools } from './pi-tools.js';
@@ -36,6 +36,11 @@ export interface MailExtensionOptions {
    * pi asks in its session instead. @default false
    */
   askPerson?: boolean;
+  /**
+   * pi's own tools replaced for this turn (same names: pi lets an extension override them), e.g.
+   * `bash`/`write`/`edit` running in the workspace sandbox (P-12). @default none
+   */
+  hostTools?: readonly ToolDefinition[];
 }
 
 /**
@@ -59,6 +64,7 @@ export function createMailExtension(options: MailExtensionOptions): ExtensionFac
               },
             },
       );
+    for (const tool of options.hostTools ?? []) pi.registerTool(tool);
     if (options.decide) {
       pi.on('tool_call', createPermissionHandler(options.decide));
       options.onSeamInstalled?.();

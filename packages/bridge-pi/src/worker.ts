@@ -15,6 +15,7 @@ import type { EmitPiEvent } from './events.js';
 import { createMailExtension } from './extension.js';
 import { GUARDED_TOOLS, PLATFORM } from './host.js';
 import { importPiSdk } from './pi-sdk.js';
+import { piSandboxedTools } from './sandbox.js';
 import { findPiSessionFile, mailSessionFile, parseHeader, readFirstLine } from './session-files.js';
 
 // Loaded when worker-main imports this module at spawn, before the job arrives.
@@ -126,6 +127,8 @@ export function piTurns(job: TurnJob, agentDir: string, emit: EmitPiEvent): Turn
               toolContext: (signal) => ({ ...ctx.toolContext, ...(signal ? { signal } : {}) }),
               // The mail turn's tool context asks by mail (P-10).
               askPerson: true,
+              // A verified workspace sandbox (P-12): pi's bash, write and edit run inside it.
+              ...(job.sandbox ? { hostTools: piSandboxedTools(pi, job.sandbox, ctx.cwd, agentDir) } : {}),
               onSeamInstalled: () => {
                 seamInstalled = true;
               },

@@ -719,10 +719,19 @@ describe('agentmail mail commands', () => {
       question: 'Which DB?',
       options: ['SQLite', 'Postgres'],
     });
+    const asApproval = await cli(['approve', question]);
+    expect(asApproval.code, 'approve on a question says what to run instead').toBe(2);
+    expect(asApproval.stderr).toContain(
+      `agentmail answer ${question} <option>…, or agentmail deny ${question}`,
+    );
+    const empty = await cli(['answer', question, '  ']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/the answer is empty[\s\S]*agentmail deny <id>/);
     const unknown = await cli(['answer', question, 'MySQL']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/"MySQL" is not an option[\s\S]*"SQLite", "Postgres"/);
-    const answered = await cli(['answer', question, 'Postgres']);
+    // A label as typed: any case, spaces around it.
+    const answered = await cli(['answer', question, ' postgres ']);
     expect(answered.code).toBe(0);
     expect((await decision('perm-3')).data).toMatchObject({ decision: 'answered', answers: ['Postgres'] });
 

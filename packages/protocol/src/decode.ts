@@ -24,12 +24,20 @@ export interface DecodeErrorBody extends ErrorBody {
 
 type AnySchema = z.ZodType;
 
+/** True for a schema that takes any value (`z.unknown()`, a transform, a pipe starting with one). */
+function takesAnything(schema: AnySchema): boolean {
+  if (schema instanceof z.ZodUnknown || schema instanceof z.ZodAny || schema instanceof z.ZodTransform)
+    return true;
+  return schema instanceof z.ZodPipe && takesAnything(schema.in as AnySchema);
+}
+
 function unwrap(schema: AnySchema): AnySchema {
   let s: AnySchema = schema;
   for (let i = 0; i < 20; i++) {
     if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as AnySchema;
     else if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault) s = s.unwrap() as AnySchema;
-    else if (s instanceof z.ZodPipe) s = s.in as AnySchema;
+    // A normalising pipe (any value in, then checked) expects what its output schema takes.
+    else if (s instanceof z.ZodPipe) s = (takesAnything(s.in as AnySchema) ? s.out : s.in) as AnySchema;
     else break;
   }
   return s;

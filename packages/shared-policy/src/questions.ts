@@ -154,10 +154,10 @@ export function mapQuestionAnswers(
       if (label === undefined) free.push(t);
       else if (!chosen.includes(label)) chosen.push(label);
     }
-    const extra = input.text?.trim();
-    if (extra) free.push(extra);
   }
-  const freeText = free.join('\n');
+  // The person's note: the answer of a question nothing was chosen for, beside the labels otherwise.
+  const note = declined ? '' : (input.text?.trim() ?? '');
+  const freeText = [...free, ...(note ? [note] : [])].join('\n');
 
   const answers = questions.map((q): QuestionAnswer => {
     const own = new Set(labelsOf(q));
@@ -166,6 +166,7 @@ export function mapQuestionAnswers(
     const answer: QuestionAnswer = { question: q.question, selected };
     if (q.header !== undefined) answer.header = q.header;
     if (selected.length === 0 && freeText !== '') answer.text = freeText;
+    else if (selected.length > 0 && note !== '') answer.text = note;
     return answer;
   });
   return { declined, answers };

@@ -19,7 +19,7 @@ describe('buildQuestionMail (P-9)', () => {
     expect(mail).toMatchObject({ kind: 'question', options: ['formal', 'casual'], multi_select: false });
     expect(mail.question).toContain('Tone: Which tone should the release notes use?');
     expect(mail.question).toContain('- formal — for customers');
-    expect(mail.question).toContain('Reply with one of the options.');
+    expect(mail.question).toContain('Answer with one of the options.');
   });
 
   it('options are the union of all questions, de-duplicated', () => {
@@ -35,7 +35,7 @@ describe('buildQuestionMail (P-9)', () => {
     expect(mail.options).toEqual([]);
     expect(mail.multi_select).toBe(false);
     expect(mail.kind).toBe('question');
-    expect(mail.question).toContain('Reply in your own words.');
+    expect(mail.question).toContain('Answer in your own words.');
     expect(mail.options.join(' ')).not.toMatch(/approve|deny/i);
     expect(buildQuestionMail([{ question: 'x', options: [] }]).options).toEqual([]);
   });
@@ -53,7 +53,7 @@ describe('buildQuestionMail (P-9)', () => {
       'zh-CN',
     );
     expect(mail.options).toEqual(['a']);
-    expect(mail.question).toContain('请回复其中一个选项。');
+    expect(mail.question).toContain('请从选项中选择一个作答。');
   });
 });
 

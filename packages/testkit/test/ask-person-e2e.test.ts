@@ -129,6 +129,7 @@ describe('ask_person over the turn RPC, a real Gateway and person (SPEC P-10, P-
       ],
       'free text': [{ question: 'What name for the project?' }],
       decline: [{ question: 'May I guess the colour?', options: ['yes', 'no'] }],
+      'with a note': [{ question: 'Which port, with a note?', options: ['80', '443'] }],
       'two in a row': [
         { question: 'First: which day?', options: ['monday', 'friday'] },
         { question: 'Second: which hour?' },
@@ -175,9 +176,21 @@ describe('ask_person over the turn RPC, a real Gateway and person (SPEC P-10, P-
   it.concurrent('decline: the model is told the person declined (an error result), the turn goes on to its reply', async () => {
     const sent = await mailTo(asker, 'decline');
     const q = await questionAbout('May I guess the colour?');
-    await stack.person.decide(q.id, 'deny');
+    await stack.person.decide(q.id, 'deny', 'ask Bob instead');
+    expect(await resultsOf(sent), "the person's note comes with the refusal").toEqual([
+      { text: formatText('permission.question.declined_note', { note: 'ask Bob instead' }), isError: true },
+    ]);
+  });
+
+  it.concurrent('a note beside the chosen label reaches the model too', async () => {
+    const sent = await mailTo(asker, 'with a note');
+    const q = await questionAbout('Which port, with a note?');
+    await stack.person.answer(q.id, ['443'], 'behind the proxy');
     expect(await resultsOf(sent)).toEqual([
-      { text: formatText('permission.question.declined'), isError: true },
+      {
+        text: formatText('tools.ask_person.chose_and_wrote', { labels: '443', text: 'behind the proxy' }),
+        isError: false,
+      },
     ]);
   });
 

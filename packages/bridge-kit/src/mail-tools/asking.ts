@@ -37,10 +37,24 @@ function normalizeOptions(input: unknown): unknown {
   return [...new Set(labels.map((l) => (typeof l === 'string' ? l.trim() : l)))].filter((l) => l !== '');
 }
 
+/** A label the person can type back as shown: no control characters, no line breaks. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
 const Options = z
   .unknown()
   .transform(normalizeOptions)
-  .pipe(z.array(z.string().min(1).max(200)).max(QUESTION_MAX_OPTIONS));
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .refine((l) => !CONTROL.test(l), 'a label may not hold control characters or line breaks'),
+      )
+      .max(QUESTION_MAX_OPTIONS),
+  );
 
 /** A flag as a model writes it: a boolean, or the strings "true"/"false". */
 const Flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -62,7 +76,8 @@ export function askingTools(locale: Locale): MailTool[] {
       {
         name: ASK_PERSON_TOOL,
         shape: {
-          question: z.string().trim().min(1).max(10_000),
+          // With 50 labels of 200 characters the question mail stays within the Gateway's 20,000.
+          question: z.string().trim().min(1, 'the question is empty').max(4_000),
           options: Options.optional(),
           multi_select: Flag.optional(),
         },

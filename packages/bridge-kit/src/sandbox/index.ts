@@ -1,5 +1,6 @@
 /** The workspace sandbox (SPEC P-1, P-12): bubblewrap policy, runner and start-time self-check. */
 export {
+  BWRAP_ENV,
   bwrapArgs,
   DEFAULT_HIDDEN,
   findBubblewrap,
@@ -9,7 +10,16 @@ export {
   type SandboxPolicy,
 } from './policy.js';
 export { type SandboxExecOptions, sandboxExec, sandboxRun } from './run.js';
-export { type BwrapArgsFor, type Sandbox, type SandboxState, sandboxArgs, sandboxStatus } from './sandbox.js';
+export {
+  type BwrapArgsFor,
+  bridgeSecrets,
+  type Sandbox,
+  type SandboxState,
+  sandboxArgs,
+  sandboxStatus,
+  type TurnSandbox,
+  turnSandbox,
+} from './sandbox.js';
 export {
   CANARIES,
   type CanaryId,

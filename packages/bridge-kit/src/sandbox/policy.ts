@@ -86,22 +86,33 @@ export function hostFacts(env: Readonly<Record<string, string | undefined>> = pr
   };
 }
 
+/** Names the bubblewrap executable instead of the search on `PATH` (an absolute path). */
+export const BWRAP_ENV = 'AGENTMAIL_BWRAP';
+
+/** True for an executable regular file. */
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * `bwrap` on `PATH` (Debian's `bubblewrap`; never downloaded), or undefined.
+ * The bubblewrap executable: `AGENTMAIL_BWRAP` when set (absolute), else `bwrap` on `PATH`
+ * (Debian's `bubblewrap`; never downloaded); undefined when there is none.
  * @example findBubblewrap(process.env) // '/usr/bin/bwrap'
  */
 export function findBubblewrap(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string | undefined {
+  const named = env[BWRAP_ENV]?.trim();
+  if (named) return isAbsolute(named) && executable(named) ? named : undefined;
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!isAbsolute(dir)) continue;
     const candidate = join(dir, 'bwrap');
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
+    if (executable(candidate)) return candidate;
   }
   return undefined;
 }

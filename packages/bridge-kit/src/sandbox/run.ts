@@ -15,6 +15,8 @@ export interface SandboxExecOptions {
   env?: NodeJS.ProcessEnv;
   /** Every chunk of stdout and stderr, in order. */
   onData?: (data: Buffer) => void;
+  /** Every chunk of stdout alone (a file read through the sandbox). */
+  onStdout?: (data: Buffer) => void;
   /** Stdin of the command. @default nothing (closed) */
   input?: Buffer | string;
   signal?: AbortSignal;
@@ -84,7 +86,10 @@ export function sandboxRun(
       options.signal?.removeEventListener('abort', kill);
       if (timer) clearTimeout(timer);
     };
-    child.stdout?.on('data', (d: Buffer) => options.onData?.(d));
+    child.stdout?.on('data', (d: Buffer) => {
+      options.onStdout?.(d);
+      options.onData?.(d);
+    });
     child.stderr?.on('data', (d: Buffer) => options.onData?.(d));
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');

@@ -45,3 +45,40 @@ export function sandboxArgs(sandbox: Sandbox, cwd?: string, argsFor: BwrapArgsFo
     ? [...args, '--chdir', cwd]
     : [...args.slice(0, at), '--chdir', cwd, ...args.slice(at + 2)];
 }
+
+/**
+ * The verified sandbox as a job carries it (plain JSON, it crosses into a turn's process):
+ * bubblewrap, the tools the host confines (they run unasked in `workspace` mode, P-1) and what
+ * the bridge hides besides the host's policy (its data directory, the agent key's places).
+ */
+export interface TurnSandbox {
+  bwrap: string;
+  confines: string[];
+  hidden: string[];
+}
+
+/**
+ * The sandbox of one turn: the host's policy for the turn's workspace with the bridge's own
+ * hidden places added. The self-check composes its policy with this very function.
+ */
+export function turnSandbox(sandbox: TurnSandbox, hostPolicy: SandboxPolicy): Sandbox {
+  return {
+    bwrap: sandbox.bwrap,
+    policy: { ...hostPolicy, hidden: [...(hostPolicy.hidden ?? []), ...sandbox.hidden] },
+  };
+}
+
+/**
+ * What a bridge hides from its sandboxed turns besides the host's policy: its data directory
+ * (grants, bindings, the lock, the turn RPC socket; a host re-binds the session state it needs)
+ * and the places its agent key may come from (`AGENTMAIL_AGENT_KEY_FILE`, systemd's credentials).
+ */
+export function bridgeSecrets(
+  config: { dataDir: string },
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const places = [env.AGENTMAIL_AGENT_KEY_FILE, env.CREDENTIALS_DIRECTORY]
+    .map((p) => p?.trim() ?? '')
+    .filter((p) => isAbsolute(p));
+  return [config.dataDir, ...places];
+}

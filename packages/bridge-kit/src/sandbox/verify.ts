@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { messageOf } from '@agentmail/shared-policy';
-import { findBubblewrap, hostFacts, type SandboxPolicy } from './policy.js';
+import { BWRAP_ENV, findBubblewrap, hostFacts, type SandboxPolicy } from './policy.js';
 import { sandboxRun } from './run.js';
 import type { BwrapArgsFor, SandboxState } from './sandbox.js';
 
@@ -122,7 +122,13 @@ const unverified = (reason: string, canaries: CanaryResult[] = [], bwrap?: strin
  */
 export async function verifySandbox(options: VerifySandboxOptions): Promise<SandboxCheck> {
   const bwrap = findBubblewrap(options.env);
-  if (!bwrap) return unverified('bubblewrap (bwrap) not found on PATH: install Debian package bubblewrap');
+  const named = options.env?.[BWRAP_ENV]?.trim();
+  if (!bwrap)
+    return unverified(
+      named
+        ? `bubblewrap not found at ${BWRAP_ENV}=${named} (an absolute path of an executable)`
+        : 'bubblewrap (bwrap) not found on PATH: install Debian package bubblewrap',
+    );
   const root = options.checkDir ?? join(hostFacts(options.env).home, '.cache', 'agentmail');
   let base: string | undefined;
   const servers: Server[] = [];

@@ -63,25 +63,38 @@ async function findPermission(api: HumanApi, id: string): Promise<PermissionView
  *   question, or an approval request (which takes `approve`/`deny`).
  */
 export function answersFor(permission: PermissionView | undefined, words: readonly string[]): string[] {
-  if (permission === undefined) return [...words];
+  const all = words.join(' ').trim();
+  if (all === '')
+    throw new CliError('USAGE', 'the answer is empty', {
+      suggestion: `give an option or your words: agentmail answer <id> <option>…; to decline: agentmail deny <id>`,
+    });
+  // Unknown, or no longer waiting: the Gateway's answer says which, in its words.
+  if (permission === undefined || permission.status !== 'pending') return [...words];
   if (permission.kind === 'approval') {
     throw new CliError('USAGE', `${permission.id} asks for an approval, not an answer`, {
       suggestion: `use \`agentmail approve ${permission.id}\` or \`agentmail deny ${permission.id}\``,
     });
   }
-  if (permission.options.length === 0) return [words.join(' ')];
-  const unknown = words.filter((w) => !permission.options.includes(w));
+  if (permission.options.length === 0) return [all];
+  // A label as the person types it: trimmed, any case; a label with spaces given unquoted.
+  const labelOf = (w: string): string | undefined =>
+    permission.options.find((o) => o === w.trim()) ??
+    permission.options.find((o) => o.toLowerCase() === w.trim().toLowerCase());
+  const whole = labelOf(all);
+  if (whole !== undefined) return [whole];
+  const unknown = words.filter((w) => labelOf(w) === undefined);
   if (unknown.length > 0) {
     throw new CliError('USAGE', `"${unknown[0]}" is not an option of ${permission.id}`, {
-      suggestion: `choose from: ${permission.options.map((o) => JSON.stringify(o)).join(', ')}`,
+      suggestion: `choose from: ${permission.options.map((o) => JSON.stringify(o)).join(', ')} (quote a label with spaces: agentmail answer <id> "Option A")`,
     });
   }
-  if (!permission.multi_select && words.length > 1) {
-    throw new CliError('USAGE', `${permission.id} takes one option, got ${words.length}`, {
+  const labels = [...new Set(words.map((w) => labelOf(w) as string))];
+  if (!permission.multi_select && labels.length > 1) {
+    throw new CliError('USAGE', `${permission.id} takes one option, got ${labels.length}`, {
       suggestion: 'quote a label that contains spaces: agentmail answer <id> "Option A"',
     });
   }
-  return [...new Set(words)];
+  return labels;
 }
 
 /** Register `permissions`, `approve`, `deny` and `answer`. */
@@ -118,9 +131,15 @@ export function registerPermissionCommands(program: Command, ctx: CliContext): v
     .option('--always', 'approve this tool for the rest of the session')
     .option('--note <text>', 'a note the agent sees')
     .action(async (id: string, opts: { always?: boolean; note?: string }, cmd: Command) => {
+      const api = await ctx.api(cmd);
+      const asked = await findPermission(api, id);
+      if (asked?.kind === 'question' && asked.status === 'pending')
+        throw new CliError('USAGE', `${asked.id} is a question, not an approval`, {
+          suggestion: `agentmail answer ${asked.id} <option>…, or agentmail deny ${asked.id} to decline`,
+        });
       const body: DecideRequest = { decision: opts.always ? 'always' : 'approve' };
       if (opts.note !== undefined) body.note = opts.note;
-      await decide(cmd, id, body);
+      done(cmd, await api.decide(id, body));
     });
 
   program

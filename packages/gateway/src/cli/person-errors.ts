@@ -67,6 +67,9 @@ const FIELD_WORDS: Readonly<Record<string, string>> = {
   name: 'the name',
   agent_name: 'the agent name',
   models: 'the models',
+  note: '--note',
+  answers: 'the answer',
+  decision: 'the decision',
 };
 
 /** The shape of an agent or user name (protocol `Name`), as a fix with an example. */
@@ -79,6 +82,10 @@ const FIELD_FIXES: Readonly<Record<string, string>> = {
   body: 'split it over several mails, or attach it as a file with --attach <file>; a long text goes in with --body-file <path> or --body - (stdin)',
   name: NAME_FIX,
   agent_name: NAME_FIX,
+  note: 'a shorter --note (at most 20,000 characters)',
+  answers: 'agentmail answer <id> <option>…, or free text; agentmail deny <id> declines',
+  decision:
+    'a question: agentmail answer <id> <option>… or agentmail deny <id>; an approval: agentmail approve <id> or agentmail deny <id>',
 };
 
 /**
@@ -113,7 +120,7 @@ function badRequestWords(body: ErrorBody): PersonWords {
   const fix =
     (field === undefined ? undefined : FIELD_FIXES[field]) ??
     serverSuggestion(body) ??
-    `give ${who ?? 'the value'} again as the message says (the options: agentmail <command> --help)`;
+    `give ${who ?? 'the value'} again as the message says (the command's options: its --help)`;
   return {
     message: who === undefined ? message : `${who}: ${message}`,
     ...(detail === undefined ? {} : { detail }),

@@ -112,15 +112,16 @@ export const EN = {
   'permission.failure.no_details': 'no details given',
   'permission.question.free_text_marker': '(answer in your own words)',
   'permission.question.several_marker': '(you may choose several)',
-  'permission.question.hint_choose_one': 'Reply with one of the options.',
+  'permission.question.hint_choose_one': 'Answer with one of the options.',
   'permission.question.hint_choose_many':
-    'Reply with the options you choose: at least one for each question.',
-  'permission.question.hint_free_text': 'Reply in your own words.',
-  'permission.question.hint_mixed': 'For the questions without options, reply in your own words.',
+    'Answer with the options you choose: at least one for each question.',
+  'permission.question.hint_free_text': 'Answer in your own words.',
+  'permission.question.hint_mixed': 'For the questions without options, answer in your own words.',
   'permission.question.context': 'Asked by {agent} while working in {cwd}.',
   'permission.question.failed':
     'The question could not be asked by mail ({cause}). Continue without the answer, or say in your reply what you need to know.',
   'permission.question.declined': 'The person declined to answer the question.',
+  'permission.question.declined_note': 'The person declined to answer the question. Their note: {note}',
   'permission.turn_ended':
     'This turn has ended (it finished, timed out or was stopped), so the tool call did not run and nobody was asked.',
   'permission.question.no_answer':

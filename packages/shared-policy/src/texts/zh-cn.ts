@@ -100,14 +100,15 @@ export const ZH_CN: Record<TextKey, string> = {
   'permission.failure.no_details': '未提供详情',
   'permission.question.free_text_marker': '（请用自己的话回答）',
   'permission.question.several_marker': '（可以选择多项）',
-  'permission.question.hint_choose_one': '请回复其中一个选项。',
-  'permission.question.hint_choose_many': '请回复你选择的选项：每个问题至少选一项。',
-  'permission.question.hint_free_text': '请用自己的话回复。',
+  'permission.question.hint_choose_one': '请从选项中选择一个作答。',
+  'permission.question.hint_choose_many': '请选择你的选项作答：每个问题至少选一项。',
+  'permission.question.hint_free_text': '请用自己的话回答。',
   'permission.question.hint_mixed': '没有选项的问题，请用自己的话回答。',
   'permission.question.context': '由 {agent} 在 {cwd} 中工作时提出。',
   'permission.question.failed':
     '问题无法通过邮件发出（{cause}）。请在没有答复的情况下继续，或在回复中说明你需要知道什么。',
   'permission.question.declined': '对方拒绝回答这个问题。',
+  'permission.question.declined_note': '对方拒绝回答这个问题。对方的备注：{note}',
   'permission.turn_ended':
     '本轮已经结束（已完成、超时或被停止），因此这次工具调用没有运行，也没有询问任何人。',
   'permission.question.no_answer':

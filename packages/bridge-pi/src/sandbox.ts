@@ -1,0 +1,94 @@
+/**
+ * pi's tools in the workspace sandbox (SPEC P-1, P-12): pi lets an extension replace its `bash`,
+ * `write` and `edit` tools with the same definitions on other operations (pi 1.6
+ * `create*ToolDefinition(cwd, { operations })`), so every command and every file write or edit
+ * runs inside bubblewrap with the turn's policy. pi's read-only tools (read, grep, find, ls) run
+ * in the worker, which bubblewrap does not confine (README "Sandbox").
+ */
+import {
+  type Sandbox,
+  type SandboxPolicy,
+  sandboxExec,
+  sandboxRun,
+  type TurnSandbox,
+  turnSandbox,
+} from '@agentmail/bridge-kit';
+import type { ToolDefinition } from '@earendil-works/pi-coding-agent';
+import { GUARDED_TOOLS } from './host.js';
+import type { PiSdkModule } from './pi-sdk.js';
+
+/** The tools pi runs confined once the sandbox is verified: its guarded ones (host.json). */
+export const PI_SANDBOX_CONFINES: readonly string[] = GUARDED_TOOLS;
+
+/**
+ * The policy of a pi turn in `workspace`: the workspace read-write, pi's agent directory hidden
+ * (its auth.json holds the model keys); the kit adds its own hidden places (the data directory,
+ * the agent key's places).
+ */
+export function piSandboxPolicy(workspace: string, agentDir: string): SandboxPolicy {
+  return { workspace, hidden: [agentDir] };
+}
+
+/** Run `argv` in the sandbox; its stdout, or an Error with what it said (stderr) and its exit code. */
+async function inSandbox(sandbox: Sandbox, argv: string[], input?: string): Promise<Buffer> {
+  const out: Buffer[] = [];
+  let said = '';
+  const { exitCode } = await sandboxRun(sandbox, argv, {
+    onStdout: (d) => out.push(d),
+    onData: (d) => {
+      said += d.toString('utf8');
+    },
+    ...(input === undefined ? {} : { input }),
+  });
+  if (exitCode !== 0) throw new Error(`${said.trim() || argv[0]} (exit ${exitCode}, in the sandbox)`);
+  return Buffer.concat(out);
+}
+
+/**
+ * pi's `bash`, `write` and `edit` for one turn in `cwd`, every operation inside the sandbox of
+ * `job` (the kit's {@link turnSandbox} over {@link piSandboxPolicy}). A write outside the
+ * workspace fails with the sandbox's own words (`Read-only file system`), which the model reads.
+ */
+export function piSandboxedTools(
+  sdk: PiSdkModule,
+  job: TurnSandbox,
+  cwd: string,
+  agentDir: string,
+): ToolDefinition[] {
+  const sandbox = turnSandbox(job, piSandboxPolicy(cwd, agentDir));
+  const writeFile = async (path: string, content: string): Promise<void> => {
+    await inSandbox(sandbox, ['/bin/sh', '-c', 'cat > "$1"', 'sh', path], content);
+  };
+  return [
+    sdk.createBashToolDefinition(cwd, {
+      operations: {
+        exec: (command, dir, o) =>
+          sandboxExec(sandbox, command, {
+            cwd: dir,
+            shell: '/bin/bash',
+            onData: o.onData,
+            ...(o.signal ? { signal: o.signal } : {}),
+            ...(o.timeout === undefined ? {} : { timeout: o.timeout }),
+            ...(o.env ? { env: o.env } : {}),
+          }),
+      },
+    }),
+    sdk.createWriteToolDefinition(cwd, {
+      operations: {
+        writeFile,
+        mkdir: async (dir) => {
+          await inSandbox(sandbox, ['/bin/mkdir', '-p', '--', dir]);
+        },
+      },
+    }),
+    sdk.createEditToolDefinition(cwd, {
+      operations: {
+        readFile: (path) => inSandbox(sandbox, ['/bin/cat', '--', path]),
+        writeFile,
+        access: async (path) => {
+          await inSandbox(sandbox, ['/bin/sh', '-c', 'test -r "$1" && test -w "$1"', 'sh', path]);
+        },
+      },
+    }),
+  ] as unknown as ToolDefinition[];
+}
