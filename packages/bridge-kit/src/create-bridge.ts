@@ -262,7 +262,7 @@ function bridgeHost(
   const { adapter, platform, config } = options;
   const { pending } = parts;
   let rpcStarted: Promise<void> | undefined;
-  const sandbox = hostSandbox(adapter.sandbox, config, emit);
+  const sandbox = hostSandbox(adapter.sandbox, platform, config, emit);
   const snapshots = heartbeatSnapshots(() => adapter.snapshot(), parts.bindings, emit);
   return {
     heartbeat: async () => ({ ...(await snapshots()), sandbox: await sandbox.status() }),
@@ -428,6 +428,7 @@ export function createBridge<H extends { type: string } = never>(options: Create
  */
 function hostSandbox(
   host: HostSandbox | undefined,
+  platform: Platform,
   config: BridgeConfig,
   emit: EmitEvent,
 ): { check(): Promise<void>; status(): Promise<string>; job(): Promise<TurnJob['sandbox']> } {
@@ -436,7 +437,7 @@ function hostSandbox(
     if (host === undefined || 'unsupported' in host || config.sandbox !== 'workspace') {
       const reason =
         host === undefined
-          ? 'this bridge does not sandbox its host'
+          ? `${platform} runs its tools in its own process: AgentMail does not wrap them`
           : 'unsupported' in host
             ? host.unsupported
             : 'off (AGENTMAIL_SANDBOX=workspace turns it on)';

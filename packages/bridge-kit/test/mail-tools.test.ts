@@ -658,12 +658,12 @@ describe('ask_person (SPEC P-10)', () => {
       ctx,
     );
     expect(many).toMatchObject({ isError: true, details: { field: 'options' } });
-    const escape = await runMailTool(
+    const escaped = await runMailTool(
       ASK_PERSON_TOOL,
       { question: 'Which?', options: ['ok\u001b[2J', 'two\nlines'] },
       ctx,
     );
-    expect(escape, 'a label the person cannot type back as shown').toMatchObject({
+    expect(escaped, 'a label the person cannot type back as shown').toMatchObject({
       isError: true,
       details: { field: 'options[0]' },
     });
