@@ -113,6 +113,7 @@ export function openActiveTurn(
           emit,
           mailId: mail.mail_id,
           ...(input.sandbox ? { sandboxConfines: input.sandbox.confines } : {}),
+          ...(input.sandboxStatus ? { sandboxStatus: input.sandboxStatus } : {}),
         },
         withHostSignal(signal, options.signal),
       );

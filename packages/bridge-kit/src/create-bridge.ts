@@ -226,7 +226,7 @@ function turnJobOf(
   run: MailRun,
   platform: Platform,
   config: BridgeConfig,
-  sandbox: TurnJob['sandbox'],
+  sandbox: { job: TurnJob['sandbox']; status: string | undefined },
 ): TurnJob {
   return {
     mail: run.mail,
@@ -243,7 +243,8 @@ function turnJobOf(
     locale: config.locale,
     turnTimeoutMs: run.turnTimeoutMs,
     questionTimeoutMs: questionTimeoutOf({ ...config, turnTimeoutMs: run.turnTimeoutMs }),
-    ...(sandbox ? { sandbox } : {}),
+    ...(sandbox.job ? { sandbox: sandbox.job } : {}),
+    ...(sandbox.status ? { sandboxStatus: sandbox.status } : {}),
   };
 }
 
@@ -267,7 +268,9 @@ function bridgeHost(
   return {
     heartbeat: async () => ({ ...(await snapshots()), sandbox: await sandbox.status() }),
     runMail: async (run) => {
-      const job = turnJobOf(run, platform, config, await sandbox.job());
+      // A sandbox the admin turned on is named in every request (why the person is asked, P-12).
+      const status = config.sandbox === 'workspace' ? await sandbox.status() : undefined;
+      const job = turnJobOf(run, platform, config, { job: await sandbox.job(), status });
       if (adapter.delegateTurn)
         return adapter.delegateTurn(job, { signal: run.signal, gate: run.gate, emit });
       return runTurnJob(job, adapter.turns as TurnAdapter, {

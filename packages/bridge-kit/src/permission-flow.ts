@@ -65,6 +65,8 @@ export interface PermissionFlowOptions {
    * unasked, the kernel keeps them in. Names as the platform reports them. @default none
    */
   sandboxConfines?: readonly string[];
+  /** The sandbox's state for the person's request (`verified`, `unverified: <why>`, P-12). @default not shown */
+  sandboxStatus?: string;
 }
 
 /**
@@ -199,6 +201,7 @@ async function askAndWait(
     cwd: call.cwd,
     locale,
     ...(options.mailId ? { mailId: options.mailId } : {}),
+    ...(options.sandboxStatus ? { sandbox: options.sandboxStatus } : {}),
   });
   let requestId: string;
   try {

@@ -53,6 +53,8 @@ export interface MailTurnInput {
   questionTimeoutMs?: number;
   /** The verified workspace sandbox ({@link TurnJob.sandbox}): its confined tools run unasked in `workspace` (P-1). */
   sandbox?: TurnSandbox;
+  /** The sandbox's state, shown with each approval request (P-12). */
+  sandboxStatus?: string;
   emit: EmitEvent;
   /** The relay goes through the turn's commit gate (one outcome per mail). @default no gate */
   commit?: CommitFn;

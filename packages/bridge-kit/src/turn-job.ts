@@ -49,6 +49,8 @@ export interface TurnJob {
    * bubblewrap, and the tools the host confines in it (they run unasked in `workspace` mode).
    */
   sandbox?: TurnSandbox;
+  /** The sandbox's state as the heartbeat says it (`verified`, `unverified: <why>`), shown in requests. */
+  sandboxStatus?: string;
 }
 
 /** What the process running a turn provides besides the job. */
@@ -98,6 +100,7 @@ export function mailTurnInput(job: TurnJob, io: TurnIo): MailTurnInput {
     turnTimeoutMs: job.turnTimeoutMs,
     ...(job.questionTimeoutMs === undefined ? {} : { questionTimeoutMs: job.questionTimeoutMs }),
     ...(job.sandbox ? { sandbox: job.sandbox } : {}),
+    ...(job.sandboxStatus ? { sandboxStatus: job.sandboxStatus } : {}),
     emit: io.emit,
     ...(io.commit ? { commit: io.commit } : {}),
     ...(io.registry ? { registry: io.registry } : {}),

@@ -166,3 +166,22 @@ describe('AGENTMAIL_BRIDGE_LOCK_STALE_MS (SPEC G-22)', () => {
     expect(e.message).toContain('AGENTMAIL_BRIDGE_LOCK_STALE_MS must be an integer >= 2000');
   });
 });
+
+describe('AGENTMAIL_SANDBOX (SPEC P-12)', () => {
+  it('is exactly "workspace" or "off" (absent: off); anything else is refused naming the variable and its values', () => {
+    expect(
+      readBridgeSettings({ ...base, AGENTMAIL_SANDBOX: 'workspace' }, { agentName: 'pi' }),
+    ).toMatchObject({
+      sandbox: 'workspace',
+    });
+    expect(readBridgeSettings(base, { agentName: 'pi' })).not.toHaveProperty('sandbox');
+    for (const bad of ['Workspace', 'on', 'full']) {
+      const e = codeAndMessage(() =>
+        readBridgeSettings({ ...base, AGENTMAIL_SANDBOX: bad }, { agentName: 'pi' }),
+      );
+      expect(e).toMatchObject({ code: 'AM_BRIDGE_CONFIG_INVALID' });
+      expect(e.message).toContain(`AGENTMAIL_SANDBOX must be "workspace"`);
+      expect(e.message).toContain(`(got "${bad}")`);
+    }
+  });
+});

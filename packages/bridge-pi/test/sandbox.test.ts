@@ -108,6 +108,9 @@ describe('pi in the workspace sandbox (P-12)', () => {
     });
     const request = await stack.awaitPermission({ where: (r) => r.session_id === sent.session_id });
     expect(existsSync(file), 'the call waits for the person').toBe(false);
+    expect(request.context, 'the request says why the person is asked').toContain(
+      'Sandbox: unverified: bubblewrap not found at AGENTMAIL_BWRAP=/nonexistent/bwrap',
+    );
     await stack.decide(request.id, 'approve');
     const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name });
     expect(reply.body).toContain(`DONE ${task}`);

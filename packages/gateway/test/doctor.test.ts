@@ -401,6 +401,20 @@ describe('agentmail doctor', () => {
       mode_enforcement: 'native',
       mode_enforcement_reason: null,
     });
+    // The workspace sandbox (SPEC P-12), as the heartbeats say it: no line before one says it.
+    const sandbox = async () => find((await doctor(env)).checks, 'pi', 'sandbox');
+    expect(await sandbox()).toBeUndefined();
+    await agent.heartbeat({
+      mode_enforcement: 'native',
+      sandbox: 'unverified: canary egress failed: connected',
+    });
+    expect(await sandbox()).toMatchObject({
+      status: 'ok',
+      message:
+        'workspace sandbox unverified (canary egress failed: connected): guarded tools in workspace mode ask per call',
+    });
+    await agent.heartbeat({ mode_enforcement: 'native', sandbox: 'verified' });
+    expect((await sandbox())?.message).toMatch(/^workspace sandbox verified/);
     // The person's Gateway does not answer: the line says which URL, and where it came from.
     expect(await enforcement({ ...env, AGENTMAIL_GATEWAY_URL: 'http://127.0.0.1:9' })).toMatchObject({
       status: 'warn',

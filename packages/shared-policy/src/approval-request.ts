@@ -32,6 +32,11 @@ export interface ApprovalRequestInput {
   cwd?: string;
   /** @default 'en' */
   locale?: Locale;
+  /**
+   * The workspace sandbox as the bridge reported it (SPEC P-12: `verified`, `unverified: <why>`),
+   * shown with the request so the person sees why they are asked. @default not shown
+   */
+  sandbox?: string;
 }
 
 /** A `POST /permission/request` body of kind `approval`. */
@@ -72,11 +77,14 @@ export function buildApprovalRequest(input: ApprovalRequestInput): ApprovalReque
   return {
     question: formatText('permission.ask.question', { agent: input.agentName, tool: input.toolName }, locale),
     options: [...APPROVAL_OPTIONS],
-    context: formatText(
-      'permission.ask.context',
-      { tool: input.toolName, input: showInput(input.input), cwd: input.cwd ?? '' },
-      locale,
-    ),
+    context: [
+      formatText(
+        'permission.ask.context',
+        { tool: input.toolName, input: showInput(input.input), cwd: input.cwd ?? '' },
+        locale,
+      ),
+      ...(input.sandbox ? [formatText('permission.ask.sandbox', { status: input.sandbox }, locale)] : []),
+    ].join('\n'),
     session_id: input.sessionId,
     relay_key: relayKey,
     kind: 'approval',

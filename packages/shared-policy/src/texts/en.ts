@@ -109,6 +109,7 @@ export const EN = {
     'The approval request failed with an unexpected answer (HTTP {status}), so the tool call did not run.',
   'permission.ask.question': '{agent} wants to run the tool "{tool}". Allow it?',
   'permission.ask.context': 'Tool: {tool}\nInput:\n{input}\nWorking directory: {cwd}',
+  'permission.ask.sandbox': 'Sandbox: {status}',
   'permission.failure.no_details': 'no details given',
   'permission.question.free_text_marker': '(answer in your own words)',
   'permission.question.several_marker': '(you may choose several)',

@@ -97,6 +97,7 @@ export const ZH_CN: Record<TextKey, string> = {
   'permission.failure.unexpected': '审批请求收到意外的应答（HTTP {status}），因此工具调用没有执行。',
   'permission.ask.question': '{agent} 想运行工具“{tool}”。是否允许？',
   'permission.ask.context': '工具：{tool}\n输入：\n{input}\n工作目录：{cwd}',
+  'permission.ask.sandbox': '沙箱：{status}',
   'permission.failure.no_details': '未提供详情',
   'permission.question.free_text_marker': '（请用自己的话回答）',
   'permission.question.several_marker': '（可以选择多项）',
