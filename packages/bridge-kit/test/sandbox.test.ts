@@ -61,7 +61,7 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
     const outside = join(p.workspace, '..', 'outside');
     return replaceUnshare(bwrapArgs(p, f), ['--bind', outside, outside, '--unshare-all']);
   },
-  git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git/hooks')),
+  git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git/config')),
   secrets: (p, f) => without(bwrapArgs(p, f), '--tmpfs', (t) => t.endsWith('/secret')),
   egress: (p, f) =>
     replaceUnshare(bwrapArgs(p, f), [

@@ -17,7 +17,8 @@ export interface SandboxPolicy {
   writable?: readonly string[];
   /**
    * Read-only inside the read-write places: the host's own config (e.g. pi's agent directory).
-   * `<workspace>/.git/hooks` is always added (code that would run later, outside the sandbox).
+   * `<workspace>/.git/hooks` and `<workspace>/.git/config` are always added (code that would run
+   * later, outside the sandbox: a hook, or a `core.hooksPath` pointing at one).
    */
   readOnly?: readonly string[];
   /**
@@ -164,7 +165,12 @@ export function bwrapArgs(policy: SandboxPolicy, facts: HostFacts): string[] {
   // is hidden first; the read-write binds below then show just those.
   for (const p of hidden) args.push(...hide(p));
   for (const p of writable) if (existsSync(p)) args.push('--bind', p, p);
-  const readOnly = [join(workspace, '.git', 'hooks'), ...(policy.readOnly ?? []).map((p) => resolve(p))];
+  // Code that would run later, outside: git's hooks, and its config (core.hooksPath, aliases, filters).
+  const readOnly = [
+    join(workspace, '.git', 'hooks'),
+    join(workspace, '.git', 'config'),
+    ...(policy.readOnly ?? []).map((p) => resolve(p)),
+  ];
   for (const p of readOnly) if (existsSync(p)) args.push('--ro-bind', p, p);
   // A socket on the read-only root is still connectable: mask each one outside the writable places.
   for (const s of facts.sockets) {

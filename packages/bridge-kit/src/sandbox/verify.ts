@@ -76,7 +76,8 @@ const connect = (o) => new Promise((r) => { const s = net.connect(o); const t = 
   const w = tryWrite(c.ws + '/canary-in'); out('workspace_writable', w === 'written', 'write in the workspace: ' + w);
   const o = tryWrite(c.outside + '/canary-out'); out('write_outside', o !== 'written', 'write outside the workspace: ' + o);
   const l = tryWrite(c.ws + '/link-out/canary-link'); out('symlink_out', l !== 'written', 'write through a symlink in the workspace pointing out: ' + l);
-  const h = tryWrite(c.ws + '/.git/hooks/pre-commit'); out('git_hooks', h !== 'written', 'write .git/hooks/pre-commit: ' + h);
+  const h = tryWrite(c.ws + '/.git/hooks/pre-commit'); const g = tryWrite(c.ws + '/.git/config');
+  out('git_hooks', h !== 'written' && g !== 'written', 'write .git/hooks/pre-commit: ' + h + '; write .git/config: ' + g);
   const seen = [];
   for (const s of c.secrets) { try { const st = fs.statSync(s); const d = st.isDirectory() ? fs.readdirSync(s) : [];
       const f = st.isFile() ? fs.readFileSync(s, 'utf8') : ''; if (d.length > 0 || f.length > 0) seen.push(s); } catch {} }
@@ -139,6 +140,7 @@ export async function verifySandbox(options: VerifySandboxOptions): Promise<Sand
     const outside = join(base, 'outside');
     const secret = join(base, 'secret');
     await mkdir(join(ws, '.git', 'hooks'), { recursive: true });
+    await writeFile(join(ws, '.git', 'config'), '[core]\n');
     await mkdir(outside, { recursive: true });
     await mkdir(secret, { recursive: true });
     await writeFile(join(secret, 'key'), `canary-secret-${randomUUID()}`);
