@@ -150,7 +150,13 @@ export async function verifySandbox(options: VerifySandboxOptions): Promise<Sand
     const sock = join(outside, 'canary.sock');
     servers.push(await socketAt(sock));
     const policy = options.policyFor(ws);
-    const checked: SandboxPolicy = { ...policy, hidden: [...(policy.hidden ?? []), secret] };
+    // The canary program is this node: visible read-only even when it lives in a place the
+    // sandbox makes private (a checkout under /tmp); that one file weakens nothing.
+    const checked: SandboxPolicy = {
+      ...policy,
+      hidden: [...(policy.hidden ?? []), secret],
+      readOnly: [...(policy.readOnly ?? []), process.execPath],
+    };
     const facts = hostFacts(options.env);
     const home = facts.home;
     const secrets = [
