@@ -48,6 +48,17 @@ function without(args: string[], flag: string, match: (path: string) => boolean)
 const replaceUnshare = (args: string[], instead: string[]): string[] =>
   args.flatMap((a) => (a === '--unshare-all' ? instead : [a]));
 
+/** What `--unshare-all` does, one namespace left shared. */
+const unshareAllBut = (shared: 'net' | 'pid'): string[] =>
+  [
+    '--unshare-user-try',
+    '--unshare-ipc',
+    '--unshare-net',
+    '--unshare-pid',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+  ].filter((a) => a !== `--unshare-${shared}`);
+
 /** Each canary with the weakening that must turn it red. */
 const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
   workspace_writable: (p, f) => without(bwrapArgs(p, f), '--bind', (t) => t === p.workspace),
@@ -63,14 +74,7 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
   },
   git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git/config')),
   secrets: (p, f) => without(bwrapArgs(p, f), '--tmpfs', (t) => t.endsWith('/secret')),
-  egress: (p, f) =>
-    replaceUnshare(bwrapArgs(p, f), [
-      '--unshare-user-try',
-      '--unshare-ipc',
-      '--unshare-pid',
-      '--unshare-uts',
-      '--unshare-cgroup-try',
-    ]),
+  egress: (p, f) => replaceUnshare(bwrapArgs(p, f), unshareAllBut('net')),
   host_sockets: (p, f) => {
     const a = bwrapArgs(p, f);
     const out: string[] = [];
@@ -83,14 +87,7 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
     }
     return out;
   },
-  pid_namespace: (p, f) =>
-    replaceUnshare(bwrapArgs(p, f), [
-      '--unshare-user-try',
-      '--unshare-ipc',
-      '--unshare-net',
-      '--unshare-uts',
-      '--unshare-cgroup-try',
-    ]),
+  pid_namespace: (p, f) => replaceUnshare(bwrapArgs(p, f), unshareAllBut('pid')),
 };
 
 describe('the sandbox self-check on the real bubblewrap (SPEC P-12)', () => {

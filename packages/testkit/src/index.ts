@@ -47,6 +47,7 @@ export {
   GatewayProxy,
   type HeldRequest,
 } from './harness/gateway-proxy.js';
+export { type ScriptedKitBridgeOptions, scriptedKitBridge } from './harness/kit-bridge.js';
 export { type ModelView, ModelViews, type ScriptedModel } from './harness/model-view.js';
 export {
   type AwaitMailOptions,

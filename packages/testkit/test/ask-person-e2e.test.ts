@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ASK_PERSON_TOOL, type Bridge, createBridge } from '@agentmail/bridge-kit';
+import { ASK_PERSON_TOOL, type Bridge } from '@agentmail/bridge-kit';
 import { TurnRpcClient } from '@agentmail/bridge-kit/rpc-client';
 import { formatAddress } from '@agentmail/protocol';
 import { formatText } from '@agentmail/shared-policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack } from '../src/index.js';
+import { type Stack, scriptedKitBridge, startStack } from '../src/index.js';
 
 // ask_person (SPEC P-10) end to end: a real Gateway and person, bridges made with
 // createBridge({ rpc: true }) whose host calls the mail tool the way an MCP tool server does —
@@ -26,71 +23,40 @@ interface AskerBridge {
 }
 
 let stack: Stack;
-const dirs: string[] = [];
+const closers: Array<() => Promise<void>> = [];
 beforeAll(async () => {
   stack = await startStack({ agentName: 'asker', platform: 'claude-code' });
 }, 60_000);
 afterAll(async () => {
+  for (const close of closers) await close();
   await stack?.close();
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
 /** A bridge for a new agent whose every turn runs `scripts[subject]` through the turn RPC. */
 async function askerBridge(
   scripts: Record<string, Script>,
-  over: { turnTimeoutMs?: number; questionTimeoutMs?: number } = {},
+  config: { turnTimeoutMs?: number; questionTimeoutMs?: number } = {},
 ): Promise<AskerBridge> {
   const agent = await stack.addAgent('asker', 'claude-code');
-  const dataDir = await mkdtemp(join(tmpdir(), 'am-ask-e2e-'));
-  dirs.push(dataDir);
   const results = new Map<string, Array<{ text: string; isError: boolean }>>();
-  let n = 0;
-  const bridge = createBridge({
+  const { bridge, close } = await scriptedKitBridge({
+    gatewayUrl: stack.gatewayUrl,
+    agent,
     platform: 'claude-code',
-    version: 'ask-e2e/1',
-    config: {
-      gatewayUrl: stack.gatewayUrl,
-      agentName: agent.name,
-      agentKey: agent.key,
-      hostDefault: '',
-      concurrency: 4,
-      turnTimeoutMs: over.turnTimeoutMs ?? 60_000,
-      heartbeatMs: 30_000,
-      locale: 'en',
-      dataDir,
-      ...(over.questionTimeoutMs === undefined ? {} : { questionTimeoutMs: over.questionTimeoutMs }),
-    },
     rpc: true,
-    adapter: {
-      snapshot: async () => ({ mode_enforcement: 'native' }),
-      turns: {
-        platform: 'claude-code',
-        findSession: async () => undefined,
-        runAttempt: async (_attempt, ctx) => {
-          const id = `ask_${++n}`;
-          await ctx.sessionCreated({ platformSessionId: id });
-          const env = ctx.turn.rpcEnv;
-          if (!env) return { ok: false, cause: 'no turn RPC env' };
-          const rpc = TurnRpcClient.fromEnv(env);
-          const subject = ctx.mail.subject;
-          const got: Array<{ text: string; isError: boolean }> = [];
-          for (const args of scripts[subject] ?? []) {
-            got.push(
-              await rpc.callTool({ name: ASK_PERSON_TOOL, arguments: args }, { waitsForPerson: true }),
-            );
-          }
-          results.set(subject, got);
-          return {
-            ok: true,
-            finalParts: [{ type: 'text', text: `RESULTS ${JSON.stringify(got)}` }],
-            platformSessionId: id,
-            lastEntryId: `${id}:1`,
-          };
-        },
-      },
+    config,
+    turn: async (ctx) => {
+      const env = ctx.turn.rpcEnv;
+      if (!env) throw new Error('no turn RPC env');
+      const rpc = TurnRpcClient.fromEnv(env);
+      const got: Array<{ text: string; isError: boolean }> = [];
+      for (const args of scripts[ctx.mail.subject] ?? [])
+        got.push(await rpc.callTool({ name: ASK_PERSON_TOOL, arguments: args }, { waitsForPerson: true }));
+      results.set(ctx.mail.subject, got);
+      return `RESULTS ${JSON.stringify(got)}`;
     },
   });
-  await bridge.start();
+  closers.push(close);
   return { bridge, name: agent.name, results };
 }
 
@@ -136,7 +102,6 @@ describe('ask_person over the turn RPC, a real Gateway and person (SPEC P-10, P-
       ],
     });
   }, 60_000);
-  afterAll(() => asker?.bridge.stop());
 
   it.concurrent('options answered by label: one question mail with exactly those options; the label reaches the model', async () => {
     const sent = await mailTo(asker, 'pick one');

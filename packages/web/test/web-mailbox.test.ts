@@ -6,14 +6,12 @@
  * The pi bridge's own flow (approve, deny, phone, withdrawn) is in web-pi.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Bridge, createBridge } from '@agentmail/bridge-kit';
 import { API_PREFIX, formatAddress } from '@agentmail/protocol';
-import type { PersonClient, Stack } from '@agentmail/testkit';
+import { type PersonClient, type Stack, scriptedKitBridge } from '@agentmail/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -32,59 +30,30 @@ let stack: Stack;
 let browser: TestBrowser;
 let origin: string;
 let bob: PersonClient;
-let askerDir: string;
-let asker: Bridge;
+let asker: { close(): Promise<void> } | undefined;
 
 /** A kit bridge whose host asks the person a question per mail (an options question when the subject says "pick", free text otherwise) and answers with what it got. */
-async function startAsker(): Promise<Bridge> {
+async function startAsker(): Promise<{ close(): Promise<void> }> {
   const identity = await stack.addAgent('asker', 'opencode');
-  askerDir = await mkdtemp(join(tmpdir(), 'am-web-asker-'));
-  let n = 0;
-  const bridge = createBridge({
+  return scriptedKitBridge({
+    gatewayUrl: stack.gatewayUrl,
+    agent: identity,
     platform: 'opencode',
-    version: 'web-test/1',
-    config: {
-      gatewayUrl: stack.gatewayUrl,
-      agentName: identity.name,
-      agentKey: identity.key,
-      hostDefault: '',
-      concurrency: 2,
-      turnTimeoutMs: 60_000,
-      heartbeatMs: 30_000,
-      locale: 'en',
-      dataDir: askerDir,
-    },
-    adapter: {
-      snapshot: async () => ({ mode_enforcement: 'native' }),
-      turns: {
-        platform: 'opencode',
-        findSession: async () => undefined,
-        runAttempt: async (_attempt, ctx) => {
-          const id = `ask_${++n}`;
-          await ctx.sessionCreated({ platformSessionId: id });
-          const pick = ctx.mail.subject.includes('pick');
-          const outcome = await ctx.turn.ask(
-            pick
-              ? [
-                  {
-                    question: 'Which colour should the button be?',
-                    options: [{ label: 'red' }, { label: 'green' }, { label: 'blue' }],
-                  },
-                ]
-              : [{ question: 'What should the project be called?' }],
-          );
-          return {
-            ok: true,
-            finalParts: [{ type: 'text', text: `ANSWERS ${JSON.stringify(outcome)}` }],
-            platformSessionId: id,
-            lastEntryId: `${id}:1`,
-          };
-        },
-      },
+    turn: async (ctx) => {
+      const pick = ctx.mail.subject.includes('pick');
+      const outcome = await ctx.turn.ask(
+        pick
+          ? [
+              {
+                question: 'Which colour should the button be?',
+                options: [{ label: 'red' }, { label: 'green' }, { label: 'blue' }],
+              },
+            ]
+          : [{ question: 'What should the project be called?' }],
+      );
+      return `ANSWERS ${JSON.stringify(outcome)}`;
     },
   });
-  await bridge.start();
-  return bridge;
 }
 
 beforeAll(async () => {
@@ -95,9 +64,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await asker?.stop();
+  await asker?.close();
   await ws?.close();
-  if (askerDir) await rm(askerDir, { recursive: true, force: true });
 });
 
 function openPage(token = stack.person.token, options = DESKTOP, extra: { acceptDialogs?: boolean } = {}) {
