@@ -9,6 +9,7 @@ import { ASK_PERSON_TOOL } from './mail-tools/types.js';
 import type { MailToolContext } from './mail-tools.js';
 import { decideGuardedCall } from './permission-flow.js';
 import { askQuestions } from './question-flow.js';
+import { sandboxRefusal } from './sandbox/sandbox.js';
 import type { MailTurnInput } from './turn-input.js';
 import type { ActiveTurn } from './turn-registry.js';
 
@@ -112,8 +113,7 @@ export function openActiveTurn(
           locale,
           emit,
           mailId: mail.mail_id,
-          ...(input.sandbox ? { sandboxConfines: input.sandbox.confines } : {}),
-          ...(input.sandboxStatus ? { sandboxStatus: input.sandboxStatus } : {}),
+          ...sandboxOfTurn(input, cwd),
         },
         withHostSignal(signal, options.signal),
       );
@@ -146,4 +146,21 @@ export function openActiveTurn(
     },
   };
   return turn;
+}
+
+/**
+ * The permission flow's part of the sandbox for a turn in `cwd` (P-1, P-12): its confined tools
+ * when the verified sandbox can hold this workspace, and the state the person's request names.
+ */
+function sandboxOfTurn(
+  input: MailTurnInput,
+  cwd: string,
+): { sandboxConfines?: readonly string[]; sandboxStatus?: string } {
+  if (!input.sandbox) return input.sandboxStatus ? { sandboxStatus: input.sandboxStatus } : {};
+  const refused = sandboxRefusal(input.sandbox, cwd);
+  if (refused) return { sandboxStatus: `verified, not used for this workspace: ${refused}` };
+  return {
+    sandboxConfines: input.sandbox.confines,
+    ...(input.sandboxStatus ? { sandboxStatus: input.sandboxStatus } : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +9,11 @@ import {
   CANARIES,
   type CanaryId,
   findBubblewrap,
+  hostFacts,
+  pathSockets,
   type SandboxPolicy,
   sandboxExec,
+  sandboxRefusal,
   verifySandbox,
 } from '../src/index.js';
 
@@ -72,7 +75,7 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
     const outside = join(p.workspace, '..', 'outside');
     return replaceUnshare(bwrapArgs(p, f), ['--bind', outside, outside, '--unshare-all']);
   },
-  git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git/config')),
+  git_hooks: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t.endsWith('/.git')),
   secrets: (p, f) => without(bwrapArgs(p, f), '--tmpfs', (t) => t.endsWith('/secret')),
   egress: (p, f) => replaceUnshare(bwrapArgs(p, f), unshareAllBut('net')),
   host_sockets: (p, f) => {
@@ -88,6 +91,10 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
     return out;
   },
   pid_namespace: (p, f) => replaceUnshare(bwrapArgs(p, f), unshareAllBut('pid')),
+  // Root keeps its capabilities in bwrap's namespace unless they are dropped (this suite runs as
+  // root in CI; an unprivileged bwrap has none to begin with).
+  capabilities: (p, f) =>
+    bwrapArgs(p, f).filter((a, i, all) => a !== '--cap-drop' && all[i - 1] !== '--cap-drop'),
 };
 
 describe('the sandbox self-check on the real bubblewrap (SPEC P-12)', () => {
@@ -185,5 +192,34 @@ describe('sandboxExec: a command in the confinement', () => {
     await expect(
       sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'true', { cwd: '/etc' }),
     ).rejects.toThrow(/outside the workspace/);
+  });
+});
+
+describe('what the sandbox refuses to hold (P-12)', () => {
+  it('a workspace of /, one holding the home directory or a hidden place: no sandbox (the turn asks per call)', () => {
+    const facts = { ...hostFacts(), home: '/home/me' };
+    const job = { bwrap: BWRAP, confines: ['bash'], hidden: ['/var/lib/agentmail/pi'] };
+    expect(sandboxRefusal(job, '/', facts)).toBe('the workspace is / (everything would be writable)');
+    expect(sandboxRefusal(job, '/home', facts)).toBe('the workspace /home holds the home directory /home/me');
+    expect(sandboxRefusal(job, '/var/lib', facts)).toBe(
+      'the workspace /var/lib holds /var/lib/agentmail/pi, which the sandbox hides',
+    );
+    expect(sandboxRefusal(job, '/home/me/project', facts)).toBeUndefined();
+    expect(() => bwrapArgs({ workspace: '/' }, facts)).toThrow(/the workspace is \//);
+  });
+
+  it('path sockets are read from /proc/net/unix whole, spaces in the path included', () => {
+    const table = join(checkDir, 'unix');
+    writeFileSync(
+      table,
+      [
+        'Num       RefCount Protocol Flags    Type St Inode Path',
+        '0000000000000000: 00000002 00000000 00010000 0001 01 12345 /run/docker.sock',
+        '0000000000000000: 00000002 00000000 00010000 0001 01 12346 /home/me/sp ace/s.sock',
+        '0000000000000000: 00000003 00000000 00000000 0001 03 12347',
+        '0000000000000000: 00000002 00000000 00010000 0001 01 12348 @abstract',
+      ].join('\n'),
+    );
+    expect(pathSockets(table)).toEqual(['/run/docker.sock', '/home/me/sp ace/s.sock']);
   });
 });

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AttemptOutcome, TurnAdapter, TurnJob } from '@agentmail/bridge-kit';
+import { type AttemptOutcome, sandboxRefusal, type TurnAdapter, type TurnJob } from '@agentmail/bridge-kit';
 import { messageOf, resolveLocale } from '@agentmail/shared-policy';
 import type { ModelRuntime } from '@earendil-works/pi-coding-agent';
 import type { EmitPiEvent } from './events.js';
@@ -128,7 +128,10 @@ export function piTurns(job: TurnJob, agentDir: string, emit: EmitPiEvent): Turn
               // The mail turn's tool context asks by mail (P-10).
               askPerson: true,
               // A verified workspace sandbox (P-12): pi's bash, write and edit run inside it.
-              ...(job.sandbox ? { hostTools: piSandboxedTools(pi, job.sandbox, ctx.cwd, agentDir) } : {}),
+              // Not for a workspace the sandbox cannot hold (/, the home directory): asked per call.
+              ...(job.sandbox && !sandboxRefusal(job.sandbox, ctx.cwd)
+                ? { hostTools: piSandboxedTools(pi, job.sandbox, ctx.cwd, agentDir) }
+                : {}),
               onSeamInstalled: () => {
                 seamInstalled = true;
               },

@@ -15,7 +15,7 @@ import {
   turnStart,
   unexpectedResult,
 } from '@agentmail/testkit/conformance';
-import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { piAdapter, removeBundle } from '../harness/pi-adapter.js';
 
 afterAll(removeBundle);
@@ -23,9 +23,11 @@ afterAll(removeBundle);
 /** On the real root filesystem (not a private /tmp): a write here proves the sandbox failed. */
 const OUTSIDE_DIR = '/var/lib';
 
+// Concurrent tests: each closes its own stack through its own context's onTestFinished.
 describe('pi in the workspace sandbox (P-12)', () => {
   it.concurrent('verified: a shell write in the workspace runs unasked; one outside fails with EROFS, which the model reads', async ({
     signal,
+    onTestFinished,
   }) => {
     const stack = await startConformanceStack(piAdapter, { signal });
     onTestFinished(() => stack.close());
@@ -70,10 +72,32 @@ describe('pi in the workspace sandbox (P-12)', () => {
       (await stack.person.permissions('all')).filter((r) => r.session_id === sent.session_id),
       'nobody was asked: the sandbox confined the call',
     ).toEqual([]);
+
+    // A mail to workspace / would bind everything back read-write: no sandbox, the call asks.
+    const wide = marker('rootws');
+    stack.model.addScenarios([
+      { name: `${wide}:shell`, match: turnStart(wide), reply: shellCall(piAdapter, `echo OUT > ${outside}`) },
+      {
+        name: `${wide}:answer`,
+        match: { lastUserMessage: wide, hasToolResult: true },
+        reply: { type: 'text', text: `NOTED ${wide}` },
+      },
+    ]);
+    const root = await stack.sendAs(undefined, stack.taskAddress('new', '/'), {
+      subject: `Everywhere ${wide}`,
+      body: 'Run it.',
+      permissionMode: 'workspace',
+    });
+    const asked = await stack.awaitPermission({ where: (r) => r.session_id === root.session_id });
+    expect(asked.context).toContain('Sandbox: verified, not used for this workspace: the workspace is /');
+    await stack.decide(asked.id, 'deny');
+    await stack.awaitReply({ inReplyTo: root.mail_id, from: stack.agent.name });
+    expect(existsSync(outside), 'denied: nothing ran').toBe(false);
   });
 
   it.concurrent('bubblewrap missing: unverified with the reason in the status, and the same mail asks per call', async ({
     signal,
+    onTestFinished,
   }) => {
     const stack = await startConformanceStack(piAdapter, { signal });
     onTestFinished(() => stack.close());

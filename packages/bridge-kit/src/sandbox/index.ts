@@ -8,6 +8,7 @@ export {
   hostFacts,
   pathSockets,
   type SandboxPolicy,
+  unsandboxableWorkspace,
 } from './policy.js';
 export { type SandboxExecOptions, sandboxExec, sandboxRun } from './run.js';
 export {
@@ -16,6 +17,7 @@ export {
   type Sandbox,
   type SandboxState,
   sandboxArgs,
+  sandboxRefusal,
   sandboxStatus,
   type TurnSandbox,
   turnSandbox,

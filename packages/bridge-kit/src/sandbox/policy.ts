@@ -6,7 +6,7 @@
  * network (new network namespace: loopback only), new PID namespace, `--die-with-parent`.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { delimiter, isAbsolute, join, resolve, sep } from 'node:path';
 
 /** What a sandboxed turn may touch. Every path absolute. */
@@ -32,8 +32,10 @@ export interface SandboxPolicy {
 export interface HostFacts {
   /** Path-named Unix sockets the host listens on ({@link pathSockets}). */
   sockets: readonly string[];
-  /** The user's home directory. */
+  /** The user's home directory (`HOME`). */
   home: string;
+  /** The home directory the user database names, when it differs from `HOME` (both are hidden). */
+  userHome?: string;
   /** `XDG_RUNTIME_DIR`, when set (D-Bus, ssh-agent and similar sockets live there). */
   runtimeDir?: string;
 }
@@ -46,11 +48,22 @@ export const DEFAULT_HIDDEN = [
   '.ssh',
   '.gnupg',
   '.aws',
+  '.azure',
   '.docker',
   '.kube',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials.toml',
   '.config/agentmail',
   '.config/gh',
-  '.netrc',
+  '.config/gcloud',
+  '.claude',
+  '.claude.json',
+  '.pi',
+  '.local/share/keyrings',
+  '.password-store',
 ] as const;
 
 /** Private in every sandbox (host sockets and temp files live there). */
@@ -70,9 +83,9 @@ export function pathSockets(table = '/proc/net/unix'): string[] {
   }
   const paths = new Set<string>();
   for (const line of text.split('\n').slice(1)) {
-    const fields = line.trim().split(/\s+/);
-    const path = fields[7];
-    if (path?.startsWith('/')) paths.add(path);
+    // Seven fields, then the path, which may itself hold spaces.
+    const m = /^\s*(?:\S+\s+){7}(\/.*)$/.exec(line);
+    if (m?.[1]) paths.add(m[1]);
   }
   return [...paths];
 }
@@ -80,11 +93,40 @@ export function pathSockets(table = '/proc/net/unix'): string[] {
 /** The host's facts now: its path sockets, home and runtime directory. */
 export function hostFacts(env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
   const runtimeDir = env.XDG_RUNTIME_DIR?.trim();
+  const home = env.HOME?.trim() || homedir();
+  let userHome: string | undefined;
+  try {
+    userHome = userInfo().homedir;
+  } catch {
+    userHome = undefined;
+  }
   return {
     sockets: pathSockets(),
-    home: env.HOME?.trim() || homedir(),
+    home,
+    // A HOME pointing elsewhere must not leave the real home's secrets in sight.
+    ...(userHome && isAbsolute(userHome) && resolve(userHome) !== resolve(home) ? { userHome } : {}),
     ...(runtimeDir && isAbsolute(runtimeDir) ? { runtimeDir } : {}),
   };
+}
+
+/**
+ * Why a turn in `workspace` cannot be sandboxed, or undefined when it can: a workspace of `/`, or
+ * one that holds the user's home or a place the sandbox must hide (the bridge's data directory,
+ * the agent key) would bind those back read-write. The turn then asks per call (P-1).
+ */
+export function unsandboxableWorkspace(
+  workspace: string,
+  hidden: readonly string[],
+  facts: HostFacts,
+): string | undefined {
+  const ws = resolve(workspace);
+  if (ws === '/') return 'the workspace is / (everything would be writable)';
+  for (const home of [facts.home, facts.userHome]) {
+    if (home && within(resolve(home), ws)) return `the workspace ${ws} holds the home directory ${home}`;
+  }
+  const inside = hidden.map((h) => resolve(h)).find((h) => within(h, ws));
+  if (inside) return `the workspace ${ws} holds ${inside}, which the sandbox hides`;
+  return undefined;
 }
 
 /** Names the bubblewrap executable instead of the search on `PATH` (an absolute path). */
@@ -156,21 +198,21 @@ export function bwrapArgs(policy: SandboxPolicy, facts: HostFacts): string[] {
   const writable = [workspace, ...(policy.writable ?? []).map((p) => resolve(p))];
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const dir of PRIVATE_DIRS) if (isDir(dir)) args.push('--tmpfs', dir);
+  const homes = [facts.home, ...(facts.userHome ? [facts.userHome] : [])];
   const hidden = [
-    ...DEFAULT_HIDDEN.map((p) => join(facts.home, p)),
+    ...homes.flatMap((h) => DEFAULT_HIDDEN.map((p) => join(h, p))),
     ...(facts.runtimeDir ? [facts.runtimeDir] : []),
     ...(policy.hidden ?? []).map((p) => resolve(p)),
   ];
+  const refused = unsandboxableWorkspace(workspace, hidden, facts);
+  if (refused) throw new Error(`sandbox: ${refused}`);
   // A hidden place that holds a read-write one (the bridge's data dir holding the session state)
   // is hidden first; the read-write binds below then show just those.
   for (const p of hidden) args.push(...hide(p));
   for (const p of writable) if (existsSync(p)) args.push('--bind', p, p);
-  // Code that would run later, outside: git's hooks, and its config (core.hooksPath, aliases, filters).
-  const readOnly = [
-    join(workspace, '.git', 'hooks'),
-    join(workspace, '.git', 'config'),
-    ...(policy.readOnly ?? []).map((p) => resolve(p)),
-  ];
+  // Code that git would run later, outside: the whole repository (hooks, config, commondir) is
+  // read-only, and as a mount point it cannot be renamed away. Commits are made outside.
+  const readOnly = [join(workspace, '.git'), ...(policy.readOnly ?? []).map((p) => resolve(p))];
   for (const p of readOnly) if (existsSync(p)) args.push('--ro-bind', p, p);
   // A socket on the read-only root is still connectable: mask each one outside the writable places.
   for (const s of facts.sockets) {
@@ -178,6 +220,8 @@ export function bwrapArgs(policy: SandboxPolicy, facts: HostFacts): string[] {
     if (PRIVATE_DIRS.some((d) => within(s, d)) || hidden.some((h) => within(s, h))) continue;
     if (existsSync(s)) args.push('--ro-bind', '/dev/null', s);
   }
-  args.push('--unshare-all', '--die-with-parent', '--new-session', '--chdir', workspace);
+  // No capabilities inside: bwrap run by root keeps them in its namespace (a remount would undo
+  // the read-only root).
+  args.push('--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--chdir', workspace);
   return args;
 }

@@ -2,8 +2,15 @@
  * A sandbox as a turn uses it (SPEC P-1, P-12): bubblewrap and the policy of the turn, and the
  * state the start-time self-check left (verified, or why not).
  */
-import { isAbsolute, relative, resolve } from 'node:path';
-import { bwrapArgs, type HostFacts, hostFacts, type SandboxPolicy } from './policy.js';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import {
+  bwrapArgs,
+  DEFAULT_HIDDEN,
+  type HostFacts,
+  hostFacts,
+  type SandboxPolicy,
+  unsandboxableWorkspace,
+} from './policy.js';
 
 /** bubblewrap and the policy a turn runs under. */
 export interface Sandbox {
@@ -36,7 +43,7 @@ export function sandboxArgs(sandbox: Sandbox, cwd?: string, argsFor: BwrapArgsFo
   const args = argsFor(sandbox.policy, hostFacts());
   if (cwd === undefined) return args;
   const rel = relative(resolve(sandbox.policy.workspace), resolve(cwd));
-  if (!isAbsolute(cwd) || rel.startsWith('..') || isAbsolute(rel))
+  if (!isAbsolute(cwd) || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
     throw new Error(
       `sandbox: the working directory ${cwd} is outside the workspace ${sandbox.policy.workspace}`,
     );
@@ -81,4 +88,23 @@ export function bridgeSecrets(
     .map((p) => p?.trim() ?? '')
     .filter((p) => isAbsolute(p));
   return [config.dataDir, ...places];
+}
+
+/**
+ * Why the verified sandbox cannot hold a turn in `workspace` (see {@link unsandboxableWorkspace}:
+ * `/`, the home directory or a hidden place inside it), or undefined. Such a turn runs its
+ * guarded tools the usual way: asked per call (P-1).
+ */
+export function sandboxRefusal(
+  sandbox: TurnSandbox,
+  workspace: string,
+  facts: HostFacts = hostFacts(),
+): string | undefined {
+  const homes = [facts.home, ...(facts.userHome ? [facts.userHome] : [])];
+  const hidden = [
+    ...homes.flatMap((h) => DEFAULT_HIDDEN.map((p) => join(h, p))),
+    ...(facts.runtimeDir ? [facts.runtimeDir] : []),
+    ...sandbox.hidden,
+  ];
+  return unsandboxableWorkspace(workspace, hidden, facts);
 }

@@ -24,6 +24,7 @@ export const CANARIES = [
   'egress',
   'host_sockets',
   'pid_namespace',
+  'capabilities',
 ] as const;
 /** One canary. */
 export type CanaryId = (typeof CANARIES)[number];
@@ -77,7 +78,10 @@ const connect = (o) => new Promise((r) => { const s = net.connect(o); const t = 
   const o = tryWrite(c.outside + '/canary-out'); out('write_outside', o !== 'written', 'write outside the workspace: ' + o);
   const l = tryWrite(c.ws + '/link-out/canary-link'); out('symlink_out', l !== 'written', 'write through a symlink in the workspace pointing out: ' + l);
   const h = tryWrite(c.ws + '/.git/hooks/pre-commit'); const g = tryWrite(c.ws + '/.git/config');
-  out('git_hooks', h !== 'written' && g !== 'written', 'write .git/hooks/pre-commit: ' + h + '; write .git/config: ' + g);
+  const d = tryWrite(c.ws + '/.git/commondir');
+  let mv = 'renamed'; try { fs.renameSync(c.ws + '/.git', c.ws + '/.git-moved'); } catch (e) { mv = e.code || String(e); }
+  out('git_hooks', [h, g, d, mv].every((r) => r !== 'written' && r !== 'renamed'),
+    'write .git/hooks/pre-commit: ' + h + '; .git/config: ' + g + '; .git/commondir: ' + d + '; rename .git: ' + mv);
   const seen = [];
   for (const s of c.secrets) { try { const st = fs.statSync(s); const d = st.isDirectory() ? fs.readdirSync(s) : [];
       const f = st.isFile() ? fs.readFileSync(s, 'utf8') : ''; if (d.length > 0 || f.length > 0) seen.push(s); } catch {} }
@@ -88,6 +92,8 @@ const connect = (o) => new Promise((r) => { const s = net.connect(o); const t = 
   out('host_sockets', reached.length === 0, reached.length === 0 ? c.sockets.length + ' host socket(s) unreachable' : 'reachable: ' + reached.join(', '));
   let k = 'ESRCH'; try { process.kill(c.hostPid, 0); k = 'signalled'; } catch (err) { k = err.code || String(err); }
   out('pid_namespace', k !== 'signalled', 'signal 0 to a host process: ' + k);
+  const caps = (fs.readFileSync('/proc/self/status', 'utf8').match(/^CapEff:\s*(\S+)/m) || [])[1] || '?';
+  out('capabilities', /^0+$/.test(caps), 'effective capabilities: ' + caps);
 })();
 `;
 
