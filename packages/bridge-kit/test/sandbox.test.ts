@@ -95,6 +95,8 @@ const WEAKENED: Record<CanaryId, BwrapArgsFor> = {
   // root in CI; an unprivileged bwrap has none to begin with).
   capabilities: (p, f) =>
     bwrapArgs(p, f).filter((a, i, all) => a !== '--cap-drop' && all[i - 1] !== '--cap-drop'),
+  // A fresh procfs without the read-only cover: root may write the host's kernel settings.
+  kernel_settings: (p, f) => without(bwrapArgs(p, f), '--ro-bind', (t) => t === '/proc/sys'),
 };
 
 describe('the sandbox self-check on the real bubblewrap (SPEC P-12)', () => {
@@ -200,9 +202,12 @@ describe('what the sandbox refuses to hold (P-12)', () => {
     const facts = { ...hostFacts(), home: '/home/me' };
     const job = { bwrap: BWRAP, confines: ['bash'], hidden: ['/var/lib/agentmail/pi'] };
     expect(sandboxRefusal(job, '/', facts)).toBe('the workspace is / (everything would be writable)');
-    expect(sandboxRefusal(job, '/home', facts)).toBe('the workspace /home holds the home directory /home/me');
-    expect(sandboxRefusal(job, '/var/lib', facts)).toBe(
-      'the workspace /var/lib holds /var/lib/agentmail/pi, which the sandbox hides',
+    expect(sandboxRefusal(job, '/home', facts)).toBe('the workspace /home is a top-level directory');
+    expect(sandboxRefusal(job, '/srv/users', { ...facts, home: '/srv/users/me' })).toBe(
+      'the workspace /srv/users holds the home directory /srv/users/me',
+    );
+    expect(sandboxRefusal({ ...job, hidden: ['/srv/agentmail/pi'] }, '/srv/agentmail', facts)).toBe(
+      'the workspace /srv/agentmail holds /srv/agentmail/pi, which the sandbox hides',
     );
     expect(sandboxRefusal(job, '/home/me/project', facts)).toBeUndefined();
     expect(() => bwrapArgs({ workspace: '/' }, facts)).toThrow(/the workspace is \//);

@@ -382,6 +382,10 @@ describe('agents and admin pages', () => {
     await askerCard.waitFor();
     expect(await askerCard.textContent()).toMatch(/opencode.*online/s);
     expect(await askerCard.textContent()).toContain('enforced by the bridge (native)');
+    // The sandbox state its heartbeat said (SPEC P-12): a kit bridge without one says why.
+    expect(await askerCard.textContent()).toContain(
+      'Sandbox: unverified (opencode runs its tools in its own process: AgentMail does not wrap them)',
+    );
 
     await page.getByRole('link', { name: 'Admin' }).click();
     await page.getByLabel("New person's name").fill('carol');

@@ -36,6 +36,10 @@ export interface HostFacts {
   home: string;
   /** The home directory the user database names, when it differs from `HOME` (both are hidden). */
   userHome?: string;
+  /** When the bridge runs as root: every other user's home (their secrets are hidden too). */
+  otherHomes?: string[];
+  /** The bridge runs as root (uid 0). */
+  root?: boolean;
   /** `XDG_RUNTIME_DIR`, when set (D-Bus, ssh-agent and similar sockets live there). */
   runtimeDir?: string;
 }
@@ -65,6 +69,35 @@ export const DEFAULT_HIDDEN = [
   '.local/share/keyrings',
   '.password-store',
 ] as const;
+
+/**
+ * System trees a workspace may not be in: writing there unasked (as root: cron, sshd's keys,
+ * the kernel's settings) would reach far outside the turn.
+ */
+const SYSTEM_TREES = [
+  '/etc',
+  '/usr',
+  '/boot',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/run',
+  '/var/lib',
+  '/var/spool',
+  '/var/log',
+] as const;
+
+/** Hidden too when the bridge runs as root: the system's own secrets. */
+const ROOT_HIDDEN = ['/etc/shadow', '/etc/gshadow', '/etc/ssh', '/etc/sudoers', '/etc/sudoers.d'] as const;
+
+/** procfs paths a root process could write host-wide (kernel settings, sysrq): read-only inside. */
+const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'] as const;
 
 /** Private in every sandbox (host sockets and temp files live there). */
 const PRIVATE_DIRS = ['/tmp', '/run', '/dev/shm', '/var/tmp'] as const;
@@ -100,13 +133,31 @@ export function hostFacts(env: Readonly<Record<string, string | undefined>> = pr
   } catch {
     userHome = undefined;
   }
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
   return {
     sockets: pathSockets(),
     home,
+    ...(root ? { root, otherHomes: passwdHomes().filter((h) => resolve(h) !== resolve(home)) } : {}),
     // A HOME pointing elsewhere must not leave the real home's secrets in sight.
     ...(userHome && isAbsolute(userHome) && resolve(userHome) !== resolve(home) ? { userHome } : {}),
     ...(runtimeDir && isAbsolute(runtimeDir) ? { runtimeDir } : {}),
   };
+}
+
+/** The home directories of `/etc/passwd` that exist (other users' secrets, for a root bridge). */
+function passwdHomes(): string[] {
+  let text = '';
+  try {
+    text = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return [];
+  }
+  const homes = new Set<string>();
+  for (const line of text.split('\n')) {
+    const home = line.split(':')[5];
+    if (home && home.startsWith('/') && home !== '/' && isDir(home)) homes.add(home);
+  }
+  return [...homes];
 }
 
 /**
@@ -121,7 +172,10 @@ export function unsandboxableWorkspace(
 ): string | undefined {
   const ws = resolve(workspace);
   if (ws === '/') return 'the workspace is / (everything would be writable)';
-  for (const home of [facts.home, facts.userHome]) {
+  if (ws.split(sep).filter(Boolean).length < 2) return `the workspace ${ws} is a top-level directory`;
+  const system = SYSTEM_TREES.find((t) => within(ws, t));
+  if (system) return `the workspace ${ws} is inside the system directory ${system}`;
+  for (const home of [facts.home, facts.userHome, ...(facts.otherHomes ?? [])]) {
     if (home && within(resolve(home), ws)) return `the workspace ${ws} holds the home directory ${home}`;
   }
   const inside = hidden.map((h) => resolve(h)).find((h) => within(h, ws));
@@ -158,6 +212,19 @@ export function findBubblewrap(
     if (executable(candidate)) return candidate;
   }
   return undefined;
+}
+
+/**
+ * The places every sandbox hides (see {@link DEFAULT_HIDDEN}), for the home directories in
+ * `facts` (and, for a root bridge, the system's secrets), plus `$XDG_RUNTIME_DIR`.
+ */
+export function hiddenPlaces(facts: HostFacts): string[] {
+  const homes = [facts.home, ...(facts.userHome ? [facts.userHome] : []), ...(facts.otherHomes ?? [])];
+  return [
+    ...homes.flatMap((h) => DEFAULT_HIDDEN.map((p) => join(h, p))),
+    ...(facts.runtimeDir ? [facts.runtimeDir] : []),
+    ...(facts.root ? ROOT_HIDDEN : []),
+  ];
 }
 
 /** True when `path` is `root` or below it. */
@@ -197,13 +264,10 @@ export function bwrapArgs(policy: SandboxPolicy, facts: HostFacts): string[] {
   const workspace = resolve(policy.workspace);
   const writable = [workspace, ...(policy.writable ?? []).map((p) => resolve(p))];
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  // A fresh procfs is writable where root may write: the host's kernel settings stay read-only.
+  for (const p of PROC_READ_ONLY) if (existsSync(p)) args.push('--ro-bind', p, p);
   for (const dir of PRIVATE_DIRS) if (isDir(dir)) args.push('--tmpfs', dir);
-  const homes = [facts.home, ...(facts.userHome ? [facts.userHome] : [])];
-  const hidden = [
-    ...homes.flatMap((h) => DEFAULT_HIDDEN.map((p) => join(h, p))),
-    ...(facts.runtimeDir ? [facts.runtimeDir] : []),
-    ...(policy.hidden ?? []).map((p) => resolve(p)),
-  ];
+  const hidden = [...hiddenPlaces(facts), ...(policy.hidden ?? []).map((p) => resolve(p))];
   const refused = unsandboxableWorkspace(workspace, hidden, facts);
   if (refused) throw new Error(`sandbox: ${refused}`);
   // A hidden place that holds a read-write one (the bridge's data dir holding the session state)

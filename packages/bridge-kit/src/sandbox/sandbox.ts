@@ -5,8 +5,8 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
   bwrapArgs,
-  DEFAULT_HIDDEN,
   type HostFacts,
+  hiddenPlaces,
   hostFacts,
   type SandboxPolicy,
   unsandboxableWorkspace,
@@ -100,11 +100,5 @@ export function sandboxRefusal(
   workspace: string,
   facts: HostFacts = hostFacts(),
 ): string | undefined {
-  const homes = [facts.home, ...(facts.userHome ? [facts.userHome] : [])];
-  const hidden = [
-    ...homes.flatMap((h) => DEFAULT_HIDDEN.map((p) => join(h, p))),
-    ...(facts.runtimeDir ? [facts.runtimeDir] : []),
-    ...sandbox.hidden,
-  ];
-  return unsandboxableWorkspace(workspace, hidden, facts);
+  return unsandboxableWorkspace(workspace, [...hiddenPlaces(facts), ...sandbox.hidden], facts);
 }

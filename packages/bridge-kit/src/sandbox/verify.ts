@@ -25,6 +25,7 @@ export const CANARIES = [
   'host_sockets',
   'pid_namespace',
   'capabilities',
+  'kernel_settings',
 ] as const;
 /** One canary. */
 export type CanaryId = (typeof CANARIES)[number];
@@ -94,6 +95,8 @@ const connect = (o) => new Promise((r) => { const s = net.connect(o); const t = 
   out('pid_namespace', k !== 'signalled', 'signal 0 to a host process: ' + k);
   const caps = (fs.readFileSync('/proc/self/status', 'utf8').match(/^CapEff:\s*(\S+)/m) || [])[1] || '?';
   out('capabilities', /^0+$/.test(caps), 'effective capabilities: ' + caps);
+  let ks = 'opened'; try { fs.closeSync(fs.openSync('/proc/sys/kernel/core_pattern', 'r+')); } catch (e) { ks = e.code || String(e); }
+  out('kernel_settings', ks !== 'opened', 'open /proc/sys/kernel/core_pattern for writing: ' + ks);
 })();
 `;
 
