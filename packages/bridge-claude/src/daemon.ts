@@ -14,6 +14,7 @@ import { runClaude } from './claude-run.js';
 import type { ClaudeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
 import type { ClaudeEvent } from './events.js';
+import { SANDBOX_UNSUPPORTED } from './host.js';
 import { listSessions } from './transcripts.js';
 import { checkRunSetup, claudeTurns, runArgs, runEnv } from './turns.js';
 
@@ -97,6 +98,7 @@ export function createClaudeBridge(config: ClaudeBridgeConfig, options: ClaudeBr
     enforcement: options.enforcement,
     recheck: (signal) => selfCheck(config, signal),
     turns: (emit, setup) => claudeTurns(config, emit, setup),
+    sandbox: { unsupported: SANDBOX_UNSUPPORTED },
     snapshot: {
       sessions: async () => listSessions(config.claudeHome, HEARTBEAT_MAX_SESSIONS),
       models: async () => models,

@@ -22,7 +22,7 @@ import type {} from '@deepseek-ai/dsh-session-title';
 import type {} from '@deepseek-ai/dsh-tools';
 import type { DshBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
-import { PLATFORM } from './host.js';
+import { PLATFORM, SANDBOX_UNSUPPORTED } from './host.js';
 import { type DshSeamEvent, installSeams, type SeamHost } from './seams.js';
 import { DshTurns } from './turns.js';
 
@@ -66,6 +66,7 @@ export class DshBridge {
       onPermanentStartError: 'retry',
       adapter: {
         snapshot: () => this.#snapshot(),
+        sandbox: { unsupported: SANDBOX_UNSUPPORTED },
         turns: this.turns,
         stop: () => this.turns.disposeAll(),
       },

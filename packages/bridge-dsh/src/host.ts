@@ -12,3 +12,5 @@ export const PLATFORM: string = host.platform;
 export const GUARDED_TOOLS: readonly string[] = Object.freeze([...host.guardedTools]);
 /** Human name of the host, for texts. */
 export const DISPLAY_NAME: string = host.displayName;
+/** Why the workspace sandbox cannot wrap this host's tools (SPEC P-12), from host.json. */
+export const SANDBOX_UNSUPPORTED: string = host.sandboxUnsupported;

@@ -14,6 +14,7 @@ export type {
   AttemptModel,
   AttemptOutcome,
   FoundSession,
+  HostSandbox,
   HostSnapshot,
   PlatformSessionRef,
   TurnAdapter,

@@ -39,8 +39,9 @@ export function turnRpcHandlers(agentName: string, platform: Platform): TurnRpcH
       if (o.allow === true) return o.always ? { allow: true, always: true } : { allow: true };
       return { allow: false, reason: o.reason };
     },
-    askQuestion: async (t, params) => {
-      const o = await t.ask(params.questions);
+    askQuestion: async (t, params, call) => {
+      // A caller that hangs up (a hook its host timed out) ends the wait: the question is withdrawn.
+      const o = await t.ask(params.questions, { signal: call.signal });
       if (!o.ok) throw new Error(o.error);
       return o.answers;
     },

@@ -19,7 +19,7 @@ import {
 import type { Hooks, PluginInput } from '@opencode-ai/plugin';
 import type { OpencodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION } from './constants.js';
-import { PLATFORM } from './host.js';
+import { PLATFORM, SANDBOX_UNSUPPORTED } from './host.js';
 import { listSessionsSnapshot, type OpencodeClient, readCatalogue } from './opencode-facts.js';
 import { type OpencodeEvent, PermissionSeam } from './permissions.js';
 import { opencodeMailTools } from './tools.js';
@@ -80,6 +80,7 @@ export class OpencodeBridge {
       onPermanentStartError: 'retry',
       adapter: {
         snapshot: () => this.#snapshot(),
+        sandbox: { unsupported: SANDBOX_UNSUPPORTED },
         turns: opencodeTurns({
           client,
           tracker: this.#tracker,

@@ -11,6 +11,7 @@ import { HEARTBEAT_MAX_SESSIONS } from '@agentmail/protocol';
 import type { ZcodeBridgeConfig } from './config.js';
 import { BRIDGE_VERSION, PLATFORM } from './constants.js';
 import type { ZcodeEvent } from './events.js';
+import { SANDBOX_UNSUPPORTED } from './host.js';
 import { selfCheck } from './self-check.js';
 import { zcodeTurns } from './turns.js';
 import { readZcodeModels, readZcodeSessions } from './zcode-home.js';
@@ -43,6 +44,7 @@ export function createZcodeBridge(config: ZcodeBridgeConfig, options: ZcodeBridg
     enforcement: options.enforcement,
     recheck: (signal) => selfCheck(config, signal),
     turns: (emit, setup) => zcodeTurns(config, emit, setup),
+    sandbox: { unsupported: SANDBOX_UNSUPPORTED },
     snapshot: {
       sessions: async () => readZcodeSessions(config.zcodeHome, HEARTBEAT_MAX_SESSIONS),
       models: async () => readZcodeModels(config.zcodeHome),

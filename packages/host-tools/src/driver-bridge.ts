@@ -13,6 +13,7 @@ import {
   type BridgeLogger,
   createBridge,
   type EmitEvent,
+  type HostSandbox,
   readSnapshotParts,
   type SnapshotReaders,
   type TurnAdapter,
@@ -43,6 +44,8 @@ export interface DriverBridgeOptions<H extends { type: string }> {
   turns: (emit: EmitEvent<H>, setup: () => Promise<SetupCheckResult>) => TurnAdapter;
   /** The heartbeat's sessions and models (a reader that throws omits its part: `snapshot_partial`). */
   snapshot: SnapshotReaders;
+  /** How the host's turns can be sandboxed, or why not (SPEC P-12). @default the kit's "not wrapped" */
+  sandbox?: HostSandbox;
 }
 
 /**
@@ -79,6 +82,7 @@ export function createDriverBridge<H extends DriverEvent | { type: string }>(
         for (const run of sweepHostRuns(hostRunsDir(options.config.dataDir)))
           bridge?.emit({ type: 'leftover_run', ...run });
       },
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       async snapshot() {
         // G-25: a part that cannot be read is omitted, not sent empty.
         const parts = await readSnapshotParts(options.snapshot, (e) => bridge?.emit(e));

@@ -149,6 +149,11 @@ export const HostDescriptor = z.strictObject({
   guardedTools: z.array(z.string().min(1)).min(1),
   /** Where {@link guardedTools} come from (the host version and source files read). */
   guardedToolsSource: z.string().min(1),
+  /**
+   * Why the workspace sandbox cannot wrap this host's tools (SPEC P-12), reported as
+   * `sandbox: unverified: <this>`; absent when the bridge confines them (pi).
+   */
+  sandboxUnsupported: z.string().min(1).max(300).optional(),
   service: HostService,
   /** How the plugin reaches the host. */
   plugin: PluginStep,

@@ -956,6 +956,8 @@ export async function heartbeatShowsAgent(stack: Stack, adapter: HostHarness): P
     platform: adapter.platform,
     online: true,
   });
+  // SPEC P-12: every heartbeat says the sandbox's state, why when it is not verified (off here).
+  expect(contact?.sandbox, 'the heartbeat says the workspace sandbox state').toMatch(/^unverified: .+/);
 
   const absent = `absent-model-${task.split('.')[1] ?? 'x'}`;
   const models = [...stack.model.models, absent];
@@ -1398,7 +1400,7 @@ export const CONFORMANCE_SCENARIOS: readonly ConformanceScenario[] = [
     id: 'heartbeat-contents',
     title:
       'after start the Gateway shows the agent online, its platform, the scripted catalogue, native enforcement',
-    rules: ['G-25', 'G-26', 'P-8', 'B-1'],
+    rules: ['G-25', 'G-26', 'P-8', 'P-12', 'B-1'],
     run: heartbeatShowsAgent,
     host: 'shared',
   },
