@@ -375,6 +375,9 @@ describe('first visit', () => {
     // what counts is the next load of the sign-in page, which asks the Gateway nothing.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    // Such a request may still be on its way when the sign-in page shows (a CI run saw its 401
+    // land after this point): wait until the page has nothing left in flight.
+    await page.waitForLoadState('networkidle');
     problems.console.length = 0;
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
