@@ -88,7 +88,7 @@ export async function buildApp(options: GatewayOptions, hooks: BuildAppHooks = {
   const lock = acquireDataDirLock(prepareDataDir(config.dataDir));
   let db: GatewayDb | undefined;
   try {
-    db = await openDatabase(config.dataDir);
+    db = await openDatabase(config.dataDir, { databaseUrl: config.databaseUrl });
     return await assemble(config, hooks, db, lock);
   } catch (err) {
     await db?.destroy();

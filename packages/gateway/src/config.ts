@@ -33,6 +33,12 @@ export const DEFAULT_REQUESTS_PER_MINUTE = 1_200;
 export interface GatewayOptions {
   /** Directory holding the SQLite file and the blobs; created when missing. */
   dataDir: string;
+  /**
+   * PostgreSQL connection URL (`postgres://user@host:5432/db`): the store lives there instead of
+   * the SQLite file (the data directory still holds the blobs and the lock); several Gateways may
+   * share one database. `agentmail serve --database` or `AGENTMAIL_DATABASE_URL`. @default SQLite
+   */
+  databaseUrl?: string;
   /** Time source (tests inject one). @default Date.now */
   clock?: Clock;
   /** @default DEFAULT_MAX_ROUNDS */
@@ -86,6 +92,7 @@ export interface GatewayOptions {
 /** {@link GatewayOptions} with every default filled. */
 export interface ResolvedConfig {
   dataDir: string;
+  databaseUrl: string | undefined;
   clock: Clock;
   defaultMaxRounds: number;
   hopLimit: number;
@@ -121,6 +128,7 @@ function originOf(url: string): string {
 export function resolveConfig(options: GatewayOptions): ResolvedConfig {
   return {
     dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl || undefined,
     clock: options.clock ?? (() => Date.now()),
     defaultMaxRounds: options.defaultMaxRounds ?? DEFAULT_MAX_ROUNDS,
     hopLimit: options.hopLimit ?? DEFAULT_HOP_LIMIT,

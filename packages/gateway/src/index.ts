@@ -29,12 +29,19 @@ export {
 } from './data-dir.js';
 export {
   type ConstraintViolation,
+  checkDatabaseUrl,
   constraintViolation,
+  DatabaseUrlError,
   type GatewayDb,
   isUniqueViolation,
   migrateToLatest,
   openDatabase,
+  POSTGRES_POOL_SIZE,
+  redactDatabaseUrl,
   SQLITE_FILE_NAME,
+  type StoreDialect,
+  type StoreOptions,
+  storeDialect,
 } from './db/database.js';
 export type { Database } from './db/schema.js';
 export {

@@ -3,7 +3,7 @@
  */
 
 import { newUserToken } from './auth.js';
-import { type GatewayDb, openDatabase } from './db/database.js';
+import { type GatewayDb, openDatabase, type StoreOptions } from './db/database.js';
 import { newId } from './ids.js';
 
 /** Name of the admin user created on first start. @default 'admin' */
@@ -17,7 +17,8 @@ export interface InitResult {
 
 /**
  * Create the admin user in an open store when it has no user yet, in one transaction. Returns
- * the admin token only when it created the user; `{}` otherwise.
+ * the admin token only when it created the user; `{}` otherwise. One conditional insert ("no
+ * user yet", name free): of several Gateways starting on one database, exactly one creates it.
  *
  * `agentmail serve` calls it on the app's store only once the server listens, so a start that
  * fails (a busy port) neither uses up nor prints a token: the next start creates it.
@@ -26,13 +27,24 @@ export interface InitResult {
  */
 export async function createAdminIfMissing(db: GatewayDb, nowMs: number = Date.now()): Promise<InitResult> {
   return db.transaction().execute(async (trx) => {
-    const any = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
-    if (any) return {};
     const id = newId('u', nowMs);
-    await trx
+    const created = await trx
       .insertInto('users')
-      .values({ id, name: ADMIN_USER_NAME, is_admin: 1, created_at: nowMs })
-      .execute();
+      .columns(['id', 'name', 'is_admin', 'created_at'])
+      .expression(
+        trx
+          .selectNoFrom((eb) => [
+            eb.cast<string>(eb.val(id), 'text').as('id'),
+            eb.cast<string>(eb.val(ADMIN_USER_NAME), 'text').as('name'),
+            eb.cast<number>(eb.val(1), 'integer').as('is_admin'),
+            eb.cast<number>(eb.val(nowMs), 'bigint').as('created_at'),
+          ])
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('id')))),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!created) return {};
     return { adminToken: await newUserToken(trx, id, nowMs) };
   });
 }
@@ -46,8 +58,12 @@ export async function createAdminIfMissing(db: GatewayDb, nowMs: number = Date.n
  * @throws DataDirError `AM_GW_DATA_DIR_INVALID` when the directory can not be used
  * @example const { adminToken } = await initDataDir('./.data'); if (adminToken) console.log(adminToken);
  */
-export async function initDataDir(dataDir: string, nowMs: number = Date.now()): Promise<InitResult> {
-  const db = await openDatabase(dataDir);
+export async function initDataDir(
+  dataDir: string,
+  options: StoreOptions & { nowMs?: number } = {},
+): Promise<InitResult> {
+  const { nowMs = Date.now(), ...store } = options;
+  const db = await openDatabase(dataDir, store);
   try {
     return await createAdminIfMissing(db, nowMs);
   } finally {

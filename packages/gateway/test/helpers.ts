@@ -9,6 +9,7 @@ import type { SseFrame } from '@agentmail/shared-policy/client';
 import type { FastifyInstance } from 'fastify';
 import { onTestFinished } from 'vitest';
 import { type BuildAppHooks, buildApp, type GatewayOptions, initDataDir } from '../src/index.js';
+import { testDatabaseFor } from './helpers/postgres.js';
 import { connectSse, rawRequest } from './helpers/processes.js';
 
 export interface TestGateway {
@@ -45,7 +46,9 @@ export async function startGateway(
   hooks: BuildAppHooks = {},
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agentmail-gw-'));
-  const init = await initDataDir(dataDir);
+  // The gateway-postgres project: a database of its own per data directory.
+  const databaseUrl = options.databaseUrl ?? (await testDatabaseFor(dataDir));
+  const init = await initDataDir(dataDir, { databaseUrl });
   const adminToken = init.adminToken ?? options.adminToken ?? '';
   const app = await buildApp(
     {
@@ -55,6 +58,7 @@ export async function startGateway(
       checkResponses: true,
       ...options,
       dataDir,
+      ...(databaseUrl === undefined ? {} : { databaseUrl }),
     },
     hooks,
   );

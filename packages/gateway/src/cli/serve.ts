@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Locale, resolveLocale } from '@agentmail/shared-policy';
 import type { Command } from 'commander';
+import { checkDatabaseUrl, type DatabaseUrlError, redactDatabaseUrl } from '../db/database-url.js';
 import type { buildApp } from '../index.js';
 import { type CliContext, parseIntOption } from './context.js';
 import { CliError } from './errors.js';
@@ -42,6 +43,8 @@ export interface ServeTarget {
   port: number;
   host: string;
   dataDir: string;
+  /** The PostgreSQL URL, when the store is there. */
+  databaseUrl?: string | undefined;
 }
 
 function causes(err: unknown): Array<{ code: string; syscall: string; message: string }> {
@@ -80,6 +83,19 @@ export function serveFailure(err: unknown, target: ServeTarget): { message: stri
       ...(typeof suggestion === 'string' ? { suggestion } : {}),
     };
   }
+  const urlError = has('AM_GW_DATABASE_URL_INVALID');
+  if (urlError) {
+    const suggestion = (err as { suggestion?: unknown }).suggestion;
+    return {
+      message: `${lead}: --database: ${urlError.message}`,
+      ...(typeof suggestion === 'string' ? { suggestion } : {}),
+    };
+  }
+  if (target.databaseUrl !== undefined) {
+    const where = redactDatabaseUrl(target.databaseUrl);
+    const pg = postgresFailure(chain, where);
+    if (pg) return { message: `${lead}: ${pg.message}`, suggestion: pg.suggestion };
+  }
   if (has('EADDRINUSE'))
     return {
       message: `${lead}: port ${target.port} on ${target.host} is already in use`,
@@ -114,6 +130,39 @@ export function serveFailure(err: unknown, target: ServeTarget): { message: stri
       suggestion: `give this user write access to ${target.dataDir}, or choose another directory with --data-dir`,
     };
   return { message: `${lead}: ${first}` };
+}
+
+/**
+ * Why PostgreSQL refused or could not be reached, from the driver's codes (SQLSTATE or errno);
+ * undefined for a cause that is not the database's.
+ */
+function postgresFailure(
+  chain: Array<{ code: string; syscall: string; message: string }>,
+  where: string,
+): { message: string; suggestion: string } | undefined {
+  const codes = new Set(chain.map((c) => c.code));
+  const fix = 'check --database (or AGENTMAIL_DATABASE_URL)';
+  if (codes.has('ECONNREFUSED') || codes.has('ENOTFOUND') || codes.has('EAI_AGAIN') || codes.has('ETIMEDOUT'))
+    return {
+      message: `PostgreSQL at ${where} can not be reached (${[...codes].filter(Boolean).join(', ')})`,
+      suggestion: `start PostgreSQL there, or ${fix}`,
+    };
+  if (codes.has('28P01') || codes.has('28000'))
+    return {
+      message: `PostgreSQL at ${where} refused the user or password`,
+      suggestion: `${fix}: the user, its password, and pg_hba.conf`,
+    };
+  if (codes.has('3D000'))
+    return {
+      message: `the database of ${where} does not exist`,
+      suggestion: 'create it first (createdb, or CREATE DATABASE …), then start again',
+    };
+  if (codes.has('42501'))
+    return {
+      message: `the PostgreSQL user of ${where} may not create the Gateway's tables`,
+      suggestion: 'give it ownership of the database (ALTER DATABASE … OWNER TO …), then start again',
+    };
+  return undefined;
 }
 
 /** Resolves on the first SIGINT or SIGTERM; `cancel()` removes the listeners. */
@@ -154,6 +203,7 @@ function webOptions(
 /** The flags of `serve` as commander parses them. */
 interface ServeOptions {
   dataDir?: string;
+  database?: string;
   port?: string;
   host?: string;
   logLevel?: string;
@@ -173,8 +223,12 @@ interface ServeOptions {
 export function registerServeCommand(program: Command, ctx: CliContext): void {
   program
     .command('serve')
-    .description('run the Gateway (embedded SQLite under the data directory)')
+    .description('run the Gateway (embedded SQLite under the data directory, or PostgreSQL)')
     .option('--data-dir <dir>', 'data directory (env AGENTMAIL_DATA_DIR; default ~/.local/share/agentmail)')
+    .option(
+      '--database <url>',
+      'keep the store in PostgreSQL instead of SQLite, e.g. postgres://agentmail@127.0.0.1:5432/agentmail (env AGENTMAIL_DATABASE_URL); several Gateways may share it',
+    )
     .option('-p, --port <port>', `port (env AGENTMAIL_PORT; default ${DEFAULT_PORT}; 0 picks a free one)`)
     .option('--host <host>', `interface to bind (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)`)
     .option('--log-level <level>', `${LOG_LEVELS.join(' | ')} (default info)`)
@@ -202,6 +256,8 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
 /** What `serve` was asked for, its options and environment checked. */
 interface ServeSettings {
   dataDir: string;
+  /** PostgreSQL URL; undefined: SQLite in the data directory. */
+  databaseUrl: string | undefined;
   port: number;
   host: string;
   logLevel: LogLevel;
@@ -212,6 +268,15 @@ interface ServeSettings {
 /** @throws CliError `AM_CLI_USAGE` naming the option */
 function serveSettings(opts: ServeOptions, env: NodeJS.ProcessEnv): ServeSettings {
   const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
+  const databaseUrl = (opts.database ?? env.AGENTMAIL_DATABASE_URL) || undefined;
+  if (databaseUrl !== undefined) {
+    try {
+      checkDatabaseUrl(databaseUrl);
+    } catch (err) {
+      const e = err as DatabaseUrlError;
+      throw new CliError('USAGE', `option "--database": ${e.message}`, { suggestion: e.suggestion });
+    }
+  }
   const port = parseIntOption('--port', opts.port ?? env.AGENTMAIL_PORT ?? String(DEFAULT_PORT), 0, 65535);
   const host = opts.host ?? DEFAULT_HOST;
   const logLevel = (opts.logLevel ?? 'info') as LogLevel;
@@ -225,7 +290,7 @@ function serveSettings(opts: ServeOptions, env: NodeJS.ProcessEnv): ServeSetting
     opts.requestsPerMinute === undefined
       ? undefined
       : parseIntOption('--requests-per-minute', opts.requestsPerMinute, 0, 1_000_000);
-  return { dataDir, port, host, logLevel, rpm };
+  return { dataDir, databaseUrl, port, host, logLevel, rpm };
 }
 
 /** Run the Gateway until SIGINT/SIGTERM: start it, say where it listens, close it. */
@@ -244,9 +309,18 @@ async function serve(ctx: CliContext, opts: ServeOptions, json: boolean): Promis
       io.out(`admin token (shown once, keep it): ${adminToken}`);
     }
   }
-  if (json) printJsonLine(io.out, { event: 'listening', url, data_dir: dataDir });
+  const store = settings.databaseUrl === undefined ? undefined : redactDatabaseUrl(settings.databaseUrl);
+  if (json)
+    printJsonLine(io.out, {
+      event: 'listening',
+      url,
+      data_dir: dataDir,
+      ...(store === undefined ? {} : { database: store }),
+    });
   else {
-    io.out(`AgentMail Gateway listening on ${url} (data in ${dataDir})`);
+    io.out(
+      `AgentMail Gateway listening on ${url} (data in ${dataDir}${store === undefined ? '' : `, store in ${store}`})`,
+    );
     io.out(`log in: agentmail login --url ${url} --token <token>`);
     if (app.gateway.config.webDir !== false) io.out(`web mailbox: ${url}/ (sign in with your token)`);
   }
@@ -273,7 +347,7 @@ async function startServing(
   settings: ServeSettings,
   stopped: { cancel: () => void },
 ): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; url: string; adminToken: string | undefined }> {
-  const { dataDir, port, host, logLevel, rpm } = settings;
+  const { dataDir, databaseUrl, port, host, logLevel, rpm } = settings;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     // Loaded here, not at the top: the client commands never pay for Fastify and SQLite.
@@ -281,6 +355,7 @@ async function startServing(
     // Checks the data directory and takes its lock before anything is written in it.
     app = await server.buildApp({
       dataDir,
+      ...(databaseUrl === undefined ? {} : { databaseUrl }),
       logLevel,
       checkResponses: opts.checkResponses === true,
       locale: serveLocale(opts.locale, env),
@@ -296,7 +371,7 @@ async function startServing(
   } catch (err) {
     stopped.cancel();
     await app?.close().catch(() => {}); // releases the store and the data-directory lock
-    const failure = serveFailure(err, { port, host, dataDir });
+    const failure = serveFailure(err, { port, host, dataDir, databaseUrl });
     throw new CliError('SERVE_FAILED', failure.message, {
       ...(failure.suggestion === undefined ? {} : { suggestion: failure.suggestion }),
       cause: err,

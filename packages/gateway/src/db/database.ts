@@ -1,11 +1,13 @@
 /**
  * Opening the store: Kysely over better-sqlite3, one file under the data directory (the embedded
- * default). Also the one mapper from driver constraint errors to dialect-neutral kinds.
+ * default), or over PostgreSQL (`pg`) when a database URL is given — the same migrations and
+ * queries on both. Also the one mapper from driver constraint errors to dialect-neutral kinds.
  */
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import { prepareDataDir } from '../data-dir.js';
+import { checkDatabaseUrl } from './database-url.js';
 import { migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -15,25 +17,77 @@ export const SQLITE_FILE_NAME = 'agentmail.sqlite';
 /** How long a writer waits on a locked SQLite file before failing (ms). @default 5000 */
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
+export { checkDatabaseUrl, DatabaseUrlError, redactDatabaseUrl } from './database-url.js';
+
+/** Connections a Gateway keeps open to PostgreSQL (one pool per Gateway). @default 10 */
+export const POSTGRES_POOL_SIZE = 10;
+
 /** The typed Kysely handle of the Gateway store. */
 export type GatewayDb = Kysely<Database>;
 
-/**
- * Open (creating if needed) the SQLite store under `dataDir` and apply pending migrations.
- * Sets WAL, `foreign_keys=ON` and `busy_timeout` on the connection.
- *
- * @param dataDir - absolute or relative directory; checked and created when missing
- * @throws DataDirError `AM_GW_DATA_DIR_INVALID` when the directory can not be used (see
- *   `prepareDataDir`); Error when a migration fails (the store is left at the last good migration)
- * @example const db = await openDatabase('./.data'); … await db.destroy();
- */
-export async function openDatabase(dataDir: string): Promise<GatewayDb> {
+/** Which database a store runs on. */
+export type StoreDialect = 'sqlite' | 'postgres';
+
+/** Where the store lives besides the data directory. */
+export interface StoreOptions {
+  /**
+   * A PostgreSQL connection URL (`postgres://user@host:5432/db`, also `postgresql://`); without
+   * it the store is the SQLite file in the data directory.
+   */
+  databaseUrl?: string | undefined;
+}
+
+const dialects = new WeakMap<object, StoreDialect>();
+
+/** The dialect of a store opened by {@link openDatabase} (`sqlite` for any other handle). */
+export function storeDialect(db: Kysely<unknown> | GatewayDb): StoreDialect {
+  return dialects.get(db) ?? 'sqlite';
+}
+
+async function openPostgres(url: string): Promise<GatewayDb> {
+  checkDatabaseUrl(url);
+  const pg = (await import('pg')).default;
+  // int8 (bigint ms timestamps, count(*)) as numbers: every value we store fits in 2^53.
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === pg.types.builtins.INT8
+        ? (v: string) => Number(v)
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString: url, max: POSTGRES_POOL_SIZE, types });
+  // An idle client losing its server (restart, failover) must not crash the Gateway.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  dialects.set(db, 'postgres');
+  return db;
+}
+
+function openSqlite(dataDir: string): GatewayDb {
   const sqlite = new SqliteDatabase(join(prepareDataDir(dataDir), SQLITE_FILE_NAME));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  dialects.set(db, 'sqlite');
+  return db;
+}
+
+/**
+ * Open the store and apply pending migrations: the SQLite file under `dataDir` (created if
+ * needed; WAL, `foreign_keys=ON`, `busy_timeout`), or the PostgreSQL database of
+ * `options.databaseUrl` (a pool of {@link POSTGRES_POOL_SIZE}; concurrent starts of several
+ * Gateways migrate once, under Kysely's migration lock).
+ *
+ * @param dataDir - absolute or relative directory; checked and created when missing (SQLite)
+ * @throws DataDirError `AM_GW_DATA_DIR_INVALID` when the directory can not be used (see
+ *   `prepareDataDir`); DatabaseUrlError `AM_GW_DATABASE_URL_INVALID` for a URL that is not a
+ *   PostgreSQL one; the driver's error when PostgreSQL can not be reached; Error when a
+ *   migration fails (the store is left at the last good migration)
+ * @example const db = await openDatabase('./.data'); … await db.destroy();
+ */
+export async function openDatabase(dataDir: string, options: StoreOptions = {}): Promise<GatewayDb> {
+  const db = options.databaseUrl ? await openPostgres(options.databaseUrl) : openSqlite(dataDir);
   try {
     await migrateToLatest(db);
   } catch (err) {

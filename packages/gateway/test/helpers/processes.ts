@@ -7,6 +7,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { type SseFrame, SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { request } from 'undici';
+import { testDatabaseFor } from './postgres.js';
 
 /** Result of a finished child process. */
 export interface RunResult {
@@ -91,6 +92,28 @@ export function startServe(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = CHILD_TIMEOUT_MS,
+): Promise<ServeProcess> {
+  return (async () => {
+    // The gateway-postgres project: the child's store is a database of its own per data directory.
+    const at = args.indexOf('--data-dir');
+    const dataDir = at >= 0 ? args[at + 1] : env.AGENTMAIL_DATA_DIR;
+    const databaseUrl = dataDir === undefined ? undefined : await testDatabaseFor(dataDir);
+    return spawnServe(
+      mainJs,
+      args,
+      databaseUrl === undefined || env.AGENTMAIL_DATABASE_URL !== undefined
+        ? env
+        : { ...env, AGENTMAIL_DATABASE_URL: databaseUrl },
+      timeoutMs,
+    );
+  })();
+}
+
+function spawnServe(
+  mainJs: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
 ): Promise<ServeProcess> {
   // Every Gateway a test starts checks its answers against the protocol schemas (checkResponses).
   const child = spawn(process.execPath, [mainJs, 'serve', '--check-responses', ...args], {
