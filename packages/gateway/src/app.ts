@@ -14,6 +14,7 @@ import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, type ResolvedConfig, resol
 import type { GatewayContext } from './context.js';
 import { acquireDataDirLock, type DataDirLock, prepareDataDir } from './data-dir.js';
 import { type GatewayDb, openDatabase } from './db/database.js';
+import { postgresWakeups } from './db/postgres-wakeups.js';
 import { GatewayError } from './errors.js';
 import { EventHub } from './event-hub.js';
 import {
@@ -103,15 +104,25 @@ async function assemble(
   db: GatewayDb,
   lock: DataDirLock,
 ): Promise<FastifyInstance> {
+  const app = createServer(config, hooks);
+  // Gateways sharing a PostgreSQL database wake each other's streams (SPEC G-42).
+  const wakeups =
+    config.databaseUrl === undefined
+      ? undefined
+      : postgresWakeups({
+          url: config.databaseUrl,
+          db,
+          onError: (err) => app.log.warn({ err }, 'event listener connection lost; reconnecting'),
+        });
   const hub = new EventHub({
     db,
     clock: config.clock,
+    ...(wakeups ? { wakeups } : {}),
     maxPerStream: config.eventLogMaxPerStream,
     keepaliveMs: config.sseKeepaliveMs,
     ...(config.checkResponses ? { checkEvent } : {}),
   });
   const blobs = new BlobStore(config.dataDir);
-  const app = createServer(config, hooks);
   const ctx: GatewayContext = { db, hub, blobs, config, log: app.log };
   if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
   app.decorate('gateway', ctx);
@@ -139,6 +150,7 @@ async function assemble(
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
     try {
+      await wakeups?.close();
       await db.destroy();
     } finally {
       lock.release();

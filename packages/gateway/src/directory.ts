@@ -17,7 +17,7 @@ import type { GatewayContext } from './context.js';
 import { iso } from './context.js';
 import { GatewayError } from './errors.js';
 import { presenceOf } from './presence.js';
-import { sessionById } from './sessions.js';
+import { lockAgent, sessionById } from './sessions.js';
 
 /** A JSON array column, or [] when it holds anything else. */
 export function parseJsonArray(text: string): unknown[] {
@@ -176,7 +176,8 @@ export async function suggestAddresses(
 
 /**
  * Naming sync (SPEC B-11): rename a session of the agent (suffix on collision) and/or set its
- * title; answers the final alias.
+ * title; answers the final alias. Under the agent's lock, so renames and new sessions of one
+ * agent on several Gateways never pick the same alias.
  * @throws GatewayError `AM_GW_NOT_FOUND`, `AM_GW_BAD_REQUEST` (alias not valid)
  */
 export async function syncSession(
@@ -187,6 +188,8 @@ export async function syncSession(
   title: string | undefined,
 ): Promise<SessionSyncResponse> {
   return ctx.db.transaction().execute(async (trx) => {
+    // The agent's lock first: the free alias read below stays free until this commits (G-5).
+    await lockAgent(trx, agentName);
     const session = await sessionById(trx, sessionId);
     if (!session || session.agent_name !== agentName)
       throw new GatewayError('NOT_FOUND', `agent "${agentName}" has no session "${sessionId}"`);

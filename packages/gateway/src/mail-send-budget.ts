@@ -68,9 +68,11 @@ export async function chargeSend(
     return;
   }
   if (!sender) return;
+  // The round first: its guarded update locks the sender's session row until commit, so two sends
+  // of one session (on any Gateway of the store) check the hop limit one after the other.
+  if (!isFreeSend(actor, input, recipients)) await spendRound(trx, now, sender);
   // G-33: a relay into agents is refused at the session's hop limit.
   if (input.relay !== undefined && agents.length > 0) await checkHopLimit(trx, sender);
-  if (!isFreeSend(actor, input, recipients)) await spendRound(trx, now, sender);
 }
 
 async function checkHopLimit(trx: Db, session: SessionRow): Promise<void> {
@@ -87,28 +89,36 @@ async function checkHopLimit(trx: Db, session: SessionRow): Promise<void> {
     );
 }
 
-/** Spend one round of the session, read fresh in the transaction; the row is updated in place. */
+/**
+ * Spend one round of the session: one guarded update (`rounds_used < max_rounds`), so concurrent
+ * sends never overspend; the row is updated in place.
+ * @throws GatewayError `AM_GW_BUDGET_EXHAUSTED` (409)
+ */
 async function spendRound(trx: Db, now: number, session: SessionRow): Promise<void> {
+  const spent = await trx
+    .updateTable('sessions')
+    .set((eb) => ({ rounds_used: eb('rounds_used', '+', 1), updated_at: now }))
+    .where('id', '=', session.id)
+    .where((eb) => eb('rounds_used', '<', eb.ref('max_rounds')))
+    .returning(['rounds_used', 'max_rounds'])
+    .executeTakeFirst();
+  if (spent) {
+    session.rounds_used = spent.rounds_used;
+    session.max_rounds = spent.max_rounds;
+    return;
+  }
   const fresh = await trx
     .selectFrom('sessions')
     .select(['rounds_used', 'max_rounds'])
     .where('id', '=', session.id)
     .executeTakeFirstOrThrow();
-  if (fresh.rounds_used >= fresh.max_rounds)
-    throw new GatewayError(
-      'BUDGET_EXHAUSTED',
-      `the round budget of session "${session.alias ?? session.id}" is spent (${fresh.rounds_used}/${fresh.max_rounds})`,
-      {
-        detail: 'every send but a relay to a person spends one round (SPEC G-31); the relay key was not kept',
-        suggestion: 'finish and report to the person; a mail from a person refills the budget',
-        extra: { rounds_used: fresh.rounds_used, max_rounds: fresh.max_rounds },
-      },
-    );
-  await trx
-    .updateTable('sessions')
-    .set((eb) => ({ rounds_used: eb('rounds_used', '+', 1), updated_at: now }))
-    .where('id', '=', session.id)
-    .execute();
-  session.rounds_used = fresh.rounds_used + 1;
-  session.max_rounds = fresh.max_rounds;
+  throw new GatewayError(
+    'BUDGET_EXHAUSTED',
+    `the round budget of session "${session.alias ?? session.id}" is spent (${fresh.rounds_used}/${fresh.max_rounds})`,
+    {
+      detail: 'every send but a relay to a person spends one round (SPEC G-31); the relay key was not kept',
+      suggestion: 'finish and report to the person; a mail from a person refills the budget',
+      extra: { rounds_used: fresh.rounds_used, max_rounds: fresh.max_rounds },
+    },
+  );
 }

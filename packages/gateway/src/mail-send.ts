@@ -9,7 +9,7 @@
 import { RELAY_KEY_MAX_BYTES } from '@agentmail/protocol';
 import { subjectForSend } from '@agentmail/shared-policy';
 import type { Actor, Db, GatewayContext } from './context.js';
-import { isUniqueViolation } from './db/database.js';
+import { isUniqueViolation, runTransaction } from './db/database.js';
 import { GatewayError } from './errors.js';
 import type { EventBatch } from './event-hub.js';
 import { actorSessionFor, canSeeAttachment, mailRow } from './mail-access.js';
@@ -47,10 +47,15 @@ export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInp
       suggestion: 'clamp the key with clampRelayKey() of @agentmail/shared-policy (SPEC G-32)',
       extra: { field: 'relay_key' },
     });
-  const batch: EventBatch = [];
+  let batch: EventBatch = [];
   let result: SendResult;
   try {
-    result = await ctx.db.transaction().execute((trx) => sendInTransaction(ctx, trx, actor, input, batch));
+    // Sessions of several agents are locked on the way (their creation, the sender's round): a
+    // deadlock with another send runs the transaction again.
+    result = await runTransaction(ctx.db, (trx) => {
+      batch = [];
+      return sendInTransaction(ctx, trx, actor, input, batch);
+    });
   } catch (err) {
     // Two sends with one relay key raced past the duplicate check: the unique constraint decided.
     if (input.relay_key !== undefined && isUniqueViolation(err, 'relay_key')) {

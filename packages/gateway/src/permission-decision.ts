@@ -64,11 +64,34 @@ async function markQuestionMailRead(trx: Db, mailId: string, now: number): Promi
     .execute();
 }
 
+/** The refusal for deciding a request that no longer waits (decided, withdrawn or expired). */
+function notPending(id: string, row: PermissionRow): GatewayError {
+  if (row.status === 'withdrawn' || row.status === 'expired')
+    return new GatewayError(
+      'NO_LONGER_WAITING',
+      `permission request "${id}" is no longer waiting: ${row.status === 'expired' ? 'its bridge started again' : 'the asking call stopped waiting'}`,
+      {
+        detail: 'deciding it now changes nothing; the agent asks again if it still needs the answer',
+        suggestion: 'look for a newer request from the same agent',
+        extra: { status: row.status },
+      },
+    );
+  return new GatewayError(
+    'ALREADY_DECIDED',
+    `permission request "${id}" was already decided (${row.decision ?? ''})`,
+    {
+      suggestion: 'ask the agent to file a new request if the situation changed',
+    },
+  );
+}
+
 /**
  * Decide a request: store the decision and note, mark the question mail read, and deliver
  * `permission_decision` to every stream of the asking agent (and the person's own stream).
+ * The write is conditional on the request still pending, so of concurrent decisions (on one or
+ * several Gateways) exactly one is stored and delivered.
  * @throws GatewayError `AM_GW_NOT_FOUND` (not addressed to this person), `AM_GW_ALREADY_DECIDED`
- *   (409), `AM_GW_BAD_REQUEST` (approval words for a question or answers for an approval)
+ *   (409), `AM_GW_NO_LONGER_WAITING` (withdrawn or expired), `AM_GW_BAD_REQUEST` (approval words for a question or answers for an approval)
  */
 export async function decidePermission(
   ctx: GatewayContext,
@@ -83,24 +106,7 @@ export async function decidePermission(
       throw new GatewayError('NOT_FOUND', `permission request "${id}" not found`, {
         suggestion: 'list your pending requests: GET /api/v1/me/permissions?status=pending',
       });
-    if (row.status === 'withdrawn' || row.status === 'expired')
-      throw new GatewayError(
-        'NO_LONGER_WAITING',
-        `permission request "${id}" is no longer waiting: ${row.status === 'expired' ? 'its bridge started again' : 'the asking call stopped waiting'}`,
-        {
-          detail: 'deciding it now changes nothing; the agent asks again if it still needs the answer',
-          suggestion: 'look for a newer request from the same agent',
-          extra: { status: row.status },
-        },
-      );
-    if (row.status !== 'pending')
-      throw new GatewayError(
-        'ALREADY_DECIDED',
-        `permission request "${id}" was already decided (${row.decision ?? ''})`,
-        {
-          suggestion: 'ask the agent to file a new request if the situation changed',
-        },
-      );
+    if (row.status !== 'pending') throw notPending(id, row);
     let wire: string;
     let answers: string[] = [];
     if (input.answers !== undefined) {
@@ -130,13 +136,23 @@ export async function decidePermission(
     }
     const note = input.note ?? '';
     const now = ctx.config.clock();
-    // The note is stored before anyone is woken (SPEC P-6).
-    await trx
+    // The note is stored before anyone is woken (SPEC P-6). Conditional: of two deciders (two
+    // Gateways, or a withdrawal) racing past the read above, one writes; the other is told why.
+    const decided = await trx
       .updateTable('permissions')
       .set({ status: 'decided', decision: wire, note, answers: JSON.stringify(answers), decided_at: now })
       .where('id', '=', id)
       .where('status', '=', 'pending')
-      .execute();
+      .returning('id')
+      .executeTakeFirst();
+    if (!decided) {
+      const current = await trx
+        .selectFrom('permissions')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      throw notPending(id, current);
+    }
     await markQuestionMailRead(trx, row.mail_id, now);
     const asker: Actor = { kind: 'agent', name: row.agent_name };
     const decider: Actor = { kind: 'user', id: user.id, name: user.name };
@@ -164,7 +180,8 @@ export async function decidePermission(
 /**
  * End pending requests that nobody waits for any more: mark them `status`, mark their question
  * mails read (nothing to answer), and tell each person on their stream (`permission_withdrawn`),
- * so a web page drops them at once and a late answer gets "no longer waiting".
+ * so a web page drops them at once and a late answer gets "no longer waiting". Answers how many
+ * it ended (a row decided meanwhile is left as it is).
  */
 async function endRequests(
   trx: Db,
@@ -173,8 +190,9 @@ async function endRequests(
   rows: readonly PermissionRow[],
   status: 'withdrawn' | 'expired',
   reason: string,
-): Promise<void> {
+): Promise<number> {
   const now = ctx.config.clock();
+  let ended = 0;
   for (const row of rows) {
     const r = await trx
       .updateTable('permissions')
@@ -184,6 +202,7 @@ async function endRequests(
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) continue; // decided meanwhile
+    ended++;
     await markQuestionMailRead(trx, row.mail_id, now);
     const event: PermissionWithdrawnEvent = {
       request_id: row.id,
@@ -193,6 +212,7 @@ async function endRequests(
     };
     await ctx.hub.append(trx, batch, userStream(row.target_user_id), 'permission_withdrawn', event);
   }
+  return ended;
 }
 
 /**
@@ -238,8 +258,7 @@ export async function expirePendingRequests(ctx: GatewayContext, agentName: stri
       .where('agent_name', '=', agentName)
       .where('status', '=', 'pending')
       .execute();
-    await endRequests(trx, batch, ctx, rows, 'expired', 'restart');
-    return rows.length;
+    return endRequests(trx, batch, ctx, rows, 'expired', 'restart');
   });
   ctx.hub.publish(batch);
   return count;

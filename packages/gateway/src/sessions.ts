@@ -70,9 +70,9 @@ async function checkSessionRate(ctx: GatewayContext, db: Db, agentName: string):
 }
 
 /**
- * Give a session its first free alias of `candidates`, only if it has none yet (SPEC G-5: safe
- * under races — the update is conditional on `alias IS NULL` and the (agent, alias) pair is
- * unique).
+ * Give a session its first free alias of `candidates`, only if it has none yet (SPEC G-5). Call
+ * under the agent's lock ({@link lockAgent}): the free alias read then stays free until commit;
+ * the update is conditional on `alias IS NULL`, and the (agent, alias) pair is unique.
  */
 export async function assignAlias(
   db: Db,
@@ -108,6 +108,28 @@ function suffixed(base: string): string[] {
   return out;
 }
 
+/**
+ * Take the agent's row lock for the rest of the transaction: session creation, its rate window
+ * and alias choice of one agent happen one at a time on every Gateway of the store (a
+ * no-change UPDATE locks the row on PostgreSQL and takes the write lock on SQLite).
+ * @throws GatewayError `AM_GW_UNKNOWN_RECIPIENT` when no such agent is registered
+ */
+export async function lockAgent(db: Db, agentName: string): Promise<void> {
+  const r = await db
+    .updateTable('agents')
+    .set((eb) => ({ platform: eb.ref('agents.platform') }))
+    .where('name', '=', agentName)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0)
+    throw new GatewayError('UNKNOWN_RECIPIENT', `no agent is named "${agentName}"`, {
+      suggestion: 'check the address; `agentmail status` lists the agents',
+    });
+}
+
+/**
+ * Insert a session under the agent's lock, after the rate check. Undefined when its default key
+ * or platform id is taken (another send or heartbeat created it first): the caller reads that one.
+ */
 async function insertSession(
   ctx: GatewayContext,
   db: Db,
@@ -119,7 +141,8 @@ async function insertSession(
     title: string;
     seed: NewSessionSeed;
   },
-): Promise<SessionRow> {
+): Promise<SessionRow | undefined> {
+  await lockAgent(db, fields.agentName);
   await checkSessionRate(ctx, db, fields.agentName);
   const now = ctx.config.clock();
   const row: SessionRow = {
@@ -138,8 +161,13 @@ async function insertSession(
     created_at: now,
     updated_at: now,
   };
-  await db.insertInto('sessions').values(row).execute();
-  return row;
+  const inserted = await db
+    .insertInto('sessions')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted ? row : undefined;
 }
 
 /** The default session of (agent, path), created on first use (SPEC G-2). */
@@ -151,7 +179,8 @@ export async function defaultSession(
   seed: NewSessionSeed,
 ): Promise<{ session: SessionRow; created: boolean }> {
   const key = `${agentName}\n${path}`;
-  const found = await db.selectFrom('sessions').selectAll().where('default_key', '=', key).executeTakeFirst();
+  const byKey = () => db.selectFrom('sessions').selectAll().where('default_key', '=', key).executeTakeFirst();
+  const found = await byKey();
   if (found) return { session: found, created: false };
   const session = await insertSession(ctx, db, {
     agentName,
@@ -161,7 +190,11 @@ export async function defaultSession(
     title: '',
     seed,
   });
-  return { session, created: true };
+  if (session) return { session, created: true };
+  // Created meanwhile by a concurrent send (this or another Gateway): that one is the default.
+  const raced = await byKey();
+  if (!raced) throw new Error(`default session ${JSON.stringify(key)} neither inserted nor found`);
+  return { session: raced, created: false };
 }
 
 /**
@@ -183,6 +216,7 @@ export async function newSession(
     title: seed.subject,
     seed,
   });
+  if (!session) throw new Error('a new session has no unique key to collide on');
   const candidates =
     seed.requestedAlias !== undefined && isValidAlias(seed.requestedAlias)
       ? [...suffixed(seed.requestedAlias), ...aliasCandidates(agentName, seed.subject, session.id.slice(-16))]
@@ -203,12 +237,14 @@ export async function adoptPlatformSession(
   entry: PlatformSession,
   seed: NewSessionSeed,
 ): Promise<SessionRow> {
-  const existing = await db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('agent_name', '=', agentName)
-    .where('platform_id', '=', entry.platform_id)
-    .executeTakeFirst();
+  const adopted = () =>
+    db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('agent_name', '=', agentName)
+      .where('platform_id', '=', entry.platform_id)
+      .executeTakeFirst();
+  const existing = await adopted();
   if (existing) return existing;
   const session = await insertSession(ctx, db, {
     agentName,
@@ -218,6 +254,13 @@ export async function adoptPlatformSession(
     title: entry.title ?? '',
     seed,
   });
+  if (!session) {
+    // Adopted meanwhile (a send naming it, or a heartbeat on another Gateway).
+    const raced = await adopted();
+    if (!raced)
+      throw new Error(`platform session ${JSON.stringify(entry.platform_id)} neither adopted nor found`);
+    return raced;
+  }
   const slug = entry.slug ?? entry.title ?? '';
   const folded = aliasCandidates(agentName, '', session.id.slice(-16)); // fallback list
   const slugBase = isValidAlias(slug) ? slug : '';

@@ -18,6 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from './helpers/cli-build.js';
 import { runCliInProcess } from './helpers/cli-in-process.js';
+import { storeEnv } from './helpers/postgres.js';
 import {
   callApi,
   cleanEnv,
@@ -383,7 +384,7 @@ describe('keys, tokens, presence, models (items 12, 14, 15)', () => {
     const local = await run(
       process.execPath,
       [mainJs, '--json', 'admin', 'reset-token', '--data-dir', dataDir],
-      { env },
+      { env: { ...env, ...(await storeEnv(dataDir)) } },
     );
     expect(local.code, local.stderr).toBe(0);
     const fresh = (JSON.parse(local.stdout) as { token: string }).token;

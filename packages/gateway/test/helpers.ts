@@ -82,6 +82,29 @@ export async function startGateway(
   };
 }
 
+/**
+ * `n` Gateways on one store (the gateway-postgres project: one new database; each Gateway with a
+ * data directory of its own), closed when the current test finishes.
+ * @throws Error on SQLite, where a store has one Gateway
+ */
+export async function startGateways(
+  n: number,
+  options: Partial<GatewayOptions> = {},
+): Promise<TestGateway[]> {
+  const first = await startGateway(options);
+  onTestFinished(() => first.close());
+  const databaseUrl = first.app.gateway.config.databaseUrl;
+  if (databaseUrl === undefined)
+    throw new Error('several Gateways on one store need PostgreSQL (the gateway-postgres project)');
+  const all = [first];
+  for (let i = 1; i < n; i++) {
+    const gw = await startGateway({ ...options, databaseUrl, adminToken: first.adminToken });
+    onTestFinished(() => gw.close());
+    all.push(gw);
+  }
+  return all;
+}
+
 export interface ApiResult<T = Record<string, unknown>> {
   status: number;
   body: T;

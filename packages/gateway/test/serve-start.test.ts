@@ -265,3 +265,48 @@ describe('serve failures say what to do, per cause', () => {
     });
   });
 });
+
+describe('serve --database (PostgreSQL)', () => {
+  it(
+    'a URL that is not PostgreSQL is a usage error naming --database, before anything starts',
+    async () => {
+      const dataDir = join(tmp, 'db-usage');
+      const r = await run(
+        process.execPath,
+        [mainJs, 'serve', '--data-dir', dataDir, '--port', '0', '--database', 'mysql://u:secret@db/x'],
+        { env, timeoutMs: 30_000 },
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('option "--database": the database URL must start with postgres://');
+      expect(r.stderr).not.toContain('secret');
+      expect(existsSync(dataDir), 'nothing written').toBe(false);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'an unreachable server is named without its password, with what to do',
+    async () => {
+      // A port nobody listens on: bound and closed again.
+      const probe = createServer();
+      await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+      const port = (probe.address() as { port: number }).port;
+      await new Promise<void>((done) => probe.close(() => done()));
+      const r = await run(
+        process.execPath,
+        [mainJs, 'serve', '--data-dir', join(tmp, 'db-down'), '--port', '0'],
+        {
+          env: { ...env, AGENTMAIL_DATABASE_URL: `postgres://am:hunter2@127.0.0.1:${port}/mail` },
+          timeoutMs: 30_000,
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `PostgreSQL at postgres://am:***@127.0.0.1:${port}/mail can not be reached (ECONNREFUSED)`,
+      );
+      expect(r.stderr).toContain('start PostgreSQL there, or check --database (or AGENTMAIL_DATABASE_URL)');
+      expect(r.stderr).not.toContain('hunter2');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});

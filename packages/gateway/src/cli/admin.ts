@@ -121,32 +121,47 @@ export function modelLines(res: AllowedModelsResponse, justSet: readonly string[
 /** `agentmail admin reset-token`: a new token for a user, written into the data directory itself. */
 async function localResetToken(
   ctx: CliContext,
-  opts: { dataDir?: string; user?: string },
+  opts: { dataDir?: string; database?: string; user?: string },
   json: boolean,
 ): Promise<void> {
   const dataDir = resolve(ctx.io.cwd ?? process.cwd(), opts.dataDir ?? defaultDataDir(ctx.io.env));
+  const databaseUrl = (opts.database ?? ctx.io.env.AGENTMAIL_DATABASE_URL) || undefined;
   const user = opts.user ?? 'admin';
   // Loaded here: the store is only for this command (and serve), not for the client commands.
-  const [{ SQLITE_FILE_NAME, openDatabase }, { resetUserToken }] = await Promise.all([
+  const [{ SQLITE_FILE_NAME, openDatabase, redactDatabaseUrl }, { resetUserToken }] = await Promise.all([
     import('../db/database.js'),
     import('../accounts.js'),
   ]);
-  // Never create a store: a mistyped directory must not become an empty Gateway.
-  if (!existsSync(join(dataDir, SQLITE_FILE_NAME)))
+  // Never create a store: a mistyped directory (or URL) must not become an empty Gateway.
+  if (databaseUrl === undefined && !existsSync(join(dataDir, SQLITE_FILE_NAME)))
     throw new CliError('DATA_DIR_INVALID', `${dataDir} holds no Gateway data (no ${SQLITE_FILE_NAME})`, {
       suggestion:
-        'pass the directory the Gateway runs on: agentmail admin reset-token --data-dir <dir> (serve --data-dir)',
+        'pass the directory the Gateway runs on: agentmail admin reset-token --data-dir <dir> (serve --data-dir); a Gateway on PostgreSQL: --database <url>',
     });
-  const db = await openDatabase(dataDir);
+  const where = databaseUrl === undefined ? dataDir : redactDatabaseUrl(databaseUrl);
+  const db = await openDatabase(dataDir, { databaseUrl, mustExist: true }).catch((err: unknown) => {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'AM_GW_STORE_EMPTY')
+      throw new CliError('DATA_DIR_INVALID', `${where} holds no Gateway data`, {
+        suggestion:
+          'pass the database the Gateway runs on: agentmail admin reset-token --database <url> (serve --database)',
+      });
+    if (code === 'AM_GW_DATABASE_URL_INVALID')
+      throw new CliError('USAGE', `option "--database": ${(err as Error).message}`, {
+        suggestion: (err as { suggestion?: string }).suggestion ?? '',
+      });
+    throw err;
+  });
   try {
     const reset = await resetUserToken(db, user, Date.now()).catch((err: unknown) => {
       if ((err as { code?: unknown }).code === 'AM_GW_NOT_FOUND')
-        throw new CliError('USAGE', `no user is named "${user}" in ${dataDir}`, {
+        throw new CliError('USAGE', `no user is named "${user}" in ${where}`, {
           suggestion: 'name the user with --user <name> (the first admin is "admin")',
         });
       throw err;
     });
-    if (json) return printJson(ctx.io, { ...reset, data_dir: dataDir });
+    if (json)
+      return printJson(ctx.io, { ...reset, data_dir: dataDir, ...(databaseUrl ? { database: where } : {}) });
     ctx.io.out(`new token for ${oneLine(reset.name)} (shown once, keep it): ${reset.token}`);
     ctx.io.out(
       `${reset.revoked_tokens} older token(s) no longer work; a running Gateway takes the new one at once`,
@@ -171,8 +186,12 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
       '--data-dir <dir>',
       'the Gateway data directory (env AGENTMAIL_DATA_DIR; default ~/.local/share/agentmail)',
     )
+    .option(
+      '--database <url>',
+      'the PostgreSQL database of a Gateway run with serve --database (env AGENTMAIL_DATABASE_URL)',
+    )
     .option('--user <name>', 'whose token (default admin)')
-    .action(async (opts: { dataDir?: string; user?: string }, cmd: Command) => {
+    .action(async (opts: { dataDir?: string; database?: string; user?: string }, cmd: Command) => {
       await localResetToken(ctx, opts, ctx.globals(cmd).json === true);
     });
 }

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import { prepareDataDir } from '../data-dir.js';
 import { checkDatabaseUrl } from './database-url.js';
 import { migrationProvider } from './migrations.js';
@@ -35,6 +35,12 @@ export interface StoreOptions {
    * it the store is the SQLite file in the data directory.
    */
   databaseUrl?: string | undefined;
+  /**
+   * Refuse a PostgreSQL database without the Gateway's tables instead of creating them (recovery
+   * commands: a mistyped URL must not become an empty Gateway), with an Error whose `code` is
+   * `AM_GW_STORE_EMPTY`. @default false
+   */
+  mustExist?: boolean;
 }
 
 const dialects = new WeakMap<object, StoreDialect>();
@@ -89,6 +95,13 @@ function openSqlite(dataDir: string): GatewayDb {
 export async function openDatabase(dataDir: string, options: StoreOptions = {}): Promise<GatewayDb> {
   const db = options.databaseUrl ? await openPostgres(options.databaseUrl) : openSqlite(dataDir);
   try {
+    if (options.mustExist && options.databaseUrl) {
+      const found = await sql<{ t: string | null }>`select to_regclass('users')::text as t`.execute(db);
+      if (!found.rows[0]?.t)
+        throw Object.assign(new Error('the database holds no Gateway data (no users table)'), {
+          code: 'AM_GW_STORE_EMPTY',
+        });
+    }
     await migrateToLatest(db);
   } catch (err) {
     await db.destroy();
@@ -165,4 +178,35 @@ export function isUniqueViolation(err: unknown, ...columns: string[]): boolean {
 export function isBusyError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === '40001' || code === '55P03';
+}
+
+/**
+ * True when PostgreSQL aborted a transaction that may simply run again: a deadlock between two
+ * transactions locking the same rows in opposite order (40P01), or a serialization failure
+ * (40001).
+ */
+export function isRetryableTransactionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/** How often {@link runTransaction} runs a transaction that PostgreSQL aborted as retryable. @default 3 */
+export const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * Run `work` in a transaction; when PostgreSQL aborts it as a deadlock or serialization failure
+ * ({@link isRetryableTransactionError}), run it again (up to {@link TRANSACTION_ATTEMPTS} in all).
+ * `work` must start from scratch each time (nothing it did survives a rollback).
+ */
+export async function runTransaction<T>(
+  db: GatewayDb,
+  work: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (err) {
+      if (attempt >= TRANSACTION_ATTEMPTS || !isRetryableTransactionError(err)) throw err;
+    }
+  }
 }

@@ -143,3 +143,12 @@ export async function createDatabase(admin: string, name: string): Promise<strin
   }
   return withDatabase(admin, name);
 }
+
+/**
+ * The environment that points a CLI command at `dataDir`'s store: `AGENTMAIL_DATABASE_URL` in the
+ * gateway-postgres project, nothing on SQLite.
+ */
+export async function storeEnv(dataDir: string): Promise<Record<string, string>> {
+  const url = await testDatabaseFor(dataDir);
+  return url === undefined ? {} : { AGENTMAIL_DATABASE_URL: url };
+}
