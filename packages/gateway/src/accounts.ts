@@ -4,11 +4,44 @@
  */
 import type { AgentKeysResponse, ResetTokenResponse } from '@agentmail/protocol';
 import { newUserToken } from './auth.js';
-import type { GatewayContext } from './context.js';
+import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
 import { type GatewayDb, isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
+
+/**
+ * Claim `name` for a person or an agent in the shared namespace (SPEC G-12): one conditional
+ * insert, so of several Gateways claiming it at once exactly one kind wins. Claiming a name of
+ * the same kind again is fine (`created: false`).
+ * @throws GatewayError `AM_GW_CONFLICT` when the other kind holds the name
+ */
+export async function claimName(
+  trx: Db,
+  name: string,
+  kind: 'user' | 'agent',
+  now: number,
+): Promise<{ created: boolean }> {
+  const claimed = await trx
+    .insertInto('names')
+    .values({ name, kind, created_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .returning('name')
+    .executeTakeFirst();
+  if (claimed) return { created: true };
+  const holder = await trx
+    .selectFrom('names')
+    .select('kind')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
+  if (holder.kind !== kind)
+    throw new GatewayError(
+      'CONFLICT',
+      `the name "${name}" belongs to ${holder.kind === 'agent' ? 'an agent' : 'a person'}`,
+      { suggestion: 'people and agents share one namespace: choose another name' },
+    );
+  return { created: false };
+}
 
 /**
  * Create a user with a fresh token (shown once, stored hashed).
@@ -21,9 +54,9 @@ export async function createUser(
 ): Promise<{ token: string; id: string }> {
   try {
     return await ctx.db.transaction().execute(async (trx) => {
-      const agent = await trx.selectFrom('agents').select('name').where('name', '=', name).executeTakeFirst();
-      if (agent) throw new GatewayError('CONFLICT', `the name "${name}" belongs to an agent`);
       const now = ctx.config.clock();
+      const { created } = await claimName(trx, name, 'user', now);
+      if (!created) throw new GatewayError('CONFLICT', `a user named "${name}" exists`);
       const id = newId('u', now);
       await trx
         .insertInto('users')
@@ -37,27 +70,32 @@ export async function createUser(
   }
 }
 
-/** Issue an agent key bound to `agentName` (shown once, stored hashed; SPEC G-12). */
+/**
+ * Issue an agent key bound to `agentName` (shown once, stored hashed; SPEC G-12); the first key
+ * claims the name for an agent.
+ * @throws GatewayError `AM_GW_CONFLICT` when a person has the name
+ */
 export async function issueAgentKey(
   ctx: GatewayContext,
   agentName: string,
 ): Promise<{ keyId: string; key: string }> {
-  const user = await ctx.db.selectFrom('users').select('id').where('name', '=', agentName).executeTakeFirst();
-  if (user) throw new GatewayError('CONFLICT', `the name "${agentName}" belongs to a person`);
   const now = ctx.config.clock();
   const key = newSecret('amk');
   const keyId = newId('k', now);
-  await ctx.db
-    .insertInto('agent_keys')
-    .values({
-      id: keyId,
-      agent_name: agentName,
-      key_hash: hashSecret(key),
-      created_at: now,
-      revoked_at: null,
-      last_used_at: null,
-    })
-    .execute();
+  await ctx.db.transaction().execute(async (trx) => {
+    await claimName(trx, agentName, 'agent', now);
+    await trx
+      .insertInto('agent_keys')
+      .values({
+        id: keyId,
+        agent_name: agentName,
+        key_hash: hashSecret(key),
+        created_at: now,
+        revoked_at: null,
+        last_used_at: null,
+      })
+      .execute();
+  });
   return { keyId, key };
 }
 

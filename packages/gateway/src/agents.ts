@@ -11,10 +11,11 @@ import {
   heartbeatUnknownFields,
   type RegisterResponse,
 } from '@agentmail/protocol';
+import { claimName } from './accounts.js';
 import type { Db, GatewayContext } from './context.js';
 import { iso } from './context.js';
 import { parseJsonArray } from './directory.js';
-import { GatewayError } from './errors.js';
+import { GatewayError, isGatewayError } from './errors.js';
 
 /**
  * Register an agent (idempotent; a later call updates the platform and version, unless
@@ -29,11 +30,13 @@ export async function registerAgent(
   keepExisting = false,
 ): Promise<RegisterResponse> {
   return ctx.db.transaction().execute(async (trx) => {
-    const user = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst();
-    if (user)
-      throw new GatewayError('CONFLICT', `the name "${name}" belongs to a person`, {
-        suggestion: 'issue the agent a key under another name',
-      });
+    await claimName(trx, name, 'agent', ctx.config.clock()).catch((err: unknown) => {
+      throw isGatewayError(err)
+        ? new GatewayError('CONFLICT', err.message, {
+            suggestion: 'issue the agent a key under another name',
+          })
+        : err;
+    });
     const existing = await trx
       .selectFrom('agents')
       .select(['name', 'meta', 'platform'])
@@ -50,6 +53,7 @@ export async function registerAgent(
     if (existing) {
       await trx.updateTable('agents').set({ platform, meta }).where('name', '=', name).execute();
     } else {
+      // Two first registrations racing: the second finds the row the first inserted.
       await trx
         .insertInto('agents')
         .values({
@@ -63,6 +67,7 @@ export async function registerAgent(
           models: '[]',
           meta,
         })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ platform, meta }))
         .execute();
     }
     return { name, platform, created: existing === undefined, heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS };
@@ -184,10 +189,20 @@ export async function setAllowedModels(
   models: readonly string[],
 ): Promise<AllowedModelsResponse> {
   const unique = [...new Set(models)];
+  // Upsert by position, then drop the positions past the end: two admins saving at once (on two
+  // Gateways) serialise on the rows instead of colliding on the key; the later save wins.
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('allowed_models').where('platform', '=', platform).execute();
     for (const [position, model_key] of unique.entries())
-      await trx.insertInto('allowed_models').values({ platform, position, model_key }).execute();
+      await trx
+        .insertInto('allowed_models')
+        .values({ platform, position, model_key })
+        .onConflict((oc) => oc.columns(['platform', 'position']).doUpdateSet({ model_key }))
+        .execute();
+    await trx
+      .deleteFrom('allowed_models')
+      .where('platform', '=', platform)
+      .where('position', '>=', unique.length)
+      .execute();
   });
   return allowedModelsView(ctx, platform);
 }

@@ -206,4 +206,43 @@ describe('several Gateways on one PostgreSQL store', () => {
       .map((r) => r.status === 'sent' && r.session_alias);
     expect(new Set(aliases).size).toBe(8);
   });
+
+  it('one name claimed at once as a person and as an agent on two Gateways: exactly one kind gets it', async () => {
+    const [a, b] = await startGateways(2);
+    if (!a || !b) throw new Error('two gateways');
+    for (let i = 0; i < 5; i++) {
+      const name = `n${i}`;
+      const got = await Promise.all([
+        api(a, 'POST', '/admin/users', a.adminToken, { name }),
+        api(b, 'POST', '/admin/agent-keys', b.adminToken, { agent_name: name }),
+        api(b, 'POST', '/admin/users', b.adminToken, { name }),
+        api(a, 'POST', '/admin/agent-keys', a.adminToken, { agent_name: name }),
+      ]);
+      const users = got.filter((r, k) => k % 2 === 0 && r.status === 200).length;
+      const keys = got.filter((r, k) => k % 2 === 1 && r.status === 200).length;
+      expect(got.map((r) => r.status).every((st) => st === 200 || st === 409)).toBe(true);
+      // A person once, or an agent (that may hold two keys): never both.
+      expect(users === 1 ? keys : users, `${name}: users ${users}, agent keys ${keys}`).toBe(0);
+    }
+  });
+
+  it("two admins saving a platform's models at once on two Gateways: one whole selection wins, no error", async () => {
+    const [a, b] = await startGateways(2);
+    if (!a || !b) throw new Error('two gateways');
+    const put = (gw: TestGateway, models: string[]) =>
+      api(gw, 'PUT', '/admin/platforms/pi/models', gw.adminToken, { models });
+    const one = ['p/a', 'p/b', 'p/c'];
+    const two = ['q/x', 'q/y'];
+    for (let i = 0; i < 4; i++) {
+      const got = await Promise.all([put(a, one), put(b, two), put(a, two), put(b, one)]);
+      expect(got.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const now = await a.app.gateway.db
+        .selectFrom('allowed_models')
+        .select('model_key')
+        .where('platform', '=', 'pi')
+        .orderBy('position')
+        .execute();
+      expect([one, two]).toContainEqual(now.map((r) => r.model_key));
+    }
+  });
 });

@@ -3,7 +3,7 @@
  * dialect-neutral: text ids, `bigint` millisecond timestamps, 0/1 integers for booleans, JSON as
  * text, no autoincrement — so the same migrations run on SQLite and PostgreSQL.
  */
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 // Migrations must not depend on the current Database type: old migrations see old schemas.
 type AnyDb = Kysely<unknown>;
@@ -294,6 +294,34 @@ const m0005: Migration = {
   },
 };
 
+/**
+ * `names`: the namespace people and agents share, one row per name with its kind, so a name is
+ * claimed by one conditional insert on several Gateways at once (no "is it a person?" read before
+ * writing an agent). Filled from the people, then the registered agents, then names only an agent
+ * key holds.
+ */
+const m0006: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('names')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await sql`insert into names (name, kind, created_at) select name, 'user', created_at from users`.execute(
+      db,
+    );
+    await sql`insert into names (name, kind, created_at)
+      select name, 'agent', registered_at from agents where name not in (select name from names)`.execute(db);
+    await sql`insert into names (name, kind, created_at)
+      select agent_name, 'agent', min(created_at) from agent_keys
+      where agent_name not in (select name from names) group by agent_name`.execute(db);
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('names').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
@@ -301,6 +329,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_presence_key_use': m0003,
   '0004_mode_enforcement_reason': m0004,
   '0005_agent_sandbox': m0005,
+  '0006_names': m0006,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

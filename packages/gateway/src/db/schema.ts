@@ -196,7 +196,18 @@ export interface WebSessionsTable {
 }
 
 /** The Gateway database. */
+/**
+ * The one namespace of people and agents (SPEC G-12): a name is claimed once, by a person or by
+ * an agent, with a conditional insert on its primary key (0006).
+ */
+export interface NamesTable {
+  name: string;
+  kind: 'user' | 'agent';
+  created_at: number;
+}
+
 export interface Database {
+  names: NamesTable;
   users: UsersTable;
   user_tokens: UserTokensTable;
   agents: AgentsTable;
