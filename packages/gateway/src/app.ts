@@ -24,6 +24,7 @@ import {
   JSON_BODY_MAX_BYTES,
   PATH_PARAM_MAX_CHARS,
 } from './http.js';
+import { sweepIdempotencyKeys } from './idempotency.js';
 import { hashSecret } from './ids.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agent.js';
@@ -139,6 +140,10 @@ async function assemble(
       sweepBlobs(db, blobs, config.clock).then(
         (r) => app.log.info({ ...r }, 'blob sweep'),
         (err: unknown) => app.log.error({ err }, 'blob sweep failed'),
+      );
+      sweepIdempotencyKeys(db, config.clock()).then(
+        (removed) => app.log.info({ event: 'idempotency_sweep', removed }, 'idempotency keys swept'),
+        (err: unknown) => app.log.error({ err }, 'idempotency key sweep failed'),
       );
     }, BLOB_SWEEP_INTERVAL_MS);
     timer.unref();

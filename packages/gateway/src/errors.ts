@@ -22,6 +22,7 @@ export const GATEWAY_ERRORS = {
   NO_PERSON_REACHABLE: { code: 'AM_GW_NO_PERSON_REACHABLE', status: 409, error: 'no_person_reachable' },
   ALREADY_DECIDED: { code: 'AM_GW_ALREADY_DECIDED', status: 409, error: 'conflict' },
   NO_LONGER_WAITING: { code: 'AM_GW_NO_LONGER_WAITING', status: 409, error: 'conflict' },
+  IDEMPOTENCY_KEY_REUSED: { code: 'AM_GW_IDEMPOTENCY_KEY_REUSED', status: 409, error: 'conflict' },
   ORIGIN_REFUSED: { code: 'AM_GW_ORIGIN_REFUSED', status: 403, error: 'forbidden' },
   PAYLOAD_TOO_LARGE: { code: 'AM_GW_PAYLOAD_TOO_LARGE', status: 413, error: 'payload_too_large' },
   URI_TOO_LONG: { code: 'AM_GW_URI_TOO_LONG', status: 414, error: 'invalid_request' },

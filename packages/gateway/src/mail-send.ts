@@ -12,6 +12,7 @@ import type { Actor, Db, GatewayContext } from './context.js';
 import { isUniqueViolation, runTransaction } from './db/database.js';
 import { GatewayError } from './errors.js';
 import type { EventBatch } from './event-hub.js';
+import { answerAfterRace, type IdempotencyClaim, storeAnswer, storedAnswer } from './idempotency.js';
 import { actorSessionFor, canSeeAttachment, mailRow } from './mail-access.js';
 import { chargeSend, isFreeSend } from './mail-send-budget.js';
 import { appendNewMailEvents } from './mail-send-events.js';
@@ -30,14 +31,22 @@ export type { SendInput, SendResult } from './mail-send-types.js';
  * run and the thread all use that session), else from its session of `reply_to`, else from its
  * default session.
  *
+ * With `claim` (an `Idempotency-Key`, SPEC G-41) the answer is stored with the mail, and a repeat
+ * answers it again without sending.
+ *
  * @returns `{status: 'sent', …}` or `{status: 'duplicate_relay', mail_id}` (SPEC G-32)
  * @throws GatewayError `AM_GW_BAD_REQUEST` (bad address, relay key too long, person to person),
  *   `AM_GW_UNKNOWN_RECIPIENT` / `AM_GW_UNKNOWN_ALIAS` / `AM_GW_UNKNOWN_ATTACHMENT` /
  *   `AM_GW_NOT_FOUND` (404, also an unknown `from_session_id`), `AM_GW_FORBIDDEN` (403,
  *   `from_session_id` of another agent), `AM_GW_BUDGET_EXHAUSTED` / `AM_GW_HOP_LIMIT` (409),
- *   `AM_GW_SESSION_RATE_LIMIT` (429)
+ *   `AM_GW_SESSION_RATE_LIMIT` (429), `AM_GW_IDEMPOTENCY_KEY_REUSED` (409)
  */
-export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInput): Promise<SendResult> {
+export async function sendMail(
+  ctx: GatewayContext,
+  actor: Actor,
+  input: SendInput,
+  claim?: IdempotencyClaim,
+): Promise<SendResult> {
   // Every subject stored, from a person, an agent, a relay or a forward, holds no control
   // character; a send without one gets the one rule's subject (from the body's first line), so the
   // CLI, the web, the agents and every "Re:" show the same.
@@ -54,9 +63,12 @@ export async function sendMail(ctx: GatewayContext, actor: Actor, input: SendInp
     // deadlock with another send runs the transaction again.
     result = await runTransaction(ctx.db, (trx) => {
       batch = [];
-      return sendInTransaction(ctx, trx, actor, input, batch);
+      return sendInTransaction(ctx, trx, actor, input, batch, claim);
     });
   } catch (err) {
+    // A repeat with the same Idempotency-Key committed first (another Gateway): its answer.
+    const first = await answerAfterRace<SendResult>(ctx.db, claim, err, ctx.config.clock());
+    if (first) return first;
     // Two sends with one relay key raced past the duplicate check: the unique constraint decided.
     if (input.relay_key !== undefined && isUniqueViolation(err, 'relay_key')) {
       const prior = await ctx.db
@@ -79,8 +91,25 @@ async function sendInTransaction(
   actor: Actor,
   input: SendInput,
   batch: EventBatch,
+  claim: IdempotencyClaim | undefined,
 ): Promise<SendResult> {
   const now = ctx.config.clock();
+  // G-41: a repeat of a stored send answers what the first one answered and creates nothing.
+  const stored = claim && (await storedAnswer<SendResult>(trx, claim, now));
+  if (stored) return stored;
+  const result = await sendOnce(ctx, trx, actor, input, batch, now);
+  if (claim) await storeAnswer(trx, claim, result, now);
+  return result;
+}
+
+async function sendOnce(
+  ctx: GatewayContext,
+  trx: Db,
+  actor: Actor,
+  input: SendInput,
+  batch: EventBatch,
+  now: number,
+): Promise<SendResult> {
   const prior = await priorRelay(trx, actor, input);
   if (prior !== undefined) return { status: 'duplicate_relay', mail_id: prior };
   const attachmentIds = await attachmentsToLink(trx, actor, input);

@@ -17,6 +17,7 @@ import type { Db, GatewayContext, SessionRow } from './context.js';
 import { isUniqueViolation } from './db/database.js';
 import { GatewayError } from './errors.js';
 import { type EventBatch, userStream } from './event-hub.js';
+import { answerAfterRace, type IdempotencyClaim, storeAnswer, storedAnswer } from './idempotency.js';
 import { newId } from './ids.js';
 import { PERMISSION_KIND } from './mail-views.js';
 import { addressIn, sessionById } from './sessions.js';
@@ -145,6 +146,7 @@ export async function requestPermission(
   ctx: GatewayContext,
   agentName: string,
   input: PermissionInput,
+  claim?: IdempotencyClaim,
 ): Promise<PermissionRequestResponse> {
   if (Buffer.byteLength(input.relay_key, 'utf8') > RELAY_KEY_MAX_BYTES)
     throw new GatewayError('BAD_REQUEST', `field "relay_key": longer than ${RELAY_KEY_MAX_BYTES} bytes`, {
@@ -153,12 +155,20 @@ export async function requestPermission(
     });
   const batch: EventBatch = [];
   try {
-    const result = await ctx.db
-      .transaction()
-      .execute((trx) => fileRequest(ctx, trx, batch, agentName, input));
+    const result = await ctx.db.transaction().execute(async (trx) => {
+      // G-41: a repeat of a stored request answers the first answer and files nothing.
+      const now = ctx.config.clock();
+      const stored = claim && (await storedAnswer<PermissionRequestResponse>(trx, claim, now));
+      if (stored) return stored;
+      const filed = await fileRequest(ctx, trx, batch, agentName, input);
+      if (claim) await storeAnswer(trx, claim, filed, now);
+      return filed;
+    });
     ctx.hub.publish(batch);
     return result;
   } catch (err) {
+    const first = await answerAfterRace<PermissionRequestResponse>(ctx.db, claim, err, ctx.config.clock());
+    if (first) return first;
     // Two requests with one relay key raced past the duplicate check: the unique constraint decided.
     if (isUniqueViolation(err, 'relay_key')) {
       const prior = await priorRequest(ctx.db, agentName, input.relay_key);

@@ -245,4 +245,23 @@ describe('several Gateways on one PostgreSQL store', () => {
       expect([one, two]).toContainEqual(now.map((r) => r.model_key));
     }
   });
+
+  it('one Idempotency-Key sent at once to two Gateways: one mail, both answers the same', async () => {
+    const [a, b] = await startGateways(2);
+    if (!a || !b) throw new Error('two gateways');
+    await addAgent(a, 'pi');
+    const alice = await addUser(a, 'alice');
+    for (let i = 0; i < 5; i++) {
+      const body = { to: 'pi@/w.new', subject: `t${i}`, body: 'go' };
+      const answers = await Promise.all(
+        [a, b, a, b].map((gw) =>
+          api(gw, 'POST', '/me/mail/send', alice, body, { 'idempotency-key': `same-${i}` }),
+        ),
+      );
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const ids = new Set(answers.map((r) => (r.body as { mail_id: string }).mail_id));
+      expect(ids.size, `round ${i}: one mail`).toBe(1);
+    }
+    expect(await a.app.gateway.db.selectFrom('mails').select('id').execute()).toHaveLength(5);
+  });
 });

@@ -322,6 +322,29 @@ const m0006: Migration = {
   },
 };
 
+/** `idempotency_keys`: the first answer of each send with an `Idempotency-Key` (SPEC G-41). */
+const m0007: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('idempotency_keys')
+      .addColumn('scope', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('response', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('idempotency_keys_pk', ['scope', 'key'])
+      .execute();
+    await db.schema
+      .createIndex('idempotency_keys_created')
+      .on('idempotency_keys')
+      .column('created_at')
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('idempotency_keys').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
@@ -330,6 +353,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004_mode_enforcement_reason': m0004,
   '0005_agent_sandbox': m0005,
   '0006_names': m0006,
+  '0007_idempotency_keys': m0007,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

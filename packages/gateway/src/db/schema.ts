@@ -206,8 +206,21 @@ export interface NamesTable {
   created_at: number;
 }
 
+/** Answers of requests sent with an `Idempotency-Key` (SPEC G-41, 0007). */
+export interface IdempotencyKeysTable {
+  /** Who sent it: `agent:<name>` or `user:<id>`. */
+  scope: string;
+  key: string;
+  /** sha256 of the endpoint, its parameters and its body: a repeat must match it. */
+  fingerprint: string;
+  /** JSON of the first answer. */
+  response: string;
+  created_at: number;
+}
+
 export interface Database {
   names: NamesTable;
+  idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   user_tokens: UserTokensTable;
   agents: AgentsTable;

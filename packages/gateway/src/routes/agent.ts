@@ -10,6 +10,7 @@ import type { Actor, GatewayContext } from '../context.js';
 import { listContacts, suggestAddresses, syncSession } from '../directory.js';
 import { GatewayError } from '../errors.js';
 import { agentStream, parseLastEventId } from '../event-hub.js';
+import { IDEMPOTENCY_HEADER, type IdempotencyClaim, idempotencyClaim } from '../idempotency.js';
 import { actorSessionFor, mailRow } from '../mail-access.js';
 import { sendMail } from '../mail-send.js';
 import { markRead, readInbox, readMail, readThread, sessionParticipants } from '../mail-views.js';
@@ -18,7 +19,7 @@ import { requestPermission } from '../permission-request.js';
 import { markOffline } from '../presence.js';
 import { sessionById } from '../sessions.js';
 import { registerEndpoint } from './endpoint.js';
-import { receiveUpload, sendAttachment } from './shared.js';
+import { receiveUpload, replayed, sendAttachment } from './shared.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,14 +96,19 @@ function mailRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     readThread(ctx.db, actorOf(req), req.params.id, req.query.offset, req.query.limit, req.query.around),
   );
 
-  registerEndpoint(app, ctx, 'send', async (req) => {
+  registerEndpoint(app, ctx, 'send', async (req, reply) => {
     await requireRegistered(ctx.db, agentOf(req).name);
-    return sendMail(ctx, actorOf(req), req.body);
+    const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], actorOf(req), 'send', req.body);
+    return replayed(reply, claim, await sendMail(ctx, actorOf(req), req.body, claim));
   });
 
-  registerEndpoint(app, ctx, 'forward', async (req) => {
+  registerEndpoint(app, ctx, 'forward', async (req, reply) => {
     await requireRegistered(ctx.db, agentOf(req).name);
-    return forwardMail(ctx, actorOf(req), req.params.id, req.body);
+    const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], actorOf(req), 'forward', {
+      id: req.params.id,
+      body: req.body,
+    });
+    return replayed(reply, claim, await forwardMail(ctx, actorOf(req), req.params.id, req.body, claim));
   });
 
   registerEndpoint(app, ctx, 'uploadAttachment', async (req) => {
@@ -117,17 +123,27 @@ function mailRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
 /** Permission and question requests (SPEC G-38, P-9). */
 function permissionRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  registerEndpoint(app, ctx, 'permissionRequest', async (req) => {
+  registerEndpoint(app, ctx, 'permissionRequest', async (req, reply) => {
     const b = req.body;
-    return requestPermission(ctx, agentOf(req).name, {
-      question: b.question,
-      options: b.options,
-      context: b.context ?? '',
-      session_id: b.session_id,
-      relay_key: b.relay_key,
-      kind: b.kind,
-      multi_select: b.multi_select,
-    });
+    const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], actorOf(req), 'permissionRequest', b);
+    return replayed(
+      reply,
+      claim,
+      await requestPermission(
+        ctx,
+        agentOf(req).name,
+        {
+          question: b.question,
+          options: b.options,
+          context: b.context ?? '',
+          session_id: b.session_id,
+          relay_key: b.relay_key,
+          kind: b.kind,
+          multi_select: b.multi_select,
+        },
+        claim,
+      ),
+    );
   });
 
   registerEndpoint(app, ctx, 'permissionWithdraw', async (req) =>
@@ -174,6 +190,7 @@ export async function forwardMail(
   actor: Actor,
   id: string,
   request: ForwardMailRequest,
+  claim?: IdempotencyClaim,
 ) {
   const { to, comment } = request;
   const row = await mailRow(ctx.db, id);
@@ -200,13 +217,18 @@ export async function forwardMail(
   const body = `${comment ?? ''}${comment ? '\n\n' : ''}${header}\n\n${quoted}`;
   // An already forwarded subject keeps its one prefix.
   const prefix = formatText('gateway.forward.subject', { subject: '' }, lc);
-  return sendMail(ctx, actor, {
-    to,
-    subject: row.mail.subject.startsWith(prefix)
-      ? row.mail.subject
-      : formatText('gateway.forward.subject', { subject: row.mail.subject }, lc),
-    body,
-    trustedAttachmentIds: attachments.map((a) => a.attachment_id),
-    ...(request.from_session_id === undefined ? {} : { from_session_id: request.from_session_id }),
-  });
+  return sendMail(
+    ctx,
+    actor,
+    {
+      to,
+      subject: row.mail.subject.startsWith(prefix)
+        ? row.mail.subject
+        : formatText('gateway.forward.subject', { subject: row.mail.subject }, lc),
+      body,
+      trustedAttachmentIds: attachments.map((a) => a.attachment_id),
+      ...(request.from_session_id === undefined ? {} : { from_session_id: request.from_session_id }),
+    },
+    claim,
+  );
 }

@@ -7,6 +7,7 @@ import type { Actor, GatewayContext } from '../context.js';
 import { iso } from '../context.js';
 import { agentsFor, listContacts, suggestAddresses } from '../directory.js';
 import { parseLastEventId, userStream } from '../event-hub.js';
+import { IDEMPOTENCY_HEADER, idempotencyClaim } from '../idempotency.js';
 import { sendMail } from '../mail-send.js';
 import { markRead, readInbox, readMail, readThread } from '../mail-views.js';
 import { decidePermission } from '../permission-decision.js';
@@ -14,7 +15,7 @@ import { listPermissions } from '../permissions.js';
 import { requireSameOrigin, signIn, signOut } from '../web-session.js';
 import { forwardMail } from './agent.js';
 import { registerEndpoint } from './endpoint.js';
-import { receiveUpload, sendAttachment } from './shared.js';
+import { receiveUpload, replayed, sendAttachment } from './shared.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,7 +38,10 @@ function actorOf(req: FastifyRequest): Actor {
 /** Register the `/me` routes (a user token; agent keys are refused, SPEC G-12). */
 export function humanRoutes(ctx: GatewayContext) {
   return async (app: FastifyInstance): Promise<void> => {
-    registerEndpoint(app, ctx, 'meSend', async (req) => sendMail(ctx, actorOf(req), req.body));
+    registerEndpoint(app, ctx, 'meSend', async (req, reply) => {
+      const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], actorOf(req), 'meSend', req.body);
+      return replayed(reply, claim, await sendMail(ctx, actorOf(req), req.body, claim));
+    });
 
     registerEndpoint(app, ctx, 'meInbox', async (req) => readInbox(ctx.db, actorOf(req), req.query));
 
@@ -82,9 +86,13 @@ export function humanRoutes(ctx: GatewayContext) {
 
     registerEndpoint(app, ctx, 'meAgents', async (req) => ({ agents: await agentsFor(ctx, userOf(req)) }));
 
-    registerEndpoint(app, ctx, 'meForward', async (req) =>
-      forwardMail(ctx, actorOf(req), req.params.id, req.body),
-    );
+    registerEndpoint(app, ctx, 'meForward', async (req, reply) => {
+      const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], actorOf(req), 'meForward', {
+        id: req.params.id,
+        body: req.body,
+      });
+      return replayed(reply, claim, await forwardMail(ctx, actorOf(req), req.params.id, req.body, claim));
+    });
 
     // Sign-in is a change made without a session yet: it must come from the web mailbox's own
     // origin too (no login CSRF into someone else's account).

@@ -7,6 +7,7 @@ import { BlobTooLargeError } from '../blobs.js';
 import type { Actor, GatewayContext } from '../context.js';
 import { iso } from '../context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import type { IdempotencyClaim } from '../idempotency.js';
 import { newId } from '../ids.js';
 import { canSeeAttachment } from '../mail-access.js';
 
@@ -164,4 +165,13 @@ export async function sendAttachment(
       )
       .send(ctx.blobs.read(a.blob_key))
   );
+}
+
+/**
+ * The answer of an idempotent endpoint, marked `Idempotent-Replayed: true` when it is the stored
+ * answer of an earlier request with the same `Idempotency-Key` (SPEC G-41).
+ */
+export function replayed<T>(reply: FastifyReply, claim: IdempotencyClaim | undefined, answer: T): T {
+  if (claim?.replayed) reply.header('idempotent-replayed', 'true');
+  return answer;
 }

@@ -158,13 +158,13 @@ function spawnServe(
 /**
  * One raw HTTP request, for tests that send what no client would (a string body, odd headers,
  * any status back): `token` as `Authorization: Bearer`, an object body as JSON, a string as is.
- * Resolves with the status and the JSON body (`undefined` when empty).
+ * Resolves with the status, the answer's headers and the JSON body (`undefined` when empty).
  */
 export async function rawRequest(
   url: string,
   method: string,
   options: { token?: string | undefined; body?: unknown; headers?: Readonly<Record<string, string>> } = {},
-): Promise<{ status: number; body: unknown }> {
+): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let payload: string | undefined;
@@ -178,7 +178,7 @@ export async function rawRequest(
     ...(payload === undefined ? {} : { body: payload }),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
+  return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
 }
 
 /** Call an agent (or any) route with a Bearer token; returns status and parsed JSON body. */
