@@ -12,7 +12,7 @@ import {
   namingStateAfterSync,
   type TurnPlan,
 } from '@agentmail/shared-policy';
-import { type GatewayClient, isTransient } from '@agentmail/shared-policy/client';
+import { type GatewayClient, isTransient, newIdempotencyKey } from '@agentmail/shared-policy/client';
 import type { TurnState } from './active-turn.js';
 import type { AttemptOutcome } from './adapter.js';
 import type { CommitFn } from './turn-gate.js';
@@ -118,12 +118,14 @@ export async function relayReply(
     relay: 'summary' as const,
     relay_key: decision.relayKey,
   };
-  // The relay key makes a resend idempotent (G-32): a transient failure is retried briefly.
+  // The relay key makes a resend idempotent (G-32), and so does one Idempotency-Key for every
+  // attempt (G-41): a transient failure is retried briefly.
+  const idempotencyKey = newIdempotencyKey();
   const sendWithRetry = async (): Promise<Awaited<ReturnType<GatewayClient['send']>>> => {
     for (const delayMs of [0, ...RELAY_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       try {
-        return await state.client.send(body);
+        return await state.client.send(body, { idempotencyKey });
       } catch (err) {
         if (!isTransient(err) || delayMs === RELAY_RETRY_DELAYS_MS.at(-1)) throw err;
       }

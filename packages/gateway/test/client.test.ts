@@ -4,6 +4,7 @@
  * real SQLite file: the endpoint table drives both ends, so what one sends the other takes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { PERSON_EVENT_SCHEMAS, type PersonEvent, routePath } from '@agentmail/protocol';
 import { hasErrorCode } from '@agentmail/shared-policy';
@@ -164,5 +165,54 @@ describe('the typed client against the real Gateway', () => {
       type: 'new_mail',
       data: { from_name: 'pi', from_human: false, subject: 'ping' },
     });
+  });
+});
+
+describe('idempotent sends through a connection that drops the answer (G-41)', () => {
+  it('the client resends with the same Idempotency-Key; the Gateway answers the stored answer: one mail', async () => {
+    gw = await startGateway();
+    const target = new URL(gw.url);
+    await addAgent(gw, 'pi');
+    const aliceToken = await addUser(gw, 'alice');
+    // A proxy that forwards the first request but cuts the connection when its answer comes
+    // back (the Gateway stored the mail; the client saw only a reset), then forwards normally.
+    const keys: string[] = [];
+    let connections = 0;
+    const proxy = createNetServer((client) => {
+      const first = ++connections === 1;
+      const upstream = connect(Number(target.port), target.hostname);
+      client.on('data', (chunk: Buffer) => {
+        const key = /idempotency-key: (\S+)/i.exec(chunk.toString('latin1'))?.[1];
+        if (key) keys.push(key);
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (first) {
+          client.destroy();
+          upstream.destroy();
+        } else client.write(chunk);
+      });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('error', () => {});
+      upstream.on('error', () => {});
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    onTestFinished(() => new Promise<void>((done) => proxy.close(() => done())));
+    const port = (proxy.address() as { port: number }).port;
+    const alice = new PersonApi(
+      new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, token: aliceToken, transport: undiciTransport }),
+    );
+    const sent = await alice.send({ to: 'pi@/w.new', subject: 'once', body: 'only once' });
+    expect(sent.status).toBe('sent');
+    expect(connections).toBe(2);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    const mails = await gw.app.gateway.db.selectFrom('mails').select('id').execute();
+    expect(mails.map((m) => m.id)).toEqual([sent.status === 'sent' ? sent.mail_id : '']);
+    // A read is not resent: no key on it either.
+    expect((await alice.inbox()).mails).toHaveLength(0);
+    expect(keys).toHaveLength(2);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Races of several Gateways on one PostgreSQL store (runs in the gateway-postgres project only:
+ * Races of several Gateways on one PostgreSQL store, SPEC G-42 (the gateway-postgres project only:
  * SQLite has one Gateway per data directory). Each test runs the racing operation on separate
  * stores (separate pools, as separate instances have) at once, and fails on check-then-write code.
  */
@@ -246,7 +246,7 @@ describe('several Gateways on one PostgreSQL store', () => {
     }
   });
 
-  it('one Idempotency-Key sent at once to two Gateways: one mail, both answers the same', async () => {
+  it('one Idempotency-Key (G-41) sent at once to two Gateways: one mail, both answers the same', async () => {
     const [a, b] = await startGateways(2);
     if (!a || !b) throw new Error('two gateways');
     await addAgent(a, 'pi');

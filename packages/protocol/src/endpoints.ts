@@ -84,6 +84,11 @@ interface EndpointBase {
   query?: z.ZodType;
   /** JSON body (strict, except the heartbeat's lenient one, G-11). */
   body?: z.ZodType;
+  /**
+   * Takes an `Idempotency-Key` header (SPEC G-41): a repeat with the same key answers the first
+   * answer and creates nothing. The clients send one on every call and reuse it on a retry.
+   */
+  idempotent?: true;
 }
 
 /** A JSON endpoint: JSON (or a multipart upload) in, a JSON answer described by `response` out. */
@@ -202,6 +207,7 @@ export const ENDPOINTS = {
     path: `${API_PREFIX}/mail/send`,
     auth: 'agent',
     summary: 'Send a mail; relays are idempotent by relay_key (G-31..G-35).',
+    idempotent: true,
     transport: 'json',
     body: SendMailRequest,
     response: SendMailResponse,
@@ -211,6 +217,7 @@ export const ENDPOINTS = {
     path: `${API_PREFIX}/mail/:id/forward`,
     auth: 'agent',
     summary: 'Forward a mail, quoting it and its attachments.',
+    idempotent: true,
     transport: 'json',
     params: IdParams,
     body: ForwardMailRequest,
@@ -237,6 +244,7 @@ export const ENDPOINTS = {
     path: `${API_PREFIX}/permission/request`,
     auth: 'agent',
     summary: 'Ask a person to approve a tool call or answer a question (G-38, P-9).',
+    idempotent: true,
     transport: 'json',
     body: PermissionRequest,
     response: PermissionRequestResponse,
@@ -293,6 +301,7 @@ export const ENDPOINTS = {
     path: `${API_PREFIX}/me/mail/send`,
     auth: 'person',
     summary: 'A person sends a task or reply.',
+    idempotent: true,
     transport: 'json',
     body: PersonSendRequest,
     response: SendMailResponse,
@@ -302,6 +311,7 @@ export const ENDPOINTS = {
     path: `${API_PREFIX}/me/mail/:id/forward`,
     auth: 'person',
     summary: 'A person forwards a mail they can read, quoting it and its attachments.',
+    idempotent: true,
     transport: 'json',
     params: IdParams,
     body: ForwardMailRequest,

@@ -101,6 +101,41 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Time this call may take, in ms. @default the client's `timeoutMs` (`transferTimeoutMs` for uploads and downloads) */
   timeoutMs?: number | undefined;
+  /**
+   * The `Idempotency-Key` of a send, forward or permission request (an endpoint marked
+   * `idempotent`, SPEC G-41): pass the same one when calling again for the same request (a retry
+   * of your own after an error). @default a fresh random key per call
+   */
+  idempotencyKey?: string | undefined;
+}
+
+/**
+ * Waits before resending an idempotent call whose request got no answer (connection refused or
+ * reset), in ms: the same `Idempotency-Key` each time, within the call's one timeout.
+ */
+export const IDEMPOTENT_RETRY_DELAYS_MS: readonly number[] = [250, 1_000, 3_000];
+
+/** A fresh `Idempotency-Key`: 128 random bits as hex (getRandomValues works on plain-http pages too). */
+export function newIdempotencyKey(): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done, fail) => {
+    if (signal.aborted) return fail(signal.reason);
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      done();
+    }, ms);
+    const stop = () => {
+      clearTimeout(t);
+      fail(signal.reason);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
 }
 
 type QueryInput<S extends z.ZodType> = {
@@ -376,6 +411,9 @@ export class ApiClient {
       accept: e.transport === 'bytes' ? '*/*' : 'application/json',
     };
     if (sendToken) headers.authorization = `Bearer ${token}`;
+    // G-41: every send carries a key, and a resend after "no answer" the same one.
+    const idempotencyKey = e.idempotent ? (input.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     let body: HttpRequest['body'];
     if (input.file !== undefined) body = { field: UPLOAD_FIELD, file: input.file };
     else if (input.body !== undefined) {
@@ -388,18 +426,28 @@ export class ApiClient {
       (transfer ? (o.transferTimeoutMs ?? GATEWAY_TRANSFER_TIMEOUT_MS) : (o.timeoutMs ?? GATEWAY_TIMEOUT_MS));
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = caller ? AbortSignal.any([caller, timeout]) : timeout;
-    let res: HttpAnswer;
-    try {
-      res = await this.#transport({
-        url,
-        method: e.method,
-        headers,
-        signal,
-        ...(body === undefined ? {} : { body }),
-        ...(o.dispatcher === undefined ? {} : { dispatcher: o.dispatcher }),
-      });
-    } catch (err) {
-      throw this.#wrap(err, info, caller);
+    let res: HttpAnswer | undefined;
+    for (let attempt = 0; res === undefined; attempt++) {
+      try {
+        res = await this.#transport({
+          url,
+          method: e.method,
+          headers,
+          signal,
+          ...(body === undefined ? {} : { body }),
+          ...(o.dispatcher === undefined ? {} : { dispatcher: o.dispatcher }),
+        });
+      } catch (err) {
+        const delay = IDEMPOTENT_RETRY_DELAYS_MS[attempt];
+        // Only an idempotent call is sent again, and only while its time lasts.
+        if (idempotencyKey === undefined || delay === undefined || signal.aborted)
+          throw this.#wrap(err, info, caller);
+        try {
+          await pause(delay, signal);
+        } catch {
+          throw this.#wrap(err, info, caller);
+        }
+      }
     }
     if (res.status >= 200 && res.status < 300) return { res, info, caller };
     let text = '';

@@ -26,6 +26,8 @@ export {
   GATEWAY_TIMEOUT_MS,
   GATEWAY_TRANSFER_TIMEOUT_MS,
   gatewayUrl,
+  IDEMPOTENT_RETRY_DELAYS_MS,
+  newIdempotencyKey,
 } from './api-client.js';
 export {
   ERROR_DETAIL_MAX_CHARS,
