@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import pkg from '../package.json' with { type: 'json' };
 import { checkEvent } from './answer-check.js';
-import { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
+import { DirectoryBlobStore, PostgresBlobStore, type SweepReport, sweepBlobs } from './blobs.js';
 import { BLOB_SWEEP_INTERVAL_MS, type GatewayOptions, type ResolvedConfig, resolveConfig } from './config.js';
 import type { GatewayContext } from './context.js';
 import { acquireDataDirLock, type DataDirLock, prepareDataDir } from './data-dir.js';
@@ -123,7 +123,9 @@ async function assemble(
     keepaliveMs: config.sseKeepaliveMs,
     ...(config.checkResponses ? { checkEvent } : {}),
   });
-  const blobs = new BlobStore(config.dataDir);
+  // Attachments live where the store lives: every Gateway on a PostgreSQL database serves them all.
+  const blobs =
+    config.databaseUrl === undefined ? new DirectoryBlobStore(config.dataDir) : new PostgresBlobStore(db);
   const ctx: GatewayContext = { db, hub, blobs, config, log: app.log };
   if (hooks.afterMailCreated) ctx.afterMailCreated = hooks.afterMailCreated;
   app.decorate('gateway', ctx);

@@ -2,7 +2,14 @@
  * @agentmail/gateway: the AgentMail Gateway server (SPEC §2–§4). Embedded SQLite by default.
  */
 export { type BuildAppHooks, buildApp } from './app.js';
-export { BlobStore, type SweepReport, sweepBlobs } from './blobs.js';
+export {
+  BLOB_CHUNK_BYTES,
+  type BlobStore,
+  DirectoryBlobStore,
+  PostgresBlobStore,
+  type SweepReport,
+  sweepBlobs,
+} from './blobs.js';
 export {
   BLOB_SWEEP_AGE_MS,
   BLOB_SWEEP_INTERVAL_MS,

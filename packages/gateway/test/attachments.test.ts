@@ -1,5 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { MailResponse, UploadAttachmentResponse } from '@agentmail/protocol';
 import { FormData, fetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,7 +68,7 @@ describe('attachments (G-35)', () => {
     const r = await upload(gw, pi, new Uint8Array(4096));
     expect(r.status).toBe(413);
     expect(r.body.error).toBe('payload_too_large');
-    expect(readdirSync(join(gw.dataDir, 'blobs'))).toEqual([]);
+    expect(await gw.app.gateway.blobs.list()).toEqual([]);
     expect(await gw.app.gateway.db.selectFrom('attachments').select('id').execute()).toEqual([]);
   });
 
@@ -172,17 +171,15 @@ describe('blob sweep (G-36)', () => {
       attachment_ids: [sent.id],
     });
     const unsent = UploadAttachmentResponse.parse((await upload(gw, pi, 'never sent')).body).attachment;
-    const blobDir = join(gw.dataDir, 'blobs');
-    writeFileSync(join(blobDir, 'orphan_blob'), 'orphan');
     const { db, blobs } = gw.app.gateway;
+    await blobs.write('orphan_blob', Readable.from([Buffer.from('orphan')]), 100);
+    const stored = async () => (await blobs.list()).map((b) => b.key);
     // young: nothing goes
     expect(await sweepBlobs(db, blobs, () => Date.now())).toEqual({ attachmentsDeleted: 0, blobsDeleted: 0 });
     // 49 h later
     const later = () => Date.now() + 49 * 60 * 60 * 1000;
     expect(await sweepBlobs(db, blobs, later)).toEqual({ attachmentsDeleted: 1, blobsDeleted: 2 });
-    expect(existsSync(join(blobDir, sent.id))).toBe(true);
-    expect(existsSync(join(blobDir, unsent.id))).toBe(false);
-    expect(existsSync(join(blobDir, 'orphan_blob'))).toBe(false);
+    expect(await stored()).toEqual([sent.id]);
     const dl = await fetch(`${gw.url}/api/v1/attachments/${sent.id}`, {
       headers: { authorization: `Bearer ${pi}` },
     });

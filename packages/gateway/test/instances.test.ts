@@ -1,12 +1,15 @@
 /**
  * Several Gateways on one PostgreSQL database (gateway-postgres project only): a stream on any
  * Gateway delivers every event in order, whichever Gateway committed it (SPEC G-42), also after
- * moving to another Gateway with Last-Event-ID and after its wake-up connection was cut; the
- * recovery command works on the database.
+ * moving to another Gateway with Last-Event-ID and after its wake-up connection was cut; an
+ * attachment uploaded through one downloads through another.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { SendMailResponse } from '@agentmail/protocol';
 import { sql } from 'kysely';
+import { FormData, fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { BLOB_CHUNK_BYTES } from '../src/index.js';
 import {
   addAgent,
   addUser,
@@ -88,5 +91,28 @@ describe('events across Gateways on one database (G-42)', () => {
     const ids = mailIds(stream);
     expect(ids).toEqual([ids[0], (ids[0] ?? 0) + 1, (ids[0] ?? 0) + 2]);
     stream.close();
+  });
+
+  it('an attachment uploaded through one Gateway downloads through another, byte for byte', async () => {
+    const [a, b] = await startGateways(2);
+    if (!a || !b) throw new Error('two gateways');
+    const pi = await addAgent(a, 'pi');
+    // Three chunks and a bit: the chunk edges must join exactly.
+    const bytes = randomBytes(BLOB_CHUNK_BYTES * 3 + 17);
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), 'big.bin');
+    const up = await fetch(`${a.url}/api/v1/attachments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${pi}` },
+      body: form,
+    });
+    expect(up.status).toBe(200);
+    const { attachment } = (await up.json()) as { attachment: { id: string } };
+    const down = await fetch(`${b.url}/api/v1/attachments/${attachment.id}`, {
+      headers: { authorization: `Bearer ${pi}` },
+    });
+    expect(down.status).toBe(200);
+    expect(Buffer.from(await down.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(down.headers.get('x-content-sha256')).toBe(createHash('sha256').update(bytes).digest('hex'));
   });
 });

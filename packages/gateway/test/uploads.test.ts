@@ -3,8 +3,6 @@
  * file in the wrong field or a second file was silently taken or dropped, and the same
  * attachment id twice in one send was a 500 (UNIQUE constraint).
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { MailResponse, UploadAttachmentResponse } from '@agentmail/protocol';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,7 +75,7 @@ describe('broken multipart uploads are a 400 that says what is wrong', () => {
 
   it('a second file is refused, not silently dropped, and nothing is kept', async () => {
     const before = await countAttachments();
-    const blobsBefore = readdirSync(join(gw.dataDir, 'blobs')).length;
+    const blobsBefore = (await gw.app.gateway.blobs.list()).length;
     const r = await rawUpload(
       `multipart/form-data; boundary=${B}`,
       part('file', 'a.txt', 'hello') + part('file', 'b.txt', 'world') + end,
@@ -86,7 +84,7 @@ describe('broken multipart uploads are a 400 that says what is wrong', () => {
     expect(r.body.field).toBe('file');
     expect(String(r.body.detail)).toContain('one file per upload');
     expect(await countAttachments()).toBe(before);
-    expect(readdirSync(join(gw.dataDir, 'blobs')).length).toBe(blobsBefore);
+    expect((await gw.app.gateway.blobs.list()).length).toBe(blobsBefore);
   });
 
   it('a well-formed upload with an extra text field still works', async () => {

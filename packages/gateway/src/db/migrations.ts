@@ -345,6 +345,28 @@ const m0007: Migration = {
   },
 };
 
+/**
+ * `blob_chunks`: attachment bytes kept in the database, for Gateways on PostgreSQL (every Gateway
+ * of the database serves every attachment). Created on both dialects; SQLite keeps files.
+ */
+const m0008: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('blob_chunks')
+      .addColumn('blob_key', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      // bytea on PostgreSQL; SQLite takes any type name and stores the bytes as they are.
+      .addColumn('data', sql`bytea`, (c) => c.notNull())
+      .addColumn('last', 'integer', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('blob_chunks_pk', ['blob_key', 'seq'])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('blob_chunks').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_init': m0001,
@@ -354,6 +376,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_agent_sandbox': m0005,
   '0006_names': m0006,
   '0007_idempotency_keys': m0007,
+  '0008_blob_chunks': m0008,
 };
 
 /** Static migration provider over {@link MIGRATIONS} (no file-system scan, safe when bundled). */

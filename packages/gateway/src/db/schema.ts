@@ -218,8 +218,19 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/** Attachment bytes in PostgreSQL, in chunks (0008; unused on SQLite, whose blobs are files). */
+export interface BlobChunksTable {
+  blob_key: string;
+  seq: number;
+  data: Uint8Array;
+  /** 1 on a blob's final chunk: a blob without one is an upload that broke off. */
+  last: number;
+  created_at: number;
+}
+
 export interface Database {
   names: NamesTable;
+  blob_chunks: BlobChunksTable;
   idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   user_tokens: UserTokensTable;
