@@ -177,6 +177,18 @@ describe('sandboxExec: a command in the confinement', () => {
     expect(existsSync(target)).toBe(false);
   });
 
+  it('stdout and stderr also come apart (a tool reads its output and its errors separately)', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const run = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo out; echo err >&2', {
+      onStdout: (d) => out.push(d.toString()),
+      onStderr: (d) => err.push(d.toString()),
+    });
+    expect(run.exitCode).toBe(0);
+    expect(out.join('')).toBe('out\n');
+    expect(err.join('')).toBe('err\n');
+  });
+
   it('an abort kills the command (its process group), a timeout too', async () => {
     const stop = new AbortController();
     const running = sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo started; sleep 30', {

@@ -17,6 +17,8 @@ export interface SandboxExecOptions {
   onData?: (data: Buffer) => void;
   /** Every chunk of stdout alone (a file read through the sandbox). */
   onStdout?: (data: Buffer) => void;
+  /** Every chunk of stderr alone (what a command said beside its output). */
+  onStderr?: (data: Buffer) => void;
   /** Stdin of the command. @default nothing (closed) */
   input?: Buffer | string;
   signal?: AbortSignal;
@@ -90,7 +92,10 @@ export function sandboxRun(
       options.onStdout?.(d);
       options.onData?.(d);
     });
-    child.stderr?.on('data', (d: Buffer) => options.onData?.(d));
+    child.stderr?.on('data', (d: Buffer) => {
+      options.onStderr?.(d);
+      options.onData?.(d);
+    });
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
     child.once('error', (err) => {
