@@ -31,11 +31,18 @@ export async function removeBundle(): Promise<void> {
   await remove();
 }
 
+/** Where the harness keeps pi's agent directory, the bridge's data directory and TMPDIR in a bridge's state directory. */
+export function piStateDirs(stateDir: string): { agentDir: string; dataDir: string; tmpDir: string } {
+  return {
+    agentDir: join(stateDir, 'pi-agent'),
+    dataDir: join(stateDir, 'pi-data'),
+    tmpDir: join(stateDir, 'tmp'),
+  };
+}
+
 /** Writes pi's `models.json` (every scripted model under the harness's provider id) and returns the directories. */
 function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
-  const agentDir = join(env.stateDir, 'pi-agent');
-  const dataDir = join(env.stateDir, 'pi-data');
-  const tmpDir = join(env.stateDir, 'tmp');
+  const { agentDir, dataDir, tmpDir } = piStateDirs(env.stateDir);
   for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(agentDir, 'models.json'),
