@@ -40,23 +40,35 @@ export function piStateDirs(stateDir: string): { agentDir: string; dataDir: stri
   };
 }
 
-/** Writes pi's `models.json` (every scripted model under the harness's provider id) and returns the directories. */
-function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
-  const { agentDir, dataDir, tmpDir } = piStateDirs(env.stateDir);
-  for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
+/**
+ * Writes pi's `models.json` in `agentDir`: every scripted model under the harness's provider id, at
+ * the scripted server's `/v1` (also for a pi a test runs itself, e.g. a person's own session).
+ */
+export function writePiModels(
+  agentDir: string,
+  model: { provider: string; baseUrl: string; ids: readonly string[] },
+): void {
+  mkdirSync(agentDir, { recursive: true });
   writeFileSync(
     join(agentDir, 'models.json'),
     JSON.stringify({
       providers: {
-        [env.modelProvider]: {
-          baseUrl: env.modelBaseUrl,
+        [model.provider]: {
+          baseUrl: model.baseUrl,
           api: 'openai-completions',
           apiKey: 'test-key',
-          models: env.modelIds.map((id) => ({ id })),
+          models: model.ids.map((id) => ({ id })),
         },
       },
     }),
   );
+}
+
+/** Writes pi's `models.json` ({@link writePiModels}) and returns the directories. */
+function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
+  const { agentDir, dataDir, tmpDir } = piStateDirs(env.stateDir);
+  for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
+  writePiModels(agentDir, { provider: env.modelProvider, baseUrl: env.modelBaseUrl, ids: env.modelIds });
   return { agentDir, dataDir, tmpDir };
 }
 

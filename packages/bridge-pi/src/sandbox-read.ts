@@ -1,18 +1,31 @@
 /**
- * pi's `read` in the workspace sandbox (SPEC P-1, P-12): every file it reads is read inside
- * bubblewrap under the turn's policy, so a place the sandbox hides (pi's agent directory with the
- * model keys, the bridge's data directory, the user's secrets) reads as empty or missing, whatever
- * path or symlink the model names. It is pi's own definition on other operations (pi 1.6
- * `createReadToolDefinition(cwd, { operations })`): pi keeps the parameters, the output and its
- * bounds. Each call starts bubblewrap once (a start costs 5–20 ms): its operations share one run.
+ * pi's read-only tools in the workspace sandbox (SPEC P-1, P-12): `read`, `ls`, `find` and `grep`
+ * with every file access inside bubblewrap under the turn's policy, so a place the sandbox hides
+ * (pi's agent directory with the model keys, the bridge's data directory, the user's secrets)
+ * reads as empty or missing, whatever path or symlink the model names.
+ *
+ * `read`, `ls` and `find` are pi's own definitions on other operations (pi 1.6
+ * `create*ToolDefinition(cwd, { operations })`): pi keeps the parameters, the output and its
+ * bounds. pi's `grep` has no such seam (it spawns ripgrep itself), so its definition keeps pi's
+ * name, parameters and output shape and runs ripgrep in the sandbox. Each call starts bubblewrap
+ * once (a start costs 5–20 ms): the operations of one call share one run (a fresh set per call).
  */
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { type Sandbox, sandboxRun } from '@agentmail/bridge-kit';
-import type { ReadOperations, ToolDefinition } from '@earendil-works/pi-coding-agent';
+import type { Locale } from '@agentmail/shared-policy';
+import type {
+  FindOperations,
+  LsOperations,
+  ReadOperations,
+  ToolDefinition,
+} from '@earendil-works/pi-coding-agent';
+import { Minimatch } from 'minimatch';
 import type { PiSdkModule } from './pi-sdk.js';
+import { sandboxedGrep } from './sandbox-grep.js';
+import { NOT_FOUND_EXIT, runRecords } from './sandbox-records.js';
 
 /** Bytes pi's image detection looks at (its `IMAGE_TYPE_SNIFF_BYTES`). */
 const IMAGE_SNIFF_BYTES = 4100;
@@ -20,11 +33,18 @@ const IMAGE_SNIFF_BYTES = 4100;
 const STDERR_MAX_CHARS = 4_000;
 
 /**
- * pi's `read` for one turn in `cwd`, every file access inside `sandbox` (the kit's `turnSandbox`
- * over `piSandboxPolicy`). Registered with `defaultActive: false`: active exactly when pi's own
- * would be (pi offers `read` by default), not because an extension registered it.
+ * pi's `read`, `ls`, `find` and `grep` for one turn in `cwd`, every file access inside `sandbox`
+ * (the kit's `turnSandbox` over `piSandboxPolicy`). Registered with `defaultActive: false`:
+ * each is active exactly when pi's own would be (pi offers `read` by default, `ls`, `find` and
+ * `grep` only when the session's tool set names them), not because an extension registered it.
+ * `agentDir` is where pi keeps its own ripgrep (`bin/rg`), looked for before `rg` on `PATH`.
  */
-export function piSandboxedReadTools(sdk: PiSdkModule, sandbox: Sandbox, cwd: string): ToolDefinition[] {
+export function piSandboxedReadTools(
+  sdk: PiSdkModule,
+  sandbox: Sandbox,
+  cwd: string,
+  options: { agentDir: string; locale: Locale },
+): ToolDefinition[] {
   const read = sdk.createReadToolDefinition(cwd);
   const confinedRead: typeof read = {
     ...read,
@@ -40,7 +60,32 @@ export function piSandboxedReadTools(sdk: PiSdkModule, sandbox: Sandbox, cwd: st
       }
     },
   };
-  return [confinedRead] as unknown as ToolDefinition[];
+  const ls = sdk.createLsToolDefinition(cwd);
+  const confinedLs: typeof ls = {
+    ...ls,
+    defaultActive: false,
+    execute: (id, params, signal, onUpdate, ctx) =>
+      sdk
+        .createLsToolDefinition(cwd, { operations: listOperations(sandbox, signal) })
+        .execute(id, params, signal, onUpdate, ctx),
+  };
+  const find = sdk.createFindToolDefinition(cwd);
+  const confinedFind: typeof find = {
+    ...find,
+    defaultActive: false,
+    execute: (id, params, signal, onUpdate, ctx) =>
+      sdk
+        .createFindToolDefinition(cwd, { operations: findOperations(sandbox, signal) })
+        .execute(id, params, signal, onUpdate, ctx),
+  };
+  const grep = sdk.createGrepToolDefinition(cwd);
+  const confinedGrep: typeof grep = {
+    ...grep,
+    defaultActive: false,
+    execute: (_id, params, signal, _onUpdate, ctx) =>
+      sandboxedGrep(sdk, sandbox, { ...options, cwd: ctx?.cwd || cwd }, params, signal),
+  };
+  return [confinedRead, confinedLs, confinedFind, confinedGrep] as unknown as ToolDefinition[];
 }
 
 /**
@@ -182,4 +227,148 @@ async function detectImage(sdk: PiSdkModule, head: Buffer): Promise<string | nul
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** One directory as `find` sees it inside the sandbox: its own type and its entries' (symlinks followed). */
+interface Listing {
+  /** `find -printf %Y` of the directory itself; undefined when it is not there. */
+  type?: string;
+  entries: Map<string, string>;
+  /** Why it could not be read whole (what `find` said). */
+  error?: string;
+}
+
+/**
+ * pi's `ls` operations for one call: the directory is listed once, by `find` in the sandbox, with
+ * every entry's type (following symlinks as pi's `stat` does); `exists`, `stat` and `readdir`
+ * answer from that listing.
+ */
+function listOperations(sandbox: Sandbox, signal: AbortSignal | undefined): LsOperations {
+  const listings = new Map<string, Promise<Listing>>();
+  const listingOf = (dir: string): Promise<Listing> => {
+    let listing = listings.get(dir);
+    if (!listing) {
+      listing = listDirectory(sandbox, dir, signal);
+      listings.set(dir, listing);
+    }
+    return listing;
+  };
+  const typeOf = async (path: string): Promise<string | undefined> => {
+    const own = listings.get(path);
+    if (own) return (await own).type;
+    return (await listingOf(dirname(path))).entries.get(basename(path));
+  };
+  return {
+    exists: async (path) => (await listingOf(path)).type !== undefined,
+    stat: async (path) => {
+      const type = await typeOf(path);
+      // N: a dangling symlink, L: a loop, ?: an error: pi skips what it cannot stat.
+      if (type === undefined || 'NL?'.includes(type)) throw new Error(`cannot stat ${path}`);
+      return { isDirectory: () => type === 'd' };
+    },
+    readdir: async (path) => {
+      const listing = await listingOf(path);
+      if (listing.error !== undefined) throw new Error(listing.error);
+      return [...listing.entries.keys()];
+    },
+  };
+}
+
+async function listDirectory(
+  sandbox: Sandbox,
+  dir: string,
+  signal: AbortSignal | undefined,
+): Promise<Listing> {
+  const listing: Listing = { entries: new Map() };
+  // -H: the directory itself is followed when it is a symlink, as pi's stat does; %Y follows each
+  // entry. The path is absolute (pi resolves it), so find never takes it for an option.
+  const run = await runRecords(
+    sandbox,
+    ['/usr/bin/find', '-H', resolve(dir), '-maxdepth', '1', '-printf', '%d\\t%Y\\t%f\\0'],
+    '\0',
+    (record) => {
+      const [depth, type, ...name] = record.split('\t');
+      if (type === undefined) return undefined;
+      if (depth === '0') listing.type = type;
+      else if (depth === '1') listing.entries.set(name.join('\t'), type);
+      return undefined;
+    },
+    signal,
+  );
+  if (run.exitCode !== 0 && listing.type !== undefined)
+    listing.error = run.stderr || `find exited with code ${run.exitCode}`;
+  return listing;
+}
+
+/**
+ * pi's `find` operations for one call: one walk by `find` in the sandbox (symlinks not followed,
+ * the ignored directories pruned), each path matched as pi's own find does with fd — `*` matches
+ * dotfiles, a pattern without `/` matches the name at any depth, an all-lowercase pattern ignores
+ * case, directories end with `/` — until the limit. A missing search path is reported by the walk
+ * itself (pi's `Path not found`), so `exists` does not cost a second start.
+ */
+function findOperations(sandbox: Sandbox, signal: AbortSignal | undefined): FindOperations {
+  return {
+    exists: () => true,
+    glob: (pattern, root, { ignore, limit }) => globInSandbox(sandbox, pattern, root, ignore, limit, signal),
+  };
+}
+
+async function globInSandbox(
+  sandbox: Sandbox,
+  rawPattern: string,
+  root: string,
+  ignore: readonly string[],
+  limit: number,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  // fd's full paths never hold "./" (pi drops it); 'src/**' must not match 'src' itself (fd's does not).
+  const pattern = rawPattern.replace(/^(?:\.\/)+/, '').replace(/\/\*\*$/, '/**/*');
+  const inPath = pattern.includes('/');
+  const matcher = new Minimatch(pattern, {
+    dot: true,
+    noext: true,
+    matchBase: !inPath,
+    nocase: pattern === pattern.toLowerCase(),
+  });
+  const ignored = ignore.map((g) => new Minimatch(g, { dot: true }));
+  // `**/name/**` (pi passes node_modules and .git) is pruned by the walk: never descended into.
+  const pruned = ignore.flatMap((g) => /^\*\*\/([^/*?[\]{}!]+)\/\*\*$/.exec(g)?.[1] ?? []);
+  const prune =
+    pruned.length === 0
+      ? []
+      : ['(', ...pruned.flatMap((n, i) => [...(i ? ['-o'] : []), '-name', n]), ')', '-prune', '-o'];
+  const results: string[] = [];
+  // -H: a search path that is a symlink is followed (fd does), nothing below it; the path is
+  // absolute (pi resolves it), so find never takes it for an option.
+  const run = await runRecords(
+    sandbox,
+    [
+      '/bin/sh',
+      '-c',
+      `test -e "$1" || exit ${NOT_FOUND_EXIT}; exec /usr/bin/find -H "$@"`,
+      'sh',
+      resolve(root),
+      '-mindepth',
+      '1',
+      ...prune,
+      '-printf',
+      '%y\\t%P\\0',
+    ],
+    '\0',
+    (record) => {
+      const tab = record.indexOf('\t');
+      const type = record.slice(0, tab);
+      const path = record.slice(tab + 1);
+      if (ignored.some((m) => m.match(path))) return undefined;
+      if (!matcher.match(isAbsolute(pattern) ? join(root, path) : path)) return undefined;
+      results.push(type === 'd' ? `${path}/` : path);
+      return results.length >= limit ? 'stop' : undefined;
+    },
+    signal,
+  );
+  if (run.exitCode === NOT_FOUND_EXIT) throw new Error(`Path not found: ${root}`);
+  if (run.exitCode !== 0 && !run.stopped && results.length === 0)
+    throw new Error(run.stderr || `find exited with code ${run.exitCode}`);
+  return results;
 }

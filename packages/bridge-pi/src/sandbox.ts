@@ -2,10 +2,11 @@
  * pi's tools in the workspace sandbox (SPEC P-1, P-12): pi lets an extension replace its built-in
  * tools with the same definitions on other operations (pi 1.6 `create*ToolDefinition(cwd, {
  * operations })`), so every command, every file write or edit (`bash`, `write`, `edit`, here) and
- * every file read (`read`, in sandbox-read.ts) runs inside bubblewrap with the turn's policy:
- * what the sandbox hides (pi's agent directory, the bridge's data directory, the user's secrets)
- * no tool of the turn can read, and only the workspace can be written. What the worker itself
- * does (pi's session file, the mail tools) stays outside (README "Sandbox").
+ * every file read (`read`, `ls`, `find`, `grep`: sandbox-read.ts, sandbox-grep.ts) runs inside
+ * bubblewrap with the turn's policy: what the sandbox hides (pi's agent directory, the bridge's
+ * data directory, the user's secrets) no tool of the turn can read, and only the workspace can be
+ * written. What the worker itself does (pi's session file, the mail tools) stays outside (README
+ * "Sandbox").
  */
 import {
   type Sandbox,
@@ -15,6 +16,7 @@ import {
   type TurnSandbox,
   turnSandbox,
 } from '@agentmail/bridge-kit';
+import type { Locale } from '@agentmail/shared-policy';
 import type { ToolDefinition } from '@earendil-works/pi-coding-agent';
 import { GUARDED_TOOLS } from './host.js';
 import type { PiSdkModule } from './pi-sdk.js';
@@ -22,7 +24,7 @@ import { piSandboxedReadTools } from './sandbox-read.js';
 
 /**
  * The guarded tools pi runs confined once the sandbox is verified (host.json): they run unasked in
- * `workspace` mode. pi's `read` is confined too, but never asks in any mode.
+ * `workspace` mode. pi's read-only tools are confined too, but never ask in any mode.
  */
 export const PI_SANDBOX_CONFINES: readonly string[] = GUARDED_TOOLS;
 
@@ -51,16 +53,18 @@ async function inSandbox(sandbox: Sandbox, argv: string[], input?: string): Prom
 }
 
 /**
- * pi's `bash`, `write`, `edit` and `read` for one turn in `cwd`, every operation inside the
- * sandbox of `job` (the kit's {@link turnSandbox} over {@link piSandboxPolicy}). A write outside
- * the workspace fails with the sandbox's own words (`Read-only file system`), a read of a hidden
- * place finds it missing or empty; the model reads either.
+ * pi's `bash`, `write`, `edit`, `read`, `ls`, `find` and `grep` for one turn in `cwd`, every
+ * operation inside the sandbox of `job` (the kit's {@link turnSandbox} over {@link piSandboxPolicy}).
+ * A write outside the workspace fails with the sandbox's own words (`Read-only file system`), a
+ * read of a hidden place finds it missing or empty; the model reads either. `locale` is that of
+ * the texts the bridge adds (grep without ripgrep).
  */
 export function piSandboxedTools(
   sdk: PiSdkModule,
   job: TurnSandbox,
   cwd: string,
   agentDir: string,
+  locale: Locale,
 ): ToolDefinition[] {
   const sandbox = turnSandbox(job, piSandboxPolicy(cwd, agentDir));
   const writeFile = async (path: string, content: string): Promise<void> => {
@@ -97,6 +101,6 @@ export function piSandboxedTools(
         },
       },
     }),
-    ...piSandboxedReadTools(sdk, sandbox, cwd),
+    ...piSandboxedReadTools(sdk, sandbox, cwd, { agentDir, locale }),
   ] as unknown as ToolDefinition[];
 }

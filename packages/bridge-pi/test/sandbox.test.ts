@@ -2,15 +2,17 @@
  * pi in the workspace sandbox (SPEC P-1, P-12) on the real pi SDK and the real bubblewrap: with
  * `AGENTMAIL_SANDBOX=workspace` the daemon's self-check holds, its heartbeat says `verified`, and a
  * mail in `workspace` mode runs a shell write inside the workspace without asking anyone while a
- * write outside fails with the kernel's words, which the model reads. pi's `read` sees the
- * workspace but nothing the sandbox hides, by path or through a symlink. The same mail with bubblewrap missing asks the person per call, and the agent's status
+ * write outside fails with the kernel's words, which the model reads. pi's read tools (`read`,
+ * `ls`, `find`, `grep`) see the workspace but nothing the sandbox hides, by path or through a
+ * symlink. The same mail with bubblewrap missing asks the person per call, and the agent's status
  * says why.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RecordedRequest } from '@agentmail/testkit';
+import { DEFAULT_MODEL_ID, type RecordedRequest } from '@agentmail/testkit';
 import {
+  answerAtOnce,
   marker,
   shellCall,
   startConformanceStack,
@@ -19,7 +21,9 @@ import {
   unexpectedResult,
 } from '@agentmail/testkit/conformance';
 import { afterAll, describe, expect, it } from 'vitest';
-import { piAdapter, piStateDirs, removeBundle } from '../harness/pi-adapter.js';
+import { piSessionFolder } from '../bench/pi-session-file.js';
+import { piAdapter, piStateDirs, removeBundle, writePiModels } from '../harness/pi-adapter.js';
+import { importPiSdk } from '../src/pi-sdk.js';
 
 afterAll(removeBundle);
 
@@ -36,7 +40,8 @@ function resultsById(requests: readonly RecordedRequest[]): Map<string, string> 
 
 /**
  * A workspace with a file of its own and a symlink to `hidden` (a place the sandbox hides), made a
- * repository as most workspaces are.
+ * repository as most workspaces are (pi's own `find` also needs one with Debian's fd 8.6, which
+ * lacks `--no-require-git`: without the sandbox it really runs, and really leaks).
  */
 async function workspaceWithLinkTo(workdir: string, task: string, hidden: string): Promise<void> {
   await mkdir(join(workdir, '.git'), { recursive: true });
@@ -181,6 +186,114 @@ describe('pi in the workspace sandbox (P-12)', () => {
     }
     expect(seen.get('modelKeys'), "pi's model keys are out of reach").not.toContain('apiKey');
     expect(seen.get('modelKeys')).toMatch(/No such file/);
+  });
+
+  it.concurrent("verified: pi's ls, find and grep (a session whose tool set names them) see nothing of pi's agent dir through a symlink", async ({
+    signal,
+    onTestFinished,
+  }) => {
+    const stack = await startConformanceStack(piAdapter, { signal });
+    onTestFinished(() => stack.close());
+    const task = marker('searchhidden');
+    const { agentDir } = piStateDirs(stack.bridgeStateDir);
+    const link = `link-${task}`;
+    await workspaceWithLinkTo(stack.workdir, task, agentDir);
+    const calls = {
+      lsLink: { name: 'ls', arguments: { path: link } },
+      findLink: { name: 'find', arguments: { pattern: '*', path: link } },
+      grepLink: { name: 'grep', arguments: { pattern: 'apiKey', path: link } },
+      lsWorkspace: { name: 'ls', arguments: {} },
+      findWorkspace: { name: 'find', arguments: { pattern: 'visible-*' } },
+      grepWorkspace: { name: 'grep', arguments: { pattern: `VISIBLE-${task}` } },
+    };
+    const own = marker('own');
+    stack.model.addScenarios([
+      answerAtOnce(own, 'Noted.'),
+      {
+        name: `${task}:search`,
+        match: turnStart(task),
+        reply: {
+          type: 'tool_calls',
+          calls: Object.entries(calls).map(([id, call]) => ({ id, ...call })),
+        },
+      },
+      {
+        name: `${task}:answer`,
+        match: { lastUserMessage: task, toolResultContains: `VISIBLE-${task}` },
+        reply: { type: 'text', text: `DONE ${task}` },
+      },
+      unexpectedResult(task),
+    ]);
+    // The person's own pi session with ls, find and grep on (as `pi --tools …` records its tool
+    // set), there before the daemon's first heartbeat reports it; adopted by mail, pi restores that
+    // tool set in the mail's turn.
+    writePiModels(agentDir, {
+      provider: stack.modelProvider,
+      baseUrl: stack.model.baseUrl,
+      ids: [DEFAULT_MODEL_ID],
+    });
+    const { sdk } = await importPiSdk();
+    const settingsManager = sdk.SettingsManager.inMemory({
+      compaction: { enabled: false },
+      retry: { enabled: false },
+    });
+    const resourceLoader = new sdk.DefaultResourceLoader({
+      cwd: stack.workdir,
+      agentDir,
+      settingsManager,
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+    });
+    await resourceLoader.reload();
+    const modelRuntime = await sdk.ModelRuntime.create({
+      authPath: join(agentDir, 'auth.json'),
+      modelsPath: join(agentDir, 'models.json'),
+    });
+    const model = modelRuntime.getModel(stack.modelProvider, DEFAULT_MODEL_ID);
+    if (!model) throw new Error("the scripted model is not in pi's catalogue");
+    const { session } = await sdk.createAgentSession({
+      cwd: stack.workdir,
+      agentDir,
+      modelRuntime,
+      model,
+      sessionManager: sdk.SessionManager.create(
+        stack.workdir,
+        join(agentDir, 'sessions', piSessionFolder(stack.workdir)),
+      ),
+      settingsManager,
+      resourceLoader,
+      tools: ['read', 'bash', 'edit', 'write', ...SEARCH_TOOLS],
+    });
+    await session.prompt(own);
+    const ownId = session.sessionId;
+    session.dispose();
+
+    await stack.startBridge(piAdapter, { AGENTMAIL_SANDBOX: 'workspace' });
+    expect(readFileSync(join(agentDir, 'models.json'), 'utf8'), 'there is a key to hide').toContain('apiKey');
+
+    const sent = await stack.sendAs(undefined, stack.taskAddress(ownId), {
+      subject: `Search ${task}`,
+      body: 'Look around.',
+      permissionMode: 'workspace',
+    });
+    const reply = await stack.awaitReply({ inReplyTo: sent.mail_id, from: stack.agent.name });
+    expect(reply.body).toContain(`DONE ${task}`);
+    const start = stack.model.requests({ match: turnStart(task) })[0];
+    expect(start?.toolNames, 'the adopted tool set').toEqual(expect.arrayContaining(SEARCH_TOOLS));
+    const seen = resultsById(stack.model.requests({ match: { lastUserMessage: task, hasToolResult: true } }));
+    expect(seen.get('lsWorkspace'), 'ls lists the workspace').toMatch(new RegExp(`visible-${task}\\.txt`));
+    expect(seen.get('findWorkspace'), 'find finds in the workspace').toBe(`visible-${task}.txt`);
+    expect(seen.get('grepWorkspace'), 'grep searches the workspace').toBe(
+      `visible-${task}.txt:1: VISIBLE-${task}`,
+    );
+    expect(seen.get('lsLink'), "ls: pi's agent dir is an empty directory").toBe('(empty directory)');
+    expect(seen.get('findLink'), 'find: nothing in it').toBe('No files found matching pattern');
+    expect(seen.get('grepLink'), 'grep: no key in it').toBe('No matches found');
+    for (const id of ['lsLink', 'findLink', 'grepLink'])
+      expect(seen.get(id), `${id}: nothing of pi's agent dir`).not.toMatch(/models\.json|apiKey|sessions/);
   });
 
   it.concurrent('bubblewrap missing: unverified with the reason in the status, and the same mail asks per call', async ({
