@@ -92,11 +92,17 @@ export function findRipgrep(agentDir: string, env: NodeJS.ProcessEnv = process.e
 export async function sandboxedGrep(
   sdk: PiSdkModule,
   sandbox: Sandbox,
-  options: { agentDir: string; locale: Locale; cwd: string },
+  options: {
+    agentDir: string;
+    locale: Locale;
+    cwd: string;
+    /** Where `rg` is looked for on `PATH`. @default process.env */
+    env?: NodeJS.ProcessEnv;
+  },
   params: GrepParams,
   signal: AbortSignal | undefined,
 ): Promise<{ content: Array<{ type: 'text'; text: string }>; details: GrepToolDetails | undefined }> {
-  const rg = findRipgrep(options.agentDir);
+  const rg = findRipgrep(options.agentDir, options.env);
   if (!rg)
     throw new Error(
       formatText('sandbox.grep.no_ripgrep', { dir: join(options.agentDir, 'bin') }, options.locale),
