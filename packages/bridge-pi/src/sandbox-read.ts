@@ -213,12 +213,18 @@ class SandboxFile {
 }
 
 /**
+ * The first bytes of the images pi detects (JPEG, PNG, GIF, RIFF/WebP, BMP): a head starting
+ * otherwise is no image to pi, and skips the temporary file below (about 4 ms of a read).
+ */
+const IMAGE_FIRST_BYTES = new Set([0xff, 0x89, 0x47, 0x52, 0x42]);
+
+/**
  * pi's own image detection on the head of a file read in the sandbox. pi exports it only for a
  * path, so the head (at most 4,100 bytes, already read through the sandbox) is put in a private
  * temporary file for it.
  */
 async function detectImage(sdk: PiSdkModule, head: Buffer): Promise<string | null | undefined> {
-  if (head.length === 0) return null;
+  if (head.length === 0 || !IMAGE_FIRST_BYTES.has(head[0] ?? -1)) return null;
   const dir = await mkdtemp(join(tmpdir(), 'agentmail-pi-read-'));
   try {
     const file = join(dir, 'head');
