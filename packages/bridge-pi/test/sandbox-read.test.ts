@@ -9,8 +9,9 @@ import { importPiSdk } from '../src/pi-sdk.js';
 import { piSandboxPolicy } from '../src/sandbox.js';
 import { piSandboxedReadTools } from '../src/sandbox-read.js';
 
-// pi's read tools on pi's own definitions, run directly (no Gateway, no model) in the real
-// bubblewrap: what pi's tools show and bound stays as pi has it, and a hidden place is missing.
+// pi's read tools in the workspace sandbox (SPEC P-12) on pi's own definitions, run directly (no
+// Gateway, no model) in the real bubblewrap: what pi's tools show and bound stays as pi has it, and
+// a hidden place is missing.
 // The turn-level tests (a scripted model, a hidden data dir, pi's agent dir) are in sandbox.test.ts.
 
 const BWRAP = findBubblewrap();
