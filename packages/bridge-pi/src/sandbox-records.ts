@@ -19,12 +19,18 @@ export interface RecordsRun {
   stopped: boolean;
 }
 
+/** The first record of every run: the command started inside the sandbox (not bwrap's failure). */
+const STARTED = 'agentmail-sandbox-started';
+
 /**
  * Run `argv` in `sandbox` and hand its stdout to `onRecord` one record at a time (split on
  * `separator`: NUL for `find -printf`, which readline cannot split on; newline for ripgrep's JSON).
  * `onRecord` returns `'stop'` to end the run early (its process group is killed). Records are
- * handled as they arrive, so memory holds what the caller keeps, not the output.
- * @throws Error `Operation aborted` when `signal` aborts, or when bubblewrap cannot start.
+ * handled as they arrive, so memory holds what the caller keeps, not the output. A shell in the
+ * sandbox writes a first record before it runs `argv`, so a sandbox that did not start (bwrap's
+ * exit 1) is told from the command's own exit 1 (ripgrep's "no match", find's missing path).
+ * @throws Error `Operation aborted` when `signal` aborts; bubblewrap's words when the sandbox did
+ *   not start.
  */
 export async function runRecords(
   sandbox: Sandbox,
@@ -41,7 +47,12 @@ export async function runRecords(
   let stderr = '';
   const sep = separator.charCodeAt(0);
   let pieces: Buffer[] = [];
+  let started = false;
   const emit = (record: string): void => {
+    if (!started) {
+      started = record === STARTED;
+      return;
+    }
     if (stopped || signal?.aborted) return;
     if (onRecord(record) === 'stop') {
       stopped = true;
@@ -49,7 +60,8 @@ export async function runRecords(
     }
   };
   try {
-    const { exitCode } = await sandboxRun(sandbox, argv, {
+    const marker = `printf '%s${separator === '\0' ? '\\000' : '\\n'}' ${STARTED}; exec "$@"`;
+    const { exitCode } = await sandboxRun(sandbox, ['/bin/sh', '-c', marker, 'sh', ...argv], {
       onStdout: (chunk) => {
         let start = 0;
         for (let at = chunk.indexOf(sep); at !== -1; at = chunk.indexOf(sep, start)) {
@@ -68,6 +80,7 @@ export async function runRecords(
     });
     if (pieces.length > 0) emit(Buffer.concat(pieces).toString('utf8'));
     if (signal?.aborted) throw new Error('Operation aborted');
+    if (!started) throw new Error(stderr.trim() || `the sandbox did not start (exit ${exitCode})`);
     return { exitCode, stderr: stderr.slice(0, STDERR_MAX_CHARS).trim(), stopped };
   } finally {
     signal?.removeEventListener('abort', onAbort);

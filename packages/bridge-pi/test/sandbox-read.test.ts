@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
@@ -76,8 +76,12 @@ beforeAll(async () => {
 afterAll(() => rm(base, { recursive: true, force: true }));
 
 /** The text pi's tool answers with (its error's message when it throws). */
-async function call(name: string, params: Record<string, unknown>): Promise<string> {
-  const tool = tools.get(name);
+async function call(
+  name: string,
+  params: Record<string, unknown>,
+  from: Map<string, ToolDefinition> = tools,
+): Promise<string> {
+  const tool = from.get(name);
   if (!tool) throw new Error(`no ${name}`);
   try {
     const result = await tool.execute('call', params as never, undefined, undefined, { cwd: ws } as never);
@@ -125,6 +129,33 @@ describe("pi's read tools in the sandbox, as pi's own show them", () => {
     expect(await call('find', { pattern: '*', path: 'nope' })).toBe(
       `ERROR Path not found: ${join(ws, 'nope')}`,
     );
+  });
+
+  it("a sandbox that does not start (bwrap refused, e.g. no user namespaces) says so: never 'no matches' or 'not found'", async () => {
+    const fakeBwrap = join(base, 'bwrap-refused');
+    await writeFile(
+      fakeBwrap,
+      "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    );
+    await chmod(fakeBwrap, 0o755);
+    const { sdk } = await importPiSdk();
+    const refused = new Map(
+      piSandboxedReadTools(
+        sdk,
+        turnSandbox({ bwrap: fakeBwrap, confines: [], hidden: [] }, piSandboxPolicy(ws, hidden)),
+        ws,
+        { agentDir: hidden, locale: 'en' },
+      ).map((t) => [t.name, t]),
+    );
+    for (const [name, params] of [
+      ['read', { path: 'notes.txt' }],
+      ['ls', {}],
+      ['find', { pattern: '*' }],
+      ['grep', { pattern: 'nothing-matches-this' }],
+    ] as const)
+      expect(await call(name, params, refused), name).toBe(
+        'ERROR bwrap: setting up uid map: Permission denied',
+      );
   });
 
   it('grep: path:line: text, pi’s match limit notice, a file by its name; nothing through the link', async () => {
