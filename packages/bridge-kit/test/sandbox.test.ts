@@ -177,6 +177,58 @@ describe('sandboxExec: a command in the confinement', () => {
     expect(existsSync(target)).toBe(false);
   });
 
+  it('stdout and stderr also come apart (a tool reads its output and its errors separately)', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const run = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo out; echo err >&2', {
+      onStdout: (d) => out.push(d.toString()),
+      onStderr: (d) => err.push(d.toString()),
+    });
+    expect(run.exitCode).toBe(0);
+    expect(out.join('')).toBe('out\n');
+    expect(err.join('')).toBe('err\n');
+  });
+
+  it('a place to mask that vanished before bubblewrap started (a host socket removed meanwhile): tried once more, unseen; not forever', async () => {
+    // The race: the host's socket table listed a socket, it was removed before bwrap mounted
+    // /dev/null over it, and bwrap cannot make the mount point on the read-only root.
+    const gone = join(checkDir, 'gone', 'host.sock');
+    let builds = 0;
+    const vanishedOnce: BwrapArgsFor = (policy, facts) => {
+      builds += 1;
+      const args = bwrapArgs(policy, facts);
+      return builds === 1 ? [...args, '--ro-bind', '/dev/null', gone] : args;
+    };
+    let out = '';
+    const run = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo ran', {
+      onData: (d) => {
+        out += d.toString();
+      },
+      argsFor: vanishedOnce,
+    });
+    expect(run.exitCode).toBe(0);
+    expect(builds, 'the arguments were built again').toBe(2);
+    expect(out, 'the failed start is not shown').toBe('ran\n');
+
+    const vanishedAlways: BwrapArgsFor = (policy, facts) => [
+      ...bwrapArgs(policy, facts),
+      '--ro-bind',
+      '/dev/null',
+      gone,
+    ];
+    let said = '';
+    const failed = await sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo ran', {
+      onStderr: (d) => {
+        said += d.toString();
+      },
+      argsFor: vanishedAlways,
+    });
+    expect(failed.exitCode).toBe(1);
+    expect(said, 'the second failure is reported, once').toBe(
+      `bwrap: Can't mkdir parents for ${gone}: Read-only file system\n`,
+    );
+  });
+
   it('an abort kills the command (its process group), a timeout too', async () => {
     const stop = new AbortController();
     const running = sandboxExec({ bwrap: BWRAP, policy: { workspace: ws } }, 'echo started; sleep 30', {

@@ -31,25 +31,44 @@ export async function removeBundle(): Promise<void> {
   await remove();
 }
 
-/** Writes pi's `models.json` (every scripted model under the harness's provider id) and returns the directories. */
-function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
-  const agentDir = join(env.stateDir, 'pi-agent');
-  const dataDir = join(env.stateDir, 'pi-data');
-  const tmpDir = join(env.stateDir, 'tmp');
-  for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
+/** Where the harness keeps pi's agent directory, the bridge's data directory and TMPDIR in a bridge's state directory. */
+export function piStateDirs(stateDir: string): { agentDir: string; dataDir: string; tmpDir: string } {
+  return {
+    agentDir: join(stateDir, 'pi-agent'),
+    dataDir: join(stateDir, 'pi-data'),
+    tmpDir: join(stateDir, 'tmp'),
+  };
+}
+
+/**
+ * Writes pi's `models.json` in `agentDir`: every scripted model under the harness's provider id, at
+ * the scripted server's `/v1` (also for a pi a test runs itself, e.g. a person's own session).
+ */
+export function writePiModels(
+  agentDir: string,
+  model: { provider: string; baseUrl: string; ids: readonly string[] },
+): void {
+  mkdirSync(agentDir, { recursive: true });
   writeFileSync(
     join(agentDir, 'models.json'),
     JSON.stringify({
       providers: {
-        [env.modelProvider]: {
-          baseUrl: env.modelBaseUrl,
+        [model.provider]: {
+          baseUrl: model.baseUrl,
           api: 'openai-completions',
           apiKey: 'test-key',
-          models: env.modelIds.map((id) => ({ id })),
+          models: model.ids.map((id) => ({ id })),
         },
       },
     }),
   );
+}
+
+/** Writes pi's `models.json` ({@link writePiModels}) and returns the directories. */
+function piDirs(env: BridgeEnv): { agentDir: string; dataDir: string; tmpDir: string } {
+  const { agentDir, dataDir, tmpDir } = piStateDirs(env.stateDir);
+  for (const dir of [agentDir, dataDir, tmpDir]) mkdirSync(dir, { recursive: true });
+  writePiModels(agentDir, { provider: env.modelProvider, baseUrl: env.modelBaseUrl, ids: env.modelIds });
   return { agentDir, dataDir, tmpDir };
 }
 

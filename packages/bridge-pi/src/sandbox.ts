@@ -1,9 +1,12 @@
 /**
- * pi's tools in the workspace sandbox (SPEC P-1, P-12): pi lets an extension replace its `bash`,
- * `write` and `edit` tools with the same definitions on other operations (pi 1.6
- * `create*ToolDefinition(cwd, { operations })`), so every command and every file write or edit
- * runs inside bubblewrap with the turn's policy. pi's read-only tools (read, grep, find, ls) run
- * in the worker, which bubblewrap does not confine (README "Sandbox").
+ * pi's tools in the workspace sandbox (SPEC P-1, P-12): pi lets an extension replace its built-in
+ * tools with the same definitions on other operations (pi 1.6 `create*ToolDefinition(cwd, {
+ * operations })`), so every command, every file write or edit (`bash`, `write`, `edit`, here) and
+ * every file read (`read`, `ls`, `find`, `grep`: sandbox-read.ts, sandbox-grep.ts) runs inside
+ * bubblewrap with the turn's policy: what the sandbox hides (pi's agent directory, the bridge's
+ * data directory, the user's secrets) no tool of the turn can read, and only the workspace can be
+ * written. What the worker itself does (pi's session file, the mail tools) stays outside (README
+ * "Sandbox").
  */
 import {
   type Sandbox,
@@ -13,11 +16,16 @@ import {
   type TurnSandbox,
   turnSandbox,
 } from '@agentmail/bridge-kit';
+import type { Locale } from '@agentmail/shared-policy';
 import type { ToolDefinition } from '@earendil-works/pi-coding-agent';
 import { GUARDED_TOOLS } from './host.js';
 import type { PiSdkModule } from './pi-sdk.js';
+import { piSandboxedReadTools } from './sandbox-read.js';
 
-/** The tools pi runs confined once the sandbox is verified: its guarded ones (host.json). */
+/**
+ * The guarded tools pi runs confined once the sandbox is verified (host.json): they run unasked in
+ * `workspace` mode. pi's read-only tools are confined too, but never ask in any mode.
+ */
 export const PI_SANDBOX_CONFINES: readonly string[] = GUARDED_TOOLS;
 
 /**
@@ -45,15 +53,18 @@ async function inSandbox(sandbox: Sandbox, argv: string[], input?: string): Prom
 }
 
 /**
- * pi's `bash`, `write` and `edit` for one turn in `cwd`, every operation inside the sandbox of
- * `job` (the kit's {@link turnSandbox} over {@link piSandboxPolicy}). A write outside the
- * workspace fails with the sandbox's own words (`Read-only file system`), which the model reads.
+ * pi's `bash`, `write`, `edit`, `read`, `ls`, `find` and `grep` for one turn in `cwd`, every
+ * operation inside the sandbox of `job` (the kit's {@link turnSandbox} over {@link piSandboxPolicy}).
+ * A write outside the workspace fails with the sandbox's own words (`Read-only file system`), a
+ * read of a hidden place finds it missing or empty; the model reads either. `locale` is that of
+ * the texts the bridge adds (grep without ripgrep).
  */
 export function piSandboxedTools(
   sdk: PiSdkModule,
   job: TurnSandbox,
   cwd: string,
   agentDir: string,
+  locale: Locale,
 ): ToolDefinition[] {
   const sandbox = turnSandbox(job, piSandboxPolicy(cwd, agentDir));
   const writeFile = async (path: string, content: string): Promise<void> => {
@@ -90,5 +101,6 @@ export function piSandboxedTools(
         },
       },
     }),
+    ...piSandboxedReadTools(sdk, sandbox, cwd, { agentDir, locale }),
   ] as unknown as ToolDefinition[];
 }

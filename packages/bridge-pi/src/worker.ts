@@ -127,10 +127,19 @@ export function piTurns(job: TurnJob, agentDir: string, emit: EmitPiEvent): Turn
               toolContext: (signal) => ({ ...ctx.toolContext, ...(signal ? { signal } : {}) }),
               // The mail turn's tool context asks by mail (P-10).
               askPerson: true,
-              // A verified workspace sandbox (P-12): pi's bash, write and edit run inside it.
-              // Not for a workspace the sandbox cannot hold (/, the home directory): asked per call.
+              // A verified workspace sandbox (P-12): pi's bash, write, edit and its read tools run
+              // inside it. Not for a workspace the sandbox cannot hold (/, the home directory):
+              // asked per call.
               ...(job.sandbox && !sandboxRefusal(job.sandbox, ctx.cwd)
-                ? { hostTools: piSandboxedTools(pi, job.sandbox, ctx.cwd, agentDir) }
+                ? {
+                    hostTools: piSandboxedTools(
+                      pi,
+                      job.sandbox,
+                      ctx.cwd,
+                      agentDir,
+                      resolveLocale(job.locale),
+                    ),
+                  }
                 : {}),
               onSeamInstalled: () => {
                 seamInstalled = true;

@@ -4,6 +4,7 @@
  * group on abort or timeout.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { type BwrapArgsFor, type Sandbox, sandboxArgs } from './sandbox.js';
 
@@ -17,6 +18,8 @@ export interface SandboxExecOptions {
   onData?: (data: Buffer) => void;
   /** Every chunk of stdout alone (a file read through the sandbox). */
   onStdout?: (data: Buffer) => void;
+  /** Every chunk of stderr alone (what a command said beside its output). */
+  onStderr?: (data: Buffer) => void;
   /** Stdin of the command. @default nothing (closed) */
   input?: Buffer | string;
   signal?: AbortSignal;
@@ -43,13 +46,40 @@ export function sandboxExec(
 }
 
 /**
+ * bubblewrap's words when a place it was to mask (a host socket, a hidden file: `--ro-bind
+ * /dev/null <path>`) vanished between reading the host's facts and its start: the mount point
+ * cannot be made on the read-only root. Nothing of the command ran.
+ */
+const VANISHED_MASK = /^bwrap: Can't (?:mkdir parents for|create file at) (.+): Read-only file system\n?$/;
+
+/** The places `args` masks with `/dev/null`. */
+function maskedPlaces(args: readonly string[]): string[] {
+  const places: string[] = [];
+  for (let i = 0; i + 2 < args.length; i++)
+    if (args[i] === '--ro-bind' && args[i + 1] === '/dev/null') places.push(args[i + 2] as string);
+  return places;
+}
+
+/**
  * Run `argv` in `sandbox` (see {@link sandboxExec}); its process group is killed on abort or timeout.
+ * A start that failed because a place to mask vanished meanwhile (a host socket removed while the
+ * arguments were built; {@link VANISHED_MASK}) is tried once more with the host's facts read
+ * again: nothing ran, and the caller never sees that first attempt.
  * Rejects when bubblewrap cannot be started or `options.cwd` is outside the workspace.
  */
 export function sandboxRun(
   sandbox: Sandbox,
   argv: readonly string[],
   options: SandboxExecOptions = {},
+): Promise<{ exitCode: number | null }> {
+  return runAttempt(sandbox, argv, options, true);
+}
+
+function runAttempt(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  options: SandboxExecOptions,
+  mayRetry: boolean,
 ): Promise<{ exitCode: number | null }> {
   let args: string[];
   try {
@@ -86,11 +116,34 @@ export function sandboxRun(
       options.signal?.removeEventListener('abort', kill);
       if (timer) clearTimeout(timer);
     };
+    const stderr = (d: Buffer): void => {
+      options.onStderr?.(d);
+      options.onData?.(d);
+    };
+    // bubblewrap's own failure is its first stderr line, before the command runs: a first chunk
+    // that starts with "bwrap: " waits until more output or the exit shows whether to try again.
+    let holding = mayRetry;
+    let held: Buffer | undefined;
+    const release = (): void => {
+      holding = false;
+      if (held === undefined) return;
+      const chunk = held;
+      held = undefined;
+      stderr(chunk);
+    };
     child.stdout?.on('data', (d: Buffer) => {
+      release();
       options.onStdout?.(d);
       options.onData?.(d);
     });
-    child.stderr?.on('data', (d: Buffer) => options.onData?.(d));
+    child.stderr?.on('data', (d: Buffer) => {
+      if (holding && held === undefined && d.subarray(0, 7).toString('utf8') === 'bwrap: ') {
+        held = d;
+        return;
+      }
+      release();
+      stderr(d);
+    });
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
     child.once('error', (err) => {
@@ -99,6 +152,17 @@ export function sandboxRun(
     });
     child.once('close', (code, signal) => {
       done();
+      const vanished = held && code === 1 ? VANISHED_MASK.exec(held.toString('utf8'))?.[1] : undefined;
+      if (
+        vanished !== undefined &&
+        !options.signal?.aborted &&
+        maskedPlaces(args).includes(vanished) &&
+        !existsSync(vanished)
+      ) {
+        resolveExit(runAttempt(sandbox, argv, options, false));
+        return;
+      }
+      release();
       const signalNumber = signal ? constants.signals[signal] : undefined;
       resolveExit({ exitCode: code ?? (signalNumber === undefined ? null : 128 + signalNumber) });
     });

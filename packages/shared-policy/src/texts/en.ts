@@ -288,6 +288,11 @@ export const EN = {
     'the {host} command could not be started ({detail}); nothing was run. Install {host}, or set {variable} to the absolute path of its executable',
   // ==== end host ====
 
+  // ==== sandbox (a host's tools confined in the workspace sandbox: see SPEC P-12) ====
+  'sandbox.grep.no_ripgrep':
+    "grep cannot search: ripgrep (rg) is not installed (in the sandbox grep runs the system's rg or pi's own copy in {dir}). Search with bash instead, e.g. grep -rn PATTERN PATH.",
+  // ==== end sandbox ====
+
   // ==== gateway (mail texts the Gateway writes) ====
   'gateway.permission.subject.approval': 'Permission from {agent}: {question}',
   'gateway.permission.subject.question': 'Question from {agent}: {question}',

@@ -265,6 +265,11 @@ export const ZH_CN: Record<TextKey, string> = {
     '无法启动 {host} 命令（{detail}）；未执行任何操作。请安装 {host}，或把 {variable} 设为其可执行文件的绝对路径',
   // ==== end host ====
 
+  // ==== sandbox ====
+  'sandbox.grep.no_ripgrep':
+    'grep 无法搜索：未安装 ripgrep（rg）（在沙箱中 grep 使用系统的 rg 或 pi 自带的、位于 {dir} 的副本）。请改用 bash 搜索，例如 grep -rn PATTERN PATH。',
+  // ==== end sandbox ====
+
   // ==== gateway ====
   'gateway.permission.subject.approval': '{agent} 请求许可：{question}',
   'gateway.permission.subject.question': '{agent} 提问：{question}',
