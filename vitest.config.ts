@@ -27,7 +27,7 @@ const POSTGRES_FILES: readonly string[] = readdirSync(join(import.meta.dirname, 
   );
 
 /** Gateway test files of several Gateways on one database: PostgreSQL only. */
-const POSTGRES_ONLY: readonly string[] = ['races', 'instances'];
+const POSTGRES_ONLY: readonly string[] = ['races', 'instances', 'proxy'];
 
 export default defineConfig({
   test: {
