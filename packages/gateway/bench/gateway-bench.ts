@@ -1,6 +1,8 @@
 /**
  * `pnpm bench` for the Gateway: one run on loopback against a real `agentmail serve` child process
- * with a fresh SQLite data directory. Measures
+ * with a fresh SQLite data directory, then the same against a fresh PostgreSQL database (a
+ * throwaway cluster when PostgreSQL is installed, or `--postgres <url>` of a server it may create
+ * databases on; `--postgres off` skips it), printed side by side. Measures
  *  1. latency from `POST /mail/send` to the `new_mail` event at a connected agent (p50/p99),
  *  2. sends per second sustained on SQLite (concurrent senders for a fixed time),
  *  3. SSE fan-out: time until every one of N open streams of one agent got one event.
@@ -18,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { routePath } from '@agentmail/protocol';
 import { SseFrameDecoder } from '@agentmail/shared-policy/client';
 import { Agent, request } from 'undici';
+import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
 
 /** The whole bench is stopped after this long, in ms. @default 180_000 */
 export const BENCH_TIMEOUT_MS = 180_000;
@@ -31,6 +34,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '16' },
     streams: { type: 'string', default: '1000' },
+    postgres: { type: 'string' },
   },
 });
 const SENDS = Number(args.sends);
@@ -47,7 +51,7 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(dataDir: string): Promise<Server> {
+async function startServer(dataDir: string, databaseUrl?: string): Promise<Server> {
   const mainJs = join(dirname(fileURLToPath(import.meta.url)), 'main.js');
   const child = spawn(
     process.execPath,
@@ -65,6 +69,7 @@ async function startServer(dataDir: string): Promise<Server> {
       '0',
       '--log-level',
       'warn',
+      ...(databaseUrl === undefined ? [] : ['--database', databaseUrl]),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -320,38 +325,84 @@ async function fanOutPhase(server: Server): Promise<{ allMs: number; firstMs: nu
   }
 }
 
+/** The figures of one store, as printed. */
+async function measure(server: Server): Promise<Array<[string, string]>> {
+  const lat = await latencyPhase(server);
+  const tp = await throughputPhase(server);
+  const fan = await fanOutPhase(server);
+  const ms = (v: number): string => `${v.toFixed(2)} ms`;
+  return [
+    [`send → new_mail latency p50 (${SENDS} sequential sends)`, ms(lat.p50)],
+    ['send → new_mail latency p99', ms(lat.p99)],
+    ['send → new_mail latency max', ms(lat.max)],
+    [
+      `sends/s sustained (${SECONDS} s, ${CONCURRENCY} concurrent senders)`,
+      `${tp.perSecond.toFixed(0)} /s (${tp.sends} sent, ${tp.errors} errors)`,
+    ],
+    [`SSE fan-out, ${STREAMS} streams, one send: all received`, ms(fan.allMs)],
+    ['SSE fan-out: first stream received', ms(fan.firstMs)],
+    [`SSE connect ${STREAMS} streams (batches of 100)`, ms(fan.connectMs)],
+  ];
+}
+
+/** A PostgreSQL database for the second run, and how to drop what was made for it. */
+async function postgresTarget(): Promise<{ url: string; stop: () => void } | { skipped: string }> {
+  if (args.postgres === 'off') return { skipped: '--postgres off' };
+  const name = `am_bench_${Date.now().toString(36)}`;
+  if (args.postgres) return { url: await createDatabase(args.postgres, name), stop: () => {} };
+  if (postgresBinDir() === undefined)
+    return { skipped: 'PostgreSQL is not installed (apt-get install postgresql)' };
+  const cluster = startPostgresCluster();
+  try {
+    return { url: await createDatabase(cluster.url, name), stop: cluster.stop };
+  } catch (err) {
+    cluster.stop();
+    throw err;
+  }
+}
+
 async function main(): Promise<void> {
   const guard = setTimeout(() => {
     console.error(`bench: exceeded ${BENCH_TIMEOUT_MS} ms, giving up`);
     process.exit(1);
   }, BENCH_TIMEOUT_MS);
   guard.unref();
+  const columns: Array<{ name: string; rows: Array<[string, string]> }> = [];
   const dataDir = await mkdtemp(join(tmpdir(), 'agentmail-bench-'));
-  const server = await startServer(dataDir);
   try {
-    const lat = await latencyPhase(server);
-    const tp = await throughputPhase(server);
-    const fan = await fanOutPhase(server);
-    const ms = (v: number): string => `${v.toFixed(2)} ms`;
-    const rows: [string, string][] = [
-      [`send → new_mail latency p50 (${SENDS} sequential sends)`, ms(lat.p50)],
-      ['send → new_mail latency p99', ms(lat.p99)],
-      ['send → new_mail latency max', ms(lat.max)],
-      [
-        `sends/s sustained (${SECONDS} s, ${CONCURRENCY} concurrent senders)`,
-        `${tp.perSecond.toFixed(0)} /s (${tp.sends} sent, ${tp.errors} errors)`,
-      ],
-      [`SSE fan-out, ${STREAMS} streams, one send: all received`, ms(fan.allMs)],
-      ['SSE fan-out: first stream received', ms(fan.firstMs)],
-      [`SSE connect ${STREAMS} streams (batches of 100)`, ms(fan.connectMs)],
-    ];
-    const width = Math.max(...rows.map(([k]) => k.length));
+    const sqlite = await startServer(join(dataDir, 'sqlite'));
+    try {
+      columns.push({ name: 'SQLite (WAL)', rows: await measure(sqlite) });
+    } finally {
+      await sqlite.stop();
+    }
+    const pgTarget = await postgresTarget();
+    if ('skipped' in pgTarget) columns.push({ name: `PostgreSQL: skipped (${pgTarget.skipped})`, rows: [] });
+    else {
+      try {
+        const server = await startServer(join(dataDir, 'postgres'), pgTarget.url);
+        try {
+          columns.push({ name: 'PostgreSQL', rows: await measure(server) });
+        } finally {
+          await server.stop();
+        }
+      } finally {
+        pgTarget.stop();
+      }
+    }
+    const labels = columns[0]?.rows.map(([k]) => k) ?? [];
+    const width = Math.max(...labels.map((k) => k.length));
+    const col = Math.max(...columns.flatMap((c) => c.rows.map(([, v]) => v.length)), 12);
     console.log(
-      `AgentMail Gateway bench — loopback, SQLite WAL, node ${process.version}, ${availableParallelism()} CPUs`,
+      `AgentMail Gateway bench — loopback, node ${process.version}, ${availableParallelism()} CPUs`,
     );
-    for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
+    console.log(`${''.padEnd(width)}  ${columns.map((c) => c.name.padEnd(col)).join('  ')}`);
+    labels.forEach((label, i) => {
+      console.log(
+        `${label.padEnd(width)}  ${columns.map((c) => (c.rows[i]?.[1] ?? '—').padEnd(col)).join('  ')}`,
+      );
+    });
   } finally {
-    await server.stop();
     await dispatcher.destroy().catch(() => {});
     await rm(dataDir, { recursive: true, force: true });
     clearTimeout(guard);

@@ -3,7 +3,7 @@
  * (or the server named by AGENTMAIL_TEST_POSTGRES_URL), provided to the tests as `postgresUrl`.
  */
 import type { TestProject } from 'vitest/node';
-import { POSTGRES_URL_ENV, startPostgresCluster } from './helpers/postgres.js';
+import { POSTGRES_URL_ENV, startPostgresCluster } from './helpers/postgres-cluster.js';
 
 export default function setup(project: TestProject): () => void {
   const given = process.env[POSTGRES_URL_ENV];
