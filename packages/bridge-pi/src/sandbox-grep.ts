@@ -5,11 +5,11 @@
  * inside bubblewrap, and the same reading of its JSON events and the same output and bounds. A
  * place the sandbox hides is an empty directory to ripgrep, through a symlink too.
  */
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sandbox } from '@agentmail/bridge-kit';
+import { isExecutableFile, type Sandbox } from '@agentmail/bridge-kit';
 import { formatText, type Locale } from '@agentmail/shared-policy';
 import type { GrepToolDetails } from '@earendil-works/pi-coding-agent';
 import type { PiSdkModule } from './pi-sdk.js';
@@ -58,15 +58,6 @@ function resolveLikePi(input: string, cwd: string): string {
   return resolve(cwd, path);
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The ripgrep pi would run: its own copy in `<agentDir>/bin/rg` first, then `rg` on `PATH` (pi's
  * `getToolPath`); the real path, which the grep's sandbox binds read-only (pi's agent directory is
@@ -77,7 +68,7 @@ export function findRipgrep(agentDir: string, env: NodeJS.ProcessEnv = process.e
     join(agentDir, 'bin', 'rg'),
     ...(env.PATH ?? '').split(delimiter).flatMap((dir) => (isAbsolute(dir) ? [join(dir, 'rg')] : [])),
   ];
-  const found = candidates.find(executable);
+  const found = candidates.find(isExecutableFile);
   return found === undefined ? undefined : realpathSync(found);
 }
 

@@ -105,6 +105,15 @@ export async function startGateways(
   return all;
 }
 
+/** Two Gateways on one store with the agent `pi` and the person `alice` (see {@link startGateways}). */
+export async function startPair(
+  options: Partial<GatewayOptions> = {},
+): Promise<{ a: TestGateway; b: TestGateway; pi: string; alice: string }> {
+  const [a, b] = await startGateways(2, options);
+  if (!a || !b) throw new Error('two gateways');
+  return { a, b, pi: await addAgent(a, 'pi'), alice: await addUser(a, 'alice') };
+}
+
 export interface ApiResult<T = Record<string, unknown>> {
   status: number;
   body: T;

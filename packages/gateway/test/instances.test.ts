@@ -17,6 +17,7 @@ import {
   openSse,
   type SseStream,
   startGateways,
+  startPair,
   type TestGateway,
 } from './helpers.js';
 
@@ -52,10 +53,7 @@ describe('events across Gateways on one database (G-42)', () => {
   });
 
   it('a stream moved to another Gateway with Last-Event-ID continues where it stopped', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    const pi = await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, pi, alice } = await startPair();
     const first = openSse(a, '/events', pi);
     await first.ready;
     for (let i = 0; i < 3; i++) await send(b, alice, `before ${i}`);
@@ -72,10 +70,7 @@ describe('events across Gateways on one database (G-42)', () => {
   });
 
   it('with its wake-up connection cut, a Gateway still delivers (polling, then a new listener)', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    const pi = await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, pi, alice } = await startPair();
     const stream = openSse(a, '/events', pi);
     await stream.ready;
     await send(b, alice, 'one');

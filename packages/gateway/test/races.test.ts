@@ -10,7 +10,16 @@ import { PermissionRequestResponse, SendMailResponse } from '@agentmail/protocol
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminIfMissing, type GatewayDb, openDatabase } from '../src/index.js';
 import { testDatabaseFor } from './helpers/postgres.js';
-import { addAgent, addUser, api, dataOf, openSse, startGateways, type TestGateway } from './helpers.js';
+import {
+  addAgent,
+  addUser,
+  api,
+  dataOf,
+  openSse,
+  startGateways,
+  startPair,
+  type TestGateway,
+} from './helpers.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -51,10 +60,7 @@ describe('several Gateways on one PostgreSQL store', () => {
   });
 
   it('approve and deny of one request on two Gateways: exactly one decision is stored and reaches the agent', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    const pi = await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, pi, alice } = await startPair();
     const stream = openSse(a, '/events', pi);
     await stream.ready;
     const task = SendMailResponse.parse(
@@ -157,10 +163,7 @@ describe('several Gateways on one PostgreSQL store', () => {
   });
 
   it('new sessions of one agent on two Gateways stop at the hourly limit', async () => {
-    const [a, b] = await startGateways(2, { newSessionsPerHour: 3 });
-    if (!a || !b) throw new Error('two gateways');
-    await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, alice } = await startPair({ newSessionsPerHour: 3 });
     const got = await statuses(
       Array.from({ length: 8 }, (_, i) =>
         api(i % 2 ? a : b, 'POST', '/me/mail/send', alice, { to: `pi@/w${i}.new`, subject: 'x', body: 'x' }),
@@ -170,10 +173,7 @@ describe('several Gateways on one PostgreSQL store', () => {
   });
 
   it('first mails to one workspace on two Gateways all arrive, in one default session', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, alice } = await startPair();
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         api(i % 2 ? a : b, 'POST', '/me/mail/send', alice, {
@@ -191,10 +191,7 @@ describe('several Gateways on one PostgreSQL store', () => {
   });
 
   it('new sessions with one subject on two Gateways get distinct aliases', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, alice } = await startPair();
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         api(i % 2 ? a : b, 'POST', '/me/mail/send', alice, { to: 'pi@/w.new', subject: 'Fix it', body: 'x' }),
@@ -247,10 +244,7 @@ describe('several Gateways on one PostgreSQL store', () => {
   });
 
   it('one Idempotency-Key (G-41) sent at once to two Gateways: one mail, both answers the same', async () => {
-    const [a, b] = await startGateways(2);
-    if (!a || !b) throw new Error('two gateways');
-    await addAgent(a, 'pi');
-    const alice = await addUser(a, 'alice');
+    const { a, b, alice } = await startPair();
     for (let i = 0; i < 5; i++) {
       const body = { to: 'pi@/w.new', subject: `t${i}`, body: 'go' };
       const answers = await Promise.all(

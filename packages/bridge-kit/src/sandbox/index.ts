@@ -6,6 +6,7 @@ export {
   findBubblewrap,
   type HostFacts,
   hostFacts,
+  isExecutableFile,
   pathSockets,
   type SandboxPolicy,
   unsandboxableWorkspace,

@@ -186,8 +186,8 @@ export function unsandboxableWorkspace(
 /** Names the bubblewrap executable instead of the search on `PATH` (an absolute path). */
 export const BWRAP_ENV = 'AGENTMAIL_BWRAP';
 
-/** True for an executable regular file. */
-function executable(path: string): boolean {
+/** True for an executable regular file (what a sandboxed tool may run: bwrap, a search binary). */
+export function isExecutableFile(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return statSync(path).isFile();
@@ -205,11 +205,11 @@ export function findBubblewrap(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string | undefined {
   const named = env[BWRAP_ENV]?.trim();
-  if (named) return isAbsolute(named) && executable(named) ? named : undefined;
+  if (named) return isAbsolute(named) && isExecutableFile(named) ? named : undefined;
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!isAbsolute(dir)) continue;
     const candidate = join(dir, 'bwrap');
-    if (executable(candidate)) return candidate;
+    if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
 }
