@@ -189,6 +189,41 @@ describe('sandboxExec: a command in the confinement', () => {
     expect(err.join('')).toBe('err\n');
   });
 
+  it('regression (CI): bubblewrap\'s failure line in several chunks ("bwrap: ", then the words) is still seen as a vanished place', async () => {
+    const gone = join(checkDir, 'gone-split', 'host.sock');
+    const marker = join(checkDir, 'split-once');
+    // A bubblewrap that, the first time, says its failure in two writes apart, as a loaded machine
+    // delivers them; then runs the real one without the mask of the vanished place.
+    const fake = join(checkDir, 'split-bwrap.sh');
+    writeFileSync(
+      fake,
+      `#!/bin/sh\nif [ ! -e '${marker}' ]; then : > '${marker}'; printf 'bwrap: ' >&2; sleep 0.2; printf "Can't mkdir parents for ${gone}: Read-only file system\\n" >&2; exit 1; fi\n` +
+        `exec '${BWRAP}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    let builds = 0;
+    const masked: BwrapArgsFor = (policy, facts) => {
+      builds += 1;
+      const args = bwrapArgs(policy, facts);
+      return builds === 1 ? [...args, '--ro-bind', '/dev/null', gone] : args;
+    };
+    let out = '';
+    let said = '';
+    const run = await sandboxExec({ bwrap: fake, policy: { workspace: ws } }, 'echo ran', {
+      onStdout: (d) => {
+        out += d.toString();
+      },
+      onStderr: (d) => {
+        said += d.toString();
+      },
+      argsFor: masked,
+    });
+    expect(said, 'the first failure is not shown').toBe('');
+    expect(run.exitCode).toBe(0);
+    expect(builds).toBe(2);
+    expect(out).toBe('ran\n');
+  });
+
   it('a place to mask that vanished before bubblewrap started (a host socket removed meanwhile): tried once more, unseen; not forever', async () => {
     // The race: the host's socket table listed a socket, it was removed before bwrap mounted
     // /dev/null over it, and bwrap cannot make the mount point on the read-only root.

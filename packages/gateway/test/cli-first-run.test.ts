@@ -15,6 +15,7 @@ import {
   routePath,
   type SendMailResponse,
 } from '@agentmail/protocol';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from './helpers/cli-build.js';
 import { runCliInProcess } from './helpers/cli-in-process.js';
@@ -180,7 +181,21 @@ describe('addresses (items 3, 8)', () => {
 });
 
 describe('attachments (items 4, 5, 13)', () => {
-  const blobFiles = async () => (await readdir(join(dataDir, 'blobs'), { recursive: true })).length;
+  // Stored blobs: files in the data directory, or chunked blobs in the test's PostgreSQL database.
+  const blobFiles = async (): Promise<number> => {
+    const url = (await storeEnv(dataDir)).AGENTMAIL_DATABASE_URL;
+    if (url === undefined) return (await readdir(join(dataDir, 'blobs'), { recursive: true })).length;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const r = await client.query<{ n: number }>(
+        'select count(distinct blob_key)::int as n from blob_chunks',
+      );
+      return r.rows[0]?.n ?? 0;
+    } finally {
+      await client.end();
+    }
+  };
 
   it('regression: a directory is named as the cause, not "cannot reach the Gateway"', async () => {
     await mkdir(join(tmp, 'docs'), { recursive: true });

@@ -137,8 +137,21 @@ function runAttempt(
       options.onData?.(d);
     });
     child.stderr?.on('data', (d: Buffer) => {
-      if (holding && held === undefined && d.subarray(0, 7).toString('utf8') === 'bwrap: ') {
-        held = d;
+      if (holding) {
+        // bwrap writes "bwrap: ", the words and the line end separately (stderr is unbuffered):
+        // they may arrive as several chunks, so the first line is gathered before it is judged.
+        const text = Buffer.concat(held ? [held, d] : [d]);
+        const line = text.toString('utf8');
+        const start = line.slice(0, 7);
+        if ('bwrap: '.startsWith(start) || start === 'bwrap: ') {
+          const end = line.indexOf('\n');
+          if (end < 0 || VANISHED_MASK.test(line.slice(0, end + 1))) {
+            held = text;
+            return;
+          }
+        }
+        held = text;
+        release();
         return;
       }
       release();
